@@ -1,0 +1,84 @@
+# codebox: one hand-written Makefile. `make` builds build/codebox;
+# `make test` installs what is missing, builds, and runs every test;
+# `make run` serves on the defaults; `make SANITIZE=address,undefined test`
+# runs the suite against a sanitizer build in build/sanitize/.
+
+CC        ?= cc
+PKGS      := libzmq jansson libcrypto libmicrohttpd libcurl odbc
+SANITIZE  ?=
+PYTHON    ?= /usr/bin/python3
+
+ifeq ($(SANITIZE),)
+BUILD     ?= build
+SANFLAGS  :=
+else
+BUILD     ?= build/sanitize
+SANFLAGS  := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec -Igateway
+CFLAGS    ?= -O2 -g
+CFLAGS    += $(WARN) $(SANFLAGS) -fPIC $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS   += $(SANFLAGS)
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+
+LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all deps test unit e2e run fuzz fuzz-build clean
+
+all: $(BUILD)/codebox
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libcodebox.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/codebox: $(BUILD)/obj/gateway/main.o $(BUILD)/libcodebox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcodebox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs check)
+
+deps:
+	@bash scripts/deps.sh
+
+# Every test: C unit tests, then end-to-end tests against the real binary.
+test: deps all unit e2e
+
+unit: $(BUILD)/unit-tests
+	cd tests/unit && CK_DEFAULT_TIMEOUT=30 ../../$(BUILD)/unit-tests
+
+e2e: $(BUILD)/codebox
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e
+
+run: deps all
+	$(BUILD)/codebox serve
+
+# libFuzzer targets, built with clang; `make fuzz` runs each for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 30
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_LIB_SRC := $(LIB_SRC)
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+	@mkdir -p build/fuzz
+	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	    $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(FUZZ_LIB_SRC) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$${f#build/fuzz/fuzz_}; mkdir -p build/fuzz/corpus-$$n; \
+	  echo "== $$f ($(FUZZ_SECONDS)s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/obj/gateway/main.d

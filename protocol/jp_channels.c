@@ -1,0 +1,188 @@
+/* jp_channels: the five client sockets of one kernel connection.
+ * Threads: only the thread that made the channels touches them. */
+#include "jp_channels.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#define MAX_PARTS 256                   /* more frames than this is hostile */
+#define MAX_FRAME_BYTES (512LL << 20)   /* one frame over 512 MiB is refused */
+
+struct jp_channels {
+    void *ctx;
+    jp_connection_t conn;
+    void *sockets[JP_CHANNEL_COUNT];
+    char session[JP_UUID_LEN + 1];
+    char routing_id[JP_UUID_LEN + 1];
+};
+
+/* Opens and connects the socket of one channel. Returns 0 or -errno. */
+static int
+s_open (jp_channels_t *self, jp_channel_t channel)
+{
+    static const int types[] = {ZMQ_DEALER, ZMQ_SUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_REQ};
+    void *sock = zmq_socket (self->ctx, types[channel]);
+    if (!sock)
+        return -errno;
+    int zero = 0;
+    int64_t max = MAX_FRAME_BYTES;
+    zmq_setsockopt (sock, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt (sock, ZMQ_MAXMSGSIZE, &max, sizeof max);
+    if (channel == JP_CHANNEL_IOPUB) {
+        zmq_setsockopt (sock, ZMQ_RCVHWM, &zero, sizeof zero);
+        zmq_setsockopt (sock, ZMQ_SUBSCRIBE, "", 0);
+    }
+    if (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_STDIN)
+        zmq_setsockopt (sock, ZMQ_ROUTING_ID, self->routing_id, strlen (self->routing_id));
+    char endpoint[JP_IPC_PATH_MAX + 32];
+    int rc = jp_connection_endpoint (&self->conn, channel, endpoint, sizeof endpoint);
+    if (rc == 0 && zmq_connect (sock, endpoint) != 0)
+        rc = -errno;
+    if (rc) {
+        zmq_close (sock);
+        return rc;
+    }
+    self->sockets[channel] = sock;
+    return 0;
+}
+
+jp_channels_t *
+jp_channels_new (void *zmq_ctx, const jp_connection_t *conn)
+{
+    jp_channels_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->ctx = zmq_ctx;
+    self->conn = *conn;
+    int rc = jp_random_uuid (self->session);
+    if (!rc)
+        rc = jp_random_uuid (self->routing_id);
+    for (int ch = 0; ch < JP_CHANNEL_COUNT && !rc; ch++)
+        rc = s_open (self, (jp_channel_t) ch);
+    if (rc) {
+        jp_channels_destroy (&self);
+        errno = -rc;
+    }
+    return self;
+}
+
+void
+jp_channels_destroy (jp_channels_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    jp_channels_t *self = *self_p;
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        if (self->sockets[ch])
+            zmq_close (self->sockets[ch]);
+    free (self);
+    *self_p = NULL;
+}
+
+void *
+jp_channels_socket (jp_channels_t *self, jp_channel_t channel)
+{
+    return self->sockets[channel];
+}
+
+const char *
+jp_channels_session (const jp_channels_t *self)
+{
+    return self->session;
+}
+
+jp_msg_t *
+jp_channels_msg_new (jp_channels_t *self, const char *msg_type)
+{
+    return jp_msg_new (msg_type, self->session, "codebox");
+}
+
+int
+jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t *msg)
+{
+    jp_frame_t *frames;
+    size_t n;
+    int rc = jp_msg_encode (msg, (const uint8_t *) self->conn.key,
+                            strlen (self->conn.key), &frames, &n);
+    if (rc)
+        return rc;
+    void *sock = self->sockets[channel];
+    for (size_t i = 0; i < n && !rc; i++) {
+        int flags = ZMQ_DONTWAIT | (i + 1 < n ? ZMQ_SNDMORE : 0);
+        if (zmq_send (sock, frames[i].data, frames[i].size, flags) < 0)
+            rc = -errno;
+    }
+    jp_frames_free (frames, n);
+    return rc;
+}
+
+int
+jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
+{
+    *msg_p = NULL;
+    void *sock = self->sockets[channel];
+    zmq_msg_t parts[MAX_PARTS];
+    size_t n = 0;
+    int more = 1, rc = 0;
+    while (more) {
+        zmq_msg_t part;
+        zmq_msg_init (&part);
+        if (zmq_msg_recv (&part, sock, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            rc = -errno;
+            zmq_msg_close (&part);
+            break;
+        }
+        more = zmq_msg_more (&part);
+        if (n < MAX_PARTS)
+            parts[n++] = part;
+        else {
+            zmq_msg_close (&part);  /* drain the rest of a hostile message */
+            rc = JP_ERR_TRUNCATED;
+        }
+    }
+    if (!rc) {
+        jp_part_t views[MAX_PARTS];
+        for (size_t i = 0; i < n; i++)
+            views[i] = (jp_part_t) {zmq_msg_data (&parts[i]), zmq_msg_size (&parts[i])};
+        rc = jp_msg_decode (views, n, (const uint8_t *) self->conn.key,
+                            strlen (self->conn.key), msg_p);
+    }
+    for (size_t i = 0; i < n; i++)
+        zmq_msg_close (&parts[i]);
+    return rc;
+}
+
+int
+jp_channels_hb_ping (jp_channels_t *self)
+{
+    if (zmq_send (self->sockets[JP_CHANNEL_HB], "ping", 4, ZMQ_DONTWAIT) < 0)
+        return -errno;
+    return 0;
+}
+
+int
+jp_channels_hb_recv (jp_channels_t *self)
+{
+    char buf[64];
+    int got = 0;
+    int more = 1;
+    while (more) {
+        if (zmq_recv (self->sockets[JP_CHANNEL_HB], buf, sizeof buf, ZMQ_DONTWAIT) < 0)
+            return got ? 0 : -errno;
+        got = 1;
+        size_t more_size = sizeof more;
+        zmq_getsockopt (self->sockets[JP_CHANNEL_HB], ZMQ_RCVMORE, &more, &more_size);
+    }
+    return 0;
+}
+
+int
+jp_channels_hb_reset (jp_channels_t *self)
+{
+    zmq_close (self->sockets[JP_CHANNEL_HB]);
+    self->sockets[JP_CHANNEL_HB] = NULL;
+    return s_open (self, JP_CHANNEL_HB);
+}

@@ -1,0 +1,47 @@
+/* jp_channels: a client's five ZeroMQ sockets to one kernel: shell and
+ * control (DEALER), stdin (DEALER with the shell's routing id), iopub (SUB,
+ * subscribed to everything, no receive high-water mark) and heartbeat (REQ,
+ * recreated after a missed beat). Sends and receives signed messages.
+ *
+ * Threads: the sockets belong to the thread that made the channels; every
+ * call must come from that thread. */
+#ifndef JP_CHANNELS_H
+#define JP_CHANNELS_H
+
+#include "jp_connection.h"
+#include "jp_message.h"
+
+typedef struct jp_channels jp_channels_t;
+
+/* Connects the five sockets to the endpoints of conn (copied). Returns
+ * NULL and sets errno on failure. */
+jp_channels_t *jp_channels_new (void *zmq_ctx, const jp_connection_t *conn);
+
+/* Closes the sockets (linger 0) and nulls *self_p. Safe on NULL. */
+void jp_channels_destroy (jp_channels_t **self_p);
+
+/* The socket of a channel, borrowed, for zmq_poll. */
+void *jp_channels_socket (jp_channels_t *self, jp_channel_t channel);
+
+/* The client session id used in every header this client sends. */
+const char *jp_channels_session (const jp_channels_t *self);
+
+/* A new message of msg_type with this client's session in its header. */
+jp_msg_t *jp_channels_msg_new (jp_channels_t *self, const char *msg_type);
+
+/* Signs and sends msg on the channel without blocking. Returns 0, -EAGAIN
+ * when the socket cannot take it now, or another negative code. */
+int jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t *msg);
+
+/* Receives one message without blocking into *msg_p (new, owned by the
+ * caller). Returns 0; -EAGAIN when nothing is waiting; or a jp_error_t when a
+ * message arrived but was rejected (it is consumed and dropped). */
+int jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p);
+
+/* Heartbeat: sends one ping (0 or -errno); reads a pong if one is waiting
+ * (0, or -EAGAIN); recreates the REQ socket after a missed beat (0 or -errno). */
+int jp_channels_hb_ping (jp_channels_t *self);
+int jp_channels_hb_recv (jp_channels_t *self);
+int jp_channels_hb_reset (jp_channels_t *self);
+
+#endif

@@ -1,0 +1,269 @@
+/* jp_message: build, encode, decode and verify Jupyter messages.
+ * Pure code, no threads. */
+#include "jp_message.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jp_random.h"
+#include "jp_time.h"
+
+jp_msg_t *
+jp_msg_new (const char *msg_type, const char *session, const char *username)
+{
+    jp_msg_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    char msg_id[JP_UUID_LEN + 1], date[JP_DATE_LEN + 1];
+    if (jp_random_uuid (msg_id)) {
+        free (self);
+        return NULL;
+    }
+    jp_time_iso8601 (date);
+    self->header = json_pack ("{s:s, s:s, s:s, s:s, s:s, s:s}", "msg_id", msg_id,
+                              "session", session ? session : "", "username",
+                              username ? username : "codebox", "date", date,
+                              "msg_type", msg_type, "version", JP_PROTOCOL_VERSION);
+    self->parent_header = json_object ();
+    self->metadata = json_object ();
+    self->content = json_object ();
+    if (!self->header || !self->parent_header || !self->metadata || !self->content)
+        jp_msg_destroy (&self);
+    return self;
+}
+
+void
+jp_frames_free (jp_frame_t *frames, size_t n)
+{
+    if (!frames)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free (frames[i].data);
+    free (frames);
+}
+
+void
+jp_msg_destroy (jp_msg_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    jp_msg_t *self = *self_p;
+    jp_frames_free (self->ids, self->n_ids);
+    jp_frames_free (self->buffers, self->n_buffers);
+    json_decref (self->header);
+    json_decref (self->parent_header);
+    json_decref (self->metadata);
+    json_decref (self->content);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+jp_msg_set_content (jp_msg_t *self, json_t *content)
+{
+    json_decref (self->content);
+    self->content = content ? content : json_object ();
+}
+
+void
+jp_msg_set_parent (jp_msg_t *self, const jp_msg_t *parent)
+{
+    json_t *copy = json_deep_copy (parent->header);
+    if (copy) {
+        json_decref (self->parent_header);
+        self->parent_header = copy;
+    }
+}
+
+/* Copies size bytes into a new frame. Returns 0 or JP_ERR_NOMEM. */
+static int
+s_frame_set (jp_frame_t *frame, const void *data, size_t size)
+{
+    frame->data = malloc (size ? size : 1);
+    if (!frame->data)
+        return JP_ERR_NOMEM;
+    if (size)
+        memcpy (frame->data, data, size);
+    frame->size = size;
+    return 0;
+}
+
+int
+jp_msg_add_id (jp_msg_t *self, const void *data, size_t size)
+{
+    jp_frame_t *ids = realloc (self->ids, (self->n_ids + 1) * sizeof *ids);
+    if (!ids)
+        return JP_ERR_NOMEM;
+    self->ids = ids;
+    if (s_frame_set (&ids[self->n_ids], data, size))
+        return JP_ERR_NOMEM;
+    self->n_ids++;
+    return 0;
+}
+
+/* Borrowed string member key of object, or "". */
+static const char *
+s_str (const json_t *object, const char *key)
+{
+    const char *s = json_string_value (json_object_get (object, key));
+    return s ? s : "";
+}
+
+const char *
+jp_msg_type (const jp_msg_t *self)
+{
+    return s_str (self->header, "msg_type");
+}
+
+const char *
+jp_msg_id (const jp_msg_t *self)
+{
+    return s_str (self->header, "msg_id");
+}
+
+const char *
+jp_msg_parent_id (const jp_msg_t *self)
+{
+    return s_str (self->parent_header, "msg_id");
+}
+
+int
+jp_msg_encode (const jp_msg_t *self, const uint8_t *key, size_t key_len,
+               jp_frame_t **frames_p, size_t *n_p)
+{
+    size_t n = self->n_ids + 6 + self->n_buffers;
+    jp_frame_t *frames = calloc (n, sizeof *frames);
+    if (!frames)
+        return JP_ERR_NOMEM;
+    size_t i = 0;
+    int rc = 0;
+    for (size_t k = 0; k < self->n_ids && !rc; k++, i++)
+        rc = s_frame_set (&frames[i], self->ids[k].data, self->ids[k].size);
+    if (!rc)
+        rc = s_frame_set (&frames[i++], JP_DELIMITER, strlen (JP_DELIMITER));
+    size_t sig_at = i++;
+    const json_t *parts[4] = {self->header, self->parent_header, self->metadata,
+                              self->content};
+    jp_part_t signed_parts[4];
+    for (int k = 0; k < 4 && !rc; k++, i++) {
+        char *text = json_dumps (parts[k], JSON_COMPACT);
+        if (!text) {
+            rc = JP_ERR_NOMEM;
+            break;
+        }
+        frames[i].data = (uint8_t *) text;
+        frames[i].size = strlen (text);
+        signed_parts[k] = (jp_part_t) {frames[i].data, frames[i].size};
+    }
+    for (size_t k = 0; k < self->n_buffers && !rc; k++, i++)
+        rc = s_frame_set (&frames[i], self->buffers[k].data, self->buffers[k].size);
+    char sig[JP_SIGNATURE_HEX_LEN + 1];
+    if (!rc && jp_sign (key, key_len, signed_parts, sig))
+        rc = JP_ERR_CRYPTO;
+    if (!rc)
+        rc = s_frame_set (&frames[sig_at], sig, strlen (sig));
+    if (rc) {
+        jp_frames_free (frames, n);
+        return rc;
+    }
+    *frames_p = frames;
+    *n_p = n;
+    return 0;
+}
+
+/* Parses one frame as a JSON object. Returns a new reference or NULL. */
+static json_t *
+s_parse_object (const jp_part_t *frame)
+{
+    json_t *value = json_loadb (frame->data, frame->size, JSON_ALLOW_NUL, NULL);
+    if (value && !json_is_object (value)) {
+        json_decref (value);
+        return NULL;
+    }
+    return value;
+}
+
+/* Copies n borrowed parts into a new frame array. Returns 0 or JP_ERR_NOMEM. */
+static int
+s_copy_frames (const jp_part_t *parts, size_t n, jp_frame_t **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n == 0)
+        return 0;
+    jp_frame_t *frames = calloc (n, sizeof *frames);
+    if (!frames)
+        return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (s_frame_set (&frames[i], parts[i].data, parts[i].size)) {
+            jp_frames_free (frames, i);
+            return JP_ERR_NOMEM;
+        }
+    *out = frames;
+    *n_out = n;
+    return 0;
+}
+
+int
+jp_msg_decode (const jp_part_t *frames, size_t n, const uint8_t *key,
+               size_t key_len, jp_msg_t **msg_p)
+{
+    *msg_p = NULL;
+    size_t delim = n;
+    size_t dlen = strlen (JP_DELIMITER);
+    for (size_t i = 0; i < n; i++)
+        if (frames[i].size == dlen && memcmp (frames[i].data, JP_DELIMITER, dlen) == 0) {
+            delim = i;
+            break;
+        }
+    if (delim == n)
+        return JP_ERR_NO_DELIMITER;
+    if (n - delim < 6)
+        return JP_ERR_TRUNCATED;
+    const jp_part_t *sig = &frames[delim + 1];
+    const jp_part_t *parts = &frames[delim + 2];
+    int rc = jp_sign_verify (key, key_len, parts, sig->data, sig->size);
+    if (rc)
+        return rc == -EBADMSG ? JP_ERR_SIGNATURE : JP_ERR_CRYPTO;
+
+    jp_msg_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return JP_ERR_NOMEM;
+    self->header = s_parse_object (&parts[0]);
+    self->parent_header = s_parse_object (&parts[1]);
+    self->metadata = s_parse_object (&parts[2]);
+    self->content = s_parse_object (&parts[3]);
+    if (!self->header || !self->parent_header || !self->metadata || !self->content)
+        rc = JP_ERR_JSON;
+    else if (!json_is_string (json_object_get (self->header, "msg_id"))
+             || !json_is_string (json_object_get (self->header, "msg_type")))
+        rc = JP_ERR_HEADER;
+    if (!rc)
+        rc = s_copy_frames (frames, delim, &self->ids, &self->n_ids);
+    if (!rc)
+        rc = s_copy_frames (frames + delim + 6, n - delim - 6, &self->buffers,
+                            &self->n_buffers);
+    if (rc) {
+        jp_msg_destroy (&self);
+        return rc;
+    }
+    *msg_p = self;
+    return 0;
+}
+
+const char *
+jp_strerror (int code)
+{
+    switch (code) {
+    case 0: return "no error";
+    case JP_ERR_NOMEM: return "out of memory";
+    case JP_ERR_NO_DELIMITER: return "no <IDS|MSG> delimiter";
+    case JP_ERR_TRUNCATED: return "truncated message";
+    case JP_ERR_SIGNATURE: return "bad signature";
+    case JP_ERR_JSON: return "a frame is not a JSON object";
+    case JP_ERR_HEADER: return "header lacks msg_id or msg_type";
+    case JP_ERR_CRYPTO: return "HMAC computation failed";
+    default: return "unknown error";
+    }
+}
