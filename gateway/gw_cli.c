@@ -1,0 +1,35 @@
+/* gw_cli: settings loading shared by the subcommands. Main thread only. */
+#include "gw_cli.h"
+
+#include <stdio.h>
+
+gw_config_t *
+gw_cli_load_config (const char *config_file)
+{
+    char err[512];
+    gw_config_t *config = gw_config_new ();
+    if (!config) {
+        fprintf (stderr, "codebox: out of memory\n");
+        return NULL;
+    }
+    int rc = gw_config_load_file (config, config_file ? config_file : ".env",
+                                  config_file != NULL, err, sizeof err);
+    if (!rc)
+        rc = gw_config_load_env (config, err, sizeof err);
+    if (rc) {
+        fprintf (stderr, "codebox: %s\n", err);
+        gw_config_destroy (&config);
+    }
+    return config;
+}
+
+int
+gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const char *value)
+{
+    char err[512];
+    if (gw_config_set (config, gw_setting_name (id), value, flag, err, sizeof err)) {
+        fprintf (stderr, "codebox: %s\n", err);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* gw_cli: what every subcommand shares: version, loading the settings in
+ * their order (defaults, .env or --config FILE, environment, flags) and
+ * reporting a usage error. Main thread only. */
+#ifndef GW_CLI_H
+#define GW_CLI_H
+
+#include "gw_config.h"
+
+#define CODEBOX_VERSION "0.1.0"
+
+/* Exit codes of the commands. */
+enum {
+    GW_EXIT_OK = 0,
+    GW_EXIT_CODE_ERROR = 1,     /* the code raised an error */
+    GW_EXIT_USAGE = 2,
+    GW_EXIT_KERNEL = 3,         /* the kernel failed to start or died */
+    GW_EXIT_TIMEOUT = 124,
+};
+
+/* Loads the .env file (config_file if given: then it must exist) and the
+ * environment into a new config. On error prints it and returns NULL. */
+gw_config_t *gw_cli_load_config (const char *config_file);
+
+/* Sets a setting from a flag; on error prints it and returns -1. */
+int gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const char *value);
+
+int gw_cmd_exec (int argc, char **argv);
+int gw_cmd_kernelspecs (int argc, char **argv);
+
+#endif

@@ -1,0 +1,284 @@
+/* gw_config: settings table, .env parsing, environment, validation.
+ * Threads: written by the main thread at start-up, then read-only. */
+#include "gw_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ENV_FILE_BYTES (1 << 20)
+
+typedef struct {
+    const char *name;
+    const char *def;
+    const char *kind;
+    const char *help;
+} s_setting_t;
+
+#define STR "STR"
+#define INT "INT"
+#define UINT "UINT"
+#define BOOL "BOOL"
+#define GW_SETTING_ROW(id, name, def, kind, help) {name, def, kind, help},
+static const s_setting_t s_table[] = {GW_SETTINGS (GW_SETTING_ROW)};
+#undef GW_SETTING_ROW
+
+struct gw_config {
+    char *values[GW_SETTING_COUNT];
+};
+
+gw_config_t *
+gw_config_new (void)
+{
+    gw_config_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    for (int i = 0; i < GW_SETTING_COUNT; i++)
+        if (!(self->values[i] = strdup (s_table[i].def))) {
+            gw_config_destroy (&self);
+            break;
+        }
+    return self;
+}
+
+void
+gw_config_destroy (gw_config_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    for (int i = 0; i < GW_SETTING_COUNT; i++)
+        free ((*self_p)->values[i]);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+/* Parses a whole decimal number in [min, LONG_MAX]. */
+static bool
+s_parse_long (const char *value, long min, long *out)
+{
+    if (!*value || isspace ((unsigned char) *value) || *value == '+' || *value == '-')
+        return false;
+    errno = 0;
+    char *end;
+    long v = strtol (value, &end, 10);
+    if (errno || *end || v < min)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* True when value is one of the '|'-separated words of kind. */
+static bool
+s_in_words (const char *kind, const char *value)
+{
+    size_t n = strlen (value);
+    for (const char *p = kind; *p;) {
+        size_t len = strcspn (p, "|");
+        if (len == n && strncmp (p, value, n) == 0)
+            return true;
+        p += len + (p[len] == '|');
+    }
+    return false;
+}
+
+int
+gw_config_set (gw_config_t *self, const char *name, const char *value,
+               const char *source, char *err, size_t err_len)
+{
+    int id = -1;
+    for (int i = 0; i < GW_SETTING_COUNT; i++)
+        if (strcmp (s_table[i].name, name) == 0)
+            id = i;
+    if (id < 0) {
+        snprintf (err, err_len, "%s: unknown setting %s", source, name);
+        return -ENOENT;
+    }
+    const char *kind = s_table[id].kind;
+    long number;
+    const char *problem = NULL;
+    if (strcmp (kind, INT) == 0 && !(s_parse_long (value, 1, &number) && number <= INT_MAX))
+        problem = "a positive integer";
+    else if (strcmp (kind, UINT) == 0 && !(s_parse_long (value, 0, &number) && number <= INT_MAX))
+        problem = "a whole number (0 or more)";
+    else if (strcmp (kind, BOOL) == 0 && !s_in_words ("0|1|true|false|on|off|yes|no", value))
+        problem = "0 or 1";
+    else if (strchr (kind, '|') && !s_in_words (kind, value))
+        problem = kind;
+    if (problem) {
+        /* never echo the value: it may be a secret */
+        snprintf (err, err_len, "%s: %s must be %s", source, name, problem);
+        return -EINVAL;
+    }
+    char *copy = strdup (value);
+    if (!copy) {
+        snprintf (err, err_len, "out of memory");
+        return -ENOMEM;
+    }
+    free (self->values[id]);
+    self->values[id] = copy;
+    return 0;
+}
+
+/* Unquotes the value part of a .env line in place. Returns false on an
+ * unterminated quote. */
+static bool
+s_unquote (char *v)
+{
+    char quote = *v;
+    if (quote != '"' && quote != '\'') {
+        /* unquoted: a " #" starts a comment; trailing space goes */
+        char *hash = strstr (v, " #");
+        if (hash)
+            *hash = '\0';
+        size_t n = strlen (v);
+        while (n && isspace ((unsigned char) v[n - 1]))
+            v[--n] = '\0';
+        return true;
+    }
+    char *out = v;
+    for (char *p = v + 1; *p; p++) {
+        if (*p == quote) {
+            *out = '\0';
+            return true;
+        }
+        if (quote == '"' && *p == '\\' && p[1]) {
+            p++;
+            *out++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+        } else
+            *out++ = *p;
+    }
+    return false;
+}
+
+int
+gw_config_load_text (gw_config_t *self, const char *text, const char *source,
+                     char *err, size_t err_len)
+{
+    char *copy = strdup (text);
+    if (!copy)
+        return -ENOMEM;
+    int rc = 0, line_no = 0;
+    /* strtok_r would skip empty lines and miscount them; walk by hand */
+    char *line = copy;
+    while (line && !rc) {
+        char *next = strchr (line, '\n');
+        if (next)
+            *next++ = '\0';
+        line_no++;
+        char *p = line;
+        while (isspace ((unsigned char) *p))
+            p++;
+        if (*p && *p != '#') {
+            if (strncmp (p, "export ", 7) == 0)
+                p += 7;
+            char *eq = strchr (p, '=');
+            char where[300];
+            snprintf (where, sizeof where, "%s line %d", source, line_no);
+            if (!eq) {
+                snprintf (err, err_len, "%s: expected NAME=VALUE", where);
+                rc = -EINVAL;
+                break;
+            }
+            char *name_end = eq;
+            while (name_end > p && isspace ((unsigned char) name_end[-1]))
+                name_end--;
+            *name_end = '\0';
+            char *value = eq + 1;
+            while (*value == ' ' || *value == '\t')
+                value++;
+            size_t vlen = strlen (value);
+            if (vlen && value[vlen - 1] == '\r')
+                value[vlen - 1] = '\0';
+            if (!s_unquote (value)) {
+                snprintf (err, err_len, "%s: unterminated quote", where);
+                rc = -EINVAL;
+            } else if (strncmp (p, "CODEBOX_", 8) == 0)
+                rc = gw_config_set (self, p, value, where, err, err_len);
+        }
+        line = next;
+    }
+    free (copy);
+    return rc;
+}
+
+int
+gw_config_load_file (gw_config_t *self, const char *path, bool required, char *err,
+                     size_t err_len)
+{
+    FILE *f = fopen (path, "re");
+    if (!f) {
+        if (!required && errno == ENOENT)
+            return 0;
+        int e = errno;
+        snprintf (err, err_len, "cannot read %s: %s", path, strerror (e));
+        return -e;
+    }
+    char *text = malloc (MAX_ENV_FILE_BYTES + 1);
+    size_t n = text ? fread (text, 1, MAX_ENV_FILE_BYTES + 1, f) : 0;
+    fclose (f);
+    int rc;
+    if (!text)
+        rc = -ENOMEM;
+    else if (n > MAX_ENV_FILE_BYTES) {
+        snprintf (err, err_len, "%s is larger than 1 MiB", path);
+        rc = -EFBIG;
+    } else if (memchr (text, '\0', n)) {
+        snprintf (err, err_len, "%s holds a NUL byte", path);
+        rc = -EINVAL;
+    } else {
+        text[n] = '\0';
+        rc = gw_config_load_text (self, text, path, err, err_len);
+    }
+    free (text);
+    return rc;
+}
+
+int
+gw_config_load_env (gw_config_t *self, char *err, size_t err_len)
+{
+    for (int i = 0; i < GW_SETTING_COUNT; i++) {
+        const char *v = getenv (s_table[i].name);
+        if (v) {
+            int rc = gw_config_set (self, s_table[i].name, v, "environment", err, err_len);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+const char *
+gw_config_str (const gw_config_t *self, gw_setting_t id)
+{
+    return self->values[id];
+}
+
+long
+gw_config_int (const gw_config_t *self, gw_setting_t id)
+{
+    return strtol (self->values[id], NULL, 10);
+}
+
+bool
+gw_config_bool (const gw_config_t *self, gw_setting_t id)
+{
+    return s_in_words ("1|true|on|yes", self->values[id]);
+}
+
+const char *
+gw_setting_name (gw_setting_t id)
+{
+    return s_table[id].name;
+}
+
+void
+gw_config_print_help (FILE *out)
+{
+    fprintf (out, "Settings (default < .env or --config FILE < environment < flag):\n");
+    for (int i = 0; i < GW_SETTING_COUNT; i++)
+        fprintf (out, "  %-32s %s (default: %s)\n", s_table[i].name, s_table[i].help,
+                 *s_table[i].def ? s_table[i].def : "unset");
+}

@@ -1,0 +1,98 @@
+/* gw_config: every setting of the contract, read in rising precedence from
+ * the built-in default, a .env file (or --config FILE), the environment and
+ * command-line flags. One table (GW_SETTINGS) gives each setting's name,
+ * default, kind and help. Values are checked as they are set, and a bad one
+ * is an error naming the setting and where it came from.
+ *
+ * Threads: built by the main thread before any other starts; read-only
+ * afterwards, so any thread may read it. */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* X(ID, NAME, DEFAULT, KIND, HELP). KIND: STR, INT (a positive integer),
+ * UINT (zero or more), BOOL (0/1), or a word list "a|b|c" for ENUM. */
+#define GW_SETTINGS(X) \
+    X (HOST, "CODEBOX_HOST", "127.0.0.1", STR, "HTTP bind address") \
+    X (PORT, "CODEBOX_PORT", "8000", UINT, "HTTP port (0 picks a free one)") \
+    X (STATE_DIR, "CODEBOX_STATE_DIR", "./sessions", STR, "one folder per session under it") \
+    X (API_TOKENS, "CODEBOX_API_TOKENS", "", STR, "comma-separated [tenant:]token list; when set, HTTP needs Authorization: Bearer") \
+    X (DEFAULT_KERNEL, "CODEBOX_DEFAULT_KERNEL", "python3", STR, "kernelspec used when a request names none") \
+    X (KERNEL_PATH, "CODEBOX_KERNEL_PATH", "", STR, "extra kernelspec folders, ':'-separated, searched first") \
+    X (KERNEL_START_TIMEOUT, "CODEBOX_KERNEL_START_TIMEOUT", "60", INT, "seconds a kernel may take to become ready") \
+    X (SESSION_TTL, "CODEBOX_SESSION_TTL", "3600", INT, "seconds a session may live") \
+    X (IDLE_TIMEOUT, "CODEBOX_IDLE_TIMEOUT", "1800", INT, "seconds without a call before a session is reaped") \
+    X (CLEANUP_INTERVAL, "CODEBOX_CLEANUP_INTERVAL", "30", INT, "seconds between reaper passes") \
+    X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, "seconds one execution may run; then interrupt, then restart") \
+    X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, "live sessions at once") \
+    X (POOL_SIZE, "CODEBOX_POOL_SIZE", "2", UINT, "warm kernels kept per pooled kernelspec") \
+    X (POOL_KERNELS, "CODEBOX_POOL_KERNELS", "", STR, "kernelspecs with a warm pool (default: the default kernel)") \
+    X (KERNEL_USER, "CODEBOX_KERNEL_USER", "codebox-kernel", STR, "user kernels run as when the gateway runs as root") \
+    X (SANDBOX, "CODEBOX_SANDBOX", "auto", "bwrap|none|auto", "kernel sandbox") \
+    X (NETWORK, "CODEBOX_NETWORK", "off", "on|off", "whether kernel code may reach the network") \
+    X (MEMORY_LIMIT_MB, "CODEBOX_MEMORY_LIMIT_MB", "2048", INT, "memory per kernel, MiB") \
+    X (MAX_OUTPUT_BYTES, "CODEBOX_MAX_OUTPUT_BYTES", "1048576", INT, "text kept per execution") \
+    X (DOWNLOAD_TIMEOUT, "CODEBOX_DOWNLOAD_TIMEOUT", "120", INT, "seconds for upload_file") \
+    X (MAX_DOWNLOAD_SIZE, "CODEBOX_MAX_DOWNLOAD_SIZE", "524288000", INT, "bytes for upload_file") \
+    X (SQL_DSN, "CODEBOX_SQL_DSN", "", STR, "ODBC connection string for exec_sql (default: the bundled SQLite sample)") \
+    X (SQL_MAX_INLINE_ROWS, "CODEBOX_SQL_MAX_INLINE_ROWS", "30", INT, "larger SQL results go to CSV") \
+    X (BLOB_URL, "CODEBOX_BLOB_URL", "", STR, "Azure Blob account URL") \
+    X (BLOB_CONNECTION_STRING, "CODEBOX_BLOB_CONNECTION_STRING", "", STR, "Azure Blob connection string") \
+    X (BLOB_CONTAINER, "CODEBOX_BLOB_CONTAINER", "codebox-artifacts", STR, "Azure Blob container") \
+    X (BLOB_SAS_EXPIRY_HOURS, "CODEBOX_BLOB_SAS_EXPIRY_HOURS", "24", INT, "hours a SAS URL stays valid") \
+    X (PACKAGE_ALLOW, "CODEBOX_PACKAGE_ALLOW", "", STR, "packages that may be installed") \
+    X (PACKAGE_DENY, "CODEBOX_PACKAGE_DENY", "", STR, "packages that may not be installed") \
+    X (PIP_INDEX_URL, "CODEBOX_PIP_INDEX_URL", "", STR, "pip index") \
+    X (PIP_FIND_LINKS, "CODEBOX_PIP_FIND_LINKS", "", STR, "local folder of wheels") \
+    X (NPM_REGISTRY, "CODEBOX_NPM_REGISTRY", "", STR, "npm registry") \
+    X (PUBLIC_URL, "CODEBOX_PUBLIC_URL", "", STR, "base URL clients reach the gateway at; turns on signed artifact URLs") \
+    X (MAX_IMAGE_BYTES, "CODEBOX_MAX_IMAGE_BYTES", "262144", INT, "larger images are sent downscaled with a link") \
+    X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
+    X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \
+    X (MCP_CONFORMANCE, "CODEBOX_MCP_CONFORMANCE", "0", BOOL, "tests only: offer the MCP conformance fixtures")
+
+#define GW_SETTING_ID(id, name, def, kind, help) GW_SET_##id,
+typedef enum { GW_SETTINGS (GW_SETTING_ID) GW_SETTING_COUNT } gw_setting_t;
+#undef GW_SETTING_ID
+
+typedef struct gw_config gw_config_t;
+
+/* A config holding every default. NULL on OOM. */
+gw_config_t *gw_config_new (void);
+void gw_config_destroy (gw_config_t **self_p);
+
+/* Sets one setting by its NAME ("CODEBOX_PORT") from source (for messages:
+ * ".env line 3", "environment", "--port"). Returns 0; -ENOENT for an unknown
+ * name; -EINVAL for a bad value, with a sentence in err. */
+int gw_config_set (gw_config_t *self, const char *name, const char *value,
+                   const char *source, char *err, size_t err_len);
+
+/* Reads a .env file: NAME=VALUE lines, optional "export ", # comments,
+ * single or double quotes (double quotes know \n \t \" \\). Unknown
+ * CODEBOX_ names are errors; other names are ignored. A missing file is
+ * fine unless required. Returns 0 or a negative errno with err set. */
+int gw_config_load_file (gw_config_t *self, const char *path, bool required,
+                         char *err, size_t err_len);
+
+/* Parses .env text (as above; source names the file in messages). */
+int gw_config_load_text (gw_config_t *self, const char *text, const char *source,
+                         char *err, size_t err_len);
+
+/* Reads every CODEBOX_ setting from the environment. Returns 0 or -EINVAL. */
+int gw_config_load_env (gw_config_t *self, char *err, size_t err_len);
+
+/* Typed reads. */
+const char *gw_config_str (const gw_config_t *self, gw_setting_t id);
+long gw_config_int (const gw_config_t *self, gw_setting_t id);
+bool gw_config_bool (const gw_config_t *self, gw_setting_t id);
+
+/* The setting's NAME, e.g. "CODEBOX_PORT". */
+const char *gw_setting_name (gw_setting_t id);
+
+/* Writes "  NAME  (default D)  HELP" lines for --help. */
+void gw_config_print_help (FILE *out);
+
+#endif

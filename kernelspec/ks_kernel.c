@@ -1,0 +1,558 @@
+/* ks_kernel: the kernel state machine: launch, kernel_info handshake,
+ * heartbeat, interrupt, orderly shutdown, death detection through a pidfd.
+ * Threads: everything runs in the thread that created the kernel. */
+#include "ks_kernel.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jp_time.h"
+#include "ks_process.h"
+
+#define RESEND_MS 200           /* kernel_info again while iopub is silent */
+#define STOP_TERM_MS 2000       /* shutdown_request, then SIGTERM... */
+#define STOP_KILL_MS 4000       /* ...then SIGKILL */
+#define HB_MISSES_FATAL 4
+#define MAX_MSGS_PER_DISPATCH 512
+#define PORT_RACE_RETRIES 3
+
+struct ks_kernel {
+    void *ctx;
+    const ks_spec_t *spec;
+    ks_kernel_options_t options;
+    char id[16];
+    char runtime_dir[256];
+    char conn_path[320];
+    char log_path[320];
+    ks_kernel_state_t state;
+    char error[1024];
+    jp_connection_t conn;
+    jp_channels_t *channels;
+    pid_t pid;
+    int pidfd;
+    int attempts;
+    /* handshake */
+    int64_t launched_ms, ready_ms, start_deadline, next_resend;
+    bool got_info_reply, iopub_live;
+    json_t *info;
+    /* heartbeat */
+    int64_t next_beat;
+    bool beat_pending;
+    int beats_missed;
+    /* shutdown */
+    int64_t stop_since;
+    int stop_stage;
+    ks_kernel_msg_fn *on_msg;
+    ks_kernel_state_fn *on_state;
+    void *arg;
+};
+
+ks_kernel_t *
+ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *options)
+{
+    ks_kernel_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->ctx = zmq_ctx;
+    self->spec = spec;
+    self->options = *options;
+    if (self->options.start_timeout_ms <= 0)
+        self->options.start_timeout_ms = 30000;
+    if (self->options.heartbeat_ms <= 0)
+        self->options.heartbeat_ms = 5000;
+    self->pidfd = -1;
+    char uuid[JP_UUID_LEN + 1];
+    jp_random_uuid (uuid);
+    snprintf (self->id, sizeof self->id, "%.8s", uuid);
+    snprintf (self->runtime_dir, sizeof self->runtime_dir, "%s",
+              options->runtime_dir ? options->runtime_dir : "/tmp");
+    snprintf (self->conn_path, sizeof self->conn_path, "%s/kernel-%s.json",
+              self->runtime_dir, self->id);
+    snprintf (self->log_path, sizeof self->log_path, "%s/kernel-%s.log",
+              self->runtime_dir, self->id);
+    return self;
+}
+
+void
+ks_kernel_set_handlers (ks_kernel_t *self, ks_kernel_msg_fn *on_msg,
+                        ks_kernel_state_fn *on_state, void *arg)
+{
+    self->on_msg = on_msg;
+    self->on_state = on_state;
+    self->arg = arg;
+}
+
+/* Removes the connection file and any ipc socket files. */
+static void
+s_remove_runtime_files (ks_kernel_t *self)
+{
+    unlink (self->conn_path);
+    if (self->conn.transport == JP_TRANSPORT_IPC)
+        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+            char path[JP_IPC_PATH_MAX + 16];
+            snprintf (path, sizeof path, "%s-%d", self->conn.ip, self->conn.ports[ch]);
+            unlink (path);
+        }
+}
+
+/* Kills the group, reaps the leader, closes the pidfd. Blocking only for as
+ * long as SIGKILL takes. */
+static void
+s_kill_and_reap (ks_kernel_t *self)
+{
+    if (self->pid > 0) {
+        ks_process_signal_group (self->pid, SIGKILL);
+        int status;
+        while (ks_process_reap (self->pid, &status) == 0)
+            usleep (1000);
+        self->pid = 0;
+    }
+    if (self->pidfd >= 0) {
+        close (self->pidfd);
+        self->pidfd = -1;
+    }
+}
+
+/* Enters a state and tells the owner. DEAD also closes the channels. */
+static void
+s_set_state (ks_kernel_t *self, ks_kernel_state_t state)
+{
+    if (self->state == state)
+        return;
+    self->state = state;
+    if (state == KS_KERNEL_DEAD) {
+        jp_channels_destroy (&self->channels);
+        s_remove_runtime_files (self);
+    }
+    if (self->on_state)
+        self->on_state (self, state, self->arg);
+}
+
+/* Records why the kernel failed, with the tail of its log, kills it, and
+ * enters DEAD. */
+static void
+s_fail (ks_kernel_t *self, const char *why)
+{
+    char *tail = ks_process_log_tail (self->log_path, 600);
+    /* keep the error on one readable paragraph */
+    for (char *p = tail; p && *p; p++)
+        if (*p == '\r')
+            *p = ' ';
+    snprintf (self->error, sizeof self->error, "%s%s%s", why,
+              tail && *tail ? "; kernel log ends with: " : "", tail ? tail : "");
+    free (tail);
+    s_kill_and_reap (self);
+    s_set_state (self, KS_KERNEL_DEAD);
+}
+
+void
+ks_kernel_destroy (ks_kernel_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    ks_kernel_t *self = *self_p;
+    s_kill_and_reap (self);
+    jp_channels_destroy (&self->channels);
+    s_remove_runtime_files (self);
+    unlink (self->log_path);
+    json_decref (self->info);
+    free (self);
+    *self_p = NULL;
+}
+
+/* Sends a kernel_info_request on shell. */
+static void
+s_send_kernel_info (ks_kernel_t *self)
+{
+    jp_msg_t *msg = jp_channels_msg_new (self->channels, "kernel_info_request");
+    if (msg)
+        jp_channels_send (self->channels, JP_CHANNEL_SHELL, msg);
+    jp_msg_destroy (&msg);
+}
+
+/* One launch attempt: connection info, connection file, channels, process. */
+static int
+s_launch (ks_kernel_t *self)
+{
+    int rc;
+    if (ks_spec_supports_ipc (self->spec)) {
+        char prefix[300];
+        snprintf (prefix, sizeof prefix, "%s/k-%s", self->runtime_dir, self->id);
+        rc = jp_connection_init_ipc (&self->conn, prefix);
+        if (rc == -ENAMETOOLONG)    /* fall back when the folder path is long */
+            rc = jp_connection_init_tcp (&self->conn, "127.0.0.1");
+    } else
+        rc = jp_connection_init_tcp (&self->conn, "127.0.0.1");
+    if (rc) {
+        snprintf (self->error, sizeof self->error, "cannot make connection info: %s",
+                  strerror (-rc));
+        return rc;
+    }
+    rc = jp_connection_write (&self->conn, self->spec->name, self->conn_path);
+    if (rc) {
+        snprintf (self->error, sizeof self->error, "cannot write %s: %s",
+                  self->conn_path, strerror (-rc));
+        return rc;
+    }
+    self->channels = jp_channels_new (self->ctx, &self->conn);
+    if (!self->channels) {
+        rc = -errno;
+        snprintf (self->error, sizeof self->error, "cannot open channels: %s",
+                  strerror (errno));
+        return rc;
+    }
+    char **argv = ks_spec_argv (self->spec, self->conn_path);
+    const char *extra[64] = {"PYDEVD_DISABLE_FILE_VALIDATION=1", "JPY_PARENT_PID=0"};
+    size_t n_extra = 2;
+    for (const char *const *e = self->options.extra_env; e && *e && n_extra < 63; e++)
+        extra[n_extra++] = *e;
+    extra[n_extra] = NULL;
+    char **envp = ks_process_env (self->spec->env, extra);
+    rc = argv && envp ? 0 : -ENOMEM;
+    if (!rc)
+        rc = ks_process_spawn (argv, envp, self->options.cwd, self->log_path, &self->pid,
+                               &self->pidfd, self->error, sizeof self->error);
+    ks_strv_free (argv);
+    ks_strv_free (envp);
+    if (rc)
+        return rc;
+    self->got_info_reply = self->iopub_live = false;
+    s_send_kernel_info (self);
+    int64_t now = jp_time_now_ms ();
+    self->next_resend = now + RESEND_MS;
+    return 0;
+}
+
+int
+ks_kernel_start (ks_kernel_t *self)
+{
+    if (self->state != KS_KERNEL_NEW)
+        return -EALREADY;
+    self->launched_ms = jp_time_now_ms ();
+    self->start_deadline = self->launched_ms + self->options.start_timeout_ms;
+    self->attempts = 1;
+    self->state = KS_KERNEL_STARTING;
+    int rc = s_launch (self);
+    if (rc) {
+        s_kill_and_reap (self);
+        s_set_state (self, KS_KERNEL_DEAD);
+        return rc;
+    }
+    if (self->on_state)
+        self->on_state (self, KS_KERNEL_STARTING, self->arg);
+    return 0;
+}
+
+ks_kernel_state_t
+ks_kernel_state (const ks_kernel_t *self)
+{
+    return self->state;
+}
+
+const char *
+ks_kernel_state_name (ks_kernel_state_t state)
+{
+    static const char *names[] = {"new", "starting", "ready", "stopping", "dead"};
+    return state <= KS_KERNEL_DEAD ? names[state] : "?";
+}
+
+const char *
+ks_kernel_error (const ks_kernel_t *self)
+{
+    return self->error;
+}
+
+int
+ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
+{
+    int n = 0;
+    if (self->channels)
+        for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++)
+            items[n++] = (zmq_pollitem_t) {
+                .socket = jp_channels_socket (self->channels, (jp_channel_t) ch),
+                .events = ZMQ_POLLIN};
+    if (self->pidfd >= 0 && n < max)
+        items[n++] = (zmq_pollitem_t) {.fd = self->pidfd, .events = ZMQ_POLLIN};
+    return n;
+}
+
+int64_t
+ks_kernel_deadline (const ks_kernel_t *self)
+{
+    switch (self->state) {
+    case KS_KERNEL_STARTING:
+        return self->next_resend < self->start_deadline ? self->next_resend
+                                                        : self->start_deadline;
+    case KS_KERNEL_READY:
+        return self->next_beat;
+    case KS_KERNEL_STOPPING:
+        return self->stop_since + (self->stop_stage == 0 ? STOP_TERM_MS : STOP_KILL_MS);
+    default:
+        return -1;
+    }
+}
+
+/* The kernel process ended: reap it and decide what that means. */
+static void
+s_on_exit (ks_kernel_t *self)
+{
+    int status = 0;
+    if (ks_process_reap (self->pid, &status) == 0)
+        return;     /* spurious wake-up */
+    pid_t pgid = self->pid;
+    self->pid = 0;
+    ks_process_signal_group (pgid, SIGKILL);    /* leftovers of the group */
+    close (self->pidfd);
+    self->pidfd = -1;
+    char how[128], why[256];
+    ks_process_describe (status, how, sizeof how);
+    if (self->state == KS_KERNEL_STOPPING) {
+        s_set_state (self, KS_KERNEL_DEAD);
+        return;
+    }
+    if (self->state == KS_KERNEL_STARTING) {
+        char *tail = ks_process_log_tail (self->log_path, 4096);
+        bool port_race = tail && strstr (tail, "Address already in use");
+        free (tail);
+        if (port_race && self->conn.transport == JP_TRANSPORT_TCP
+            && self->attempts < PORT_RACE_RETRIES) {
+            /* another process took a port between our probe and its bind */
+            self->attempts++;
+            jp_channels_destroy (&self->channels);
+            s_remove_runtime_files (self);
+            if (s_launch (self) == 0)
+                return;
+        }
+        snprintf (why, sizeof why, "kernel %s %s before it was ready", self->spec->name, how);
+        s_fail (self, why);
+        return;
+    }
+    /* after start the log holds only the kernel's banner: leave it out */
+    snprintf (self->error, sizeof self->error,
+              "the kernel process (%s) %s; its state is lost", self->spec->name, how);
+    s_set_state (self, KS_KERNEL_DEAD);
+}
+
+/* Handles one message during the handshake. */
+static void
+s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
+{
+    if (channel == JP_CHANNEL_IOPUB)
+        self->iopub_live = true;
+    else if (channel == JP_CHANNEL_SHELL
+             && strcmp (jp_msg_type (msg), "kernel_info_reply") == 0) {
+        self->got_info_reply = true;
+        json_decref (self->info);
+        self->info = json_incref (msg->content);
+    }
+    if (self->got_info_reply && self->iopub_live) {
+        self->ready_ms = jp_time_now_ms ();
+        self->next_beat = self->ready_ms + self->options.heartbeat_ms;
+        s_set_state (self, KS_KERNEL_READY);
+    }
+}
+
+/* Reads every waiting message of one channel (up to a fair bound). */
+static void
+s_drain (ks_kernel_t *self, jp_channel_t channel)
+{
+    for (int i = 0; i < MAX_MSGS_PER_DISPATCH && self->channels; i++) {
+        jp_msg_t *msg = NULL;
+        int rc = jp_channels_recv (self->channels, channel, &msg);
+        if (rc == -EAGAIN)
+            return;
+        if (rc) {
+            fprintf (stderr, "codebox: kernel=%s channel=%s dropped a message: %s\n",
+                     self->id, jp_channel_name (channel), jp_strerror (rc));
+            continue;
+        }
+        if (self->state == KS_KERNEL_STARTING)
+            s_handshake (self, channel, msg);
+        else if (self->state == KS_KERNEL_READY && self->on_msg)
+            self->on_msg (self, channel, &msg, self->arg);
+        jp_msg_destroy (&msg);
+    }
+}
+
+/* Runs the timers that are due. */
+static void
+s_timers (ks_kernel_t *self, int64_t now)
+{
+    if (self->state == KS_KERNEL_STARTING) {
+        if (now >= self->start_deadline) {
+            char why[256];
+            snprintf (why, sizeof why, "kernel %s did not become ready within %d ms",
+                      self->spec->name, self->options.start_timeout_ms);
+            s_fail (self, why);
+        } else if (now >= self->next_resend) {
+            /* until iopub shows life, each request makes the kernel publish */
+            if (self->got_info_reply || now - self->launched_ms > 2000)
+                s_send_kernel_info (self);
+            self->next_resend = now + (self->got_info_reply ? RESEND_MS : 1000);
+        }
+    } else if (self->state == KS_KERNEL_READY && now >= self->next_beat) {
+        if (self->beat_pending) {
+            if (++self->beats_missed >= HB_MISSES_FATAL) {
+                s_fail (self, "kernel stopped answering heartbeats");
+                return;
+            }
+            jp_channels_hb_reset (self->channels);   /* a REQ socket is stuck
+                                                        until it gets a reply */
+        }
+        self->beat_pending = jp_channels_hb_ping (self->channels) == 0;
+        self->next_beat = now + self->options.heartbeat_ms;
+    } else if (self->state == KS_KERNEL_STOPPING) {
+        if (self->stop_stage == 0 && now >= self->stop_since + STOP_TERM_MS) {
+            ks_process_signal_group (self->pid, SIGTERM);
+            self->stop_stage = 1;
+        } else if (self->stop_stage == 1 && now >= self->stop_since + STOP_KILL_MS) {
+            ks_process_signal_group (self->pid, SIGKILL);
+            self->stop_stage = 2;
+        }
+    }
+}
+
+void
+ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n && self->state != KS_KERNEL_DEAD; i++) {
+        if (!(items[i].revents & ZMQ_POLLIN))
+            continue;
+        if (!items[i].socket) {
+            if (items[i].fd == self->pidfd)
+                s_on_exit (self);
+            continue;
+        }
+        if (!self->channels)
+            continue;
+        if (items[i].socket == jp_channels_socket (self->channels, JP_CHANNEL_HB)) {
+            if (jp_channels_hb_recv (self->channels) == 0) {
+                self->beat_pending = false;
+                self->beats_missed = 0;
+            }
+            continue;
+        }
+        for (int ch = 0; ch < JP_CHANNEL_HB; ch++)
+            if (items[i].socket == jp_channels_socket (self->channels, (jp_channel_t) ch))
+                s_drain (self, (jp_channel_t) ch);
+    }
+    if (self->state != KS_KERNEL_DEAD)
+        s_timers (self, jp_time_now_ms ());
+}
+
+bool
+ks_kernel_run_until (ks_kernel_t *self, bool (*done) (void *arg), void *arg,
+                     int timeout_ms)
+{
+    int64_t end = timeout_ms < 0 ? -1 : jp_time_now_ms () + timeout_ms;
+    while (!done (arg) && self->state != KS_KERNEL_DEAD) {
+        zmq_pollitem_t items[KS_KERNEL_POLL_ITEMS];
+        int n = ks_kernel_poll_items (self, items, KS_KERNEL_POLL_ITEMS);
+        int64_t now = jp_time_now_ms ();
+        int64_t wake = ks_kernel_deadline (self);
+        if (end >= 0 && (wake < 0 || end < wake))
+            wake = end;
+        if (end >= 0 && now >= end)
+            break;
+        long wait = wake < 0 ? -1 : (long) (wake > now ? wake - now : 0);
+        if (zmq_poll (items, n, wait) < 0 && errno != EINTR)
+            break;
+        ks_kernel_dispatch (self, items, n);
+    }
+    return done (arg);
+}
+
+jp_msg_t *
+ks_kernel_msg_new (ks_kernel_t *self, const char *msg_type)
+{
+    return self->channels ? jp_channels_msg_new (self->channels, msg_type) : NULL;
+}
+
+int
+ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg)
+{
+    if (!self->channels || !msg)
+        return -ENOTCONN;
+    return jp_channels_send (self->channels, channel, msg);
+}
+
+int
+ks_kernel_interrupt (ks_kernel_t *self)
+{
+    if (self->state != KS_KERNEL_READY)
+        return -ENOTCONN;
+    if (!self->spec->interrupt_by_message)
+        return ks_process_signal_group (self->pid, SIGINT);
+    jp_msg_t *msg = ks_kernel_msg_new (self, "interrupt_request");
+    int rc = ks_kernel_send (self, JP_CHANNEL_CONTROL, msg);
+    jp_msg_destroy (&msg);
+    return rc;
+}
+
+int
+ks_kernel_shutdown (ks_kernel_t *self)
+{
+    if (self->state == KS_KERNEL_DEAD || self->state == KS_KERNEL_STOPPING)
+        return 0;
+    if (self->state == KS_KERNEL_NEW) {
+        s_set_state (self, KS_KERNEL_DEAD);
+        return 0;
+    }
+    jp_msg_t *msg = ks_kernel_msg_new (self, "shutdown_request");
+    if (msg) {
+        jp_msg_set_content (msg, json_pack ("{s:b}", "restart", 0));
+        ks_kernel_send (self, JP_CHANNEL_CONTROL, msg);
+    }
+    jp_msg_destroy (&msg);
+    self->stop_since = jp_time_now_ms ();
+    self->stop_stage = 0;
+    s_set_state (self, KS_KERNEL_STOPPING);
+    return 0;
+}
+
+void
+ks_kernel_kill (ks_kernel_t *self)
+{
+    s_kill_and_reap (self);
+    s_set_state (self, KS_KERNEL_DEAD);
+}
+
+const ks_spec_t *
+ks_kernel_spec (const ks_kernel_t *self)
+{
+    return self->spec;
+}
+
+pid_t
+ks_kernel_pid (const ks_kernel_t *self)
+{
+    return self->pid;
+}
+
+const char *
+ks_kernel_id (const ks_kernel_t *self)
+{
+    return self->id;
+}
+
+const char *
+ks_kernel_log_path (const ks_kernel_t *self)
+{
+    return self->log_path;
+}
+
+json_t *
+ks_kernel_info (const ks_kernel_t *self)
+{
+    return self->state == KS_KERNEL_READY ? self->info : NULL;
+}
+
+int64_t
+ks_kernel_start_ms (const ks_kernel_t *self)
+{
+    return self->ready_ms ? self->ready_ms - self->launched_ms : -1;
+}

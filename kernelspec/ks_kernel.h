@@ -1,0 +1,124 @@
+/* ks_kernel: one running kernel process and the client end of its five
+ * channels, as a state machine an event loop drives:
+ *
+ *   NEW --start--> STARTING --kernel_info reply + iopub live--> READY
+ *   STARTING --timeout or exit--> DEAD (with an error)
+ *   READY --process exit or lost heartbeat--> DEAD (with an error)
+ *   READY --shutdown--> STOPPING --exit (after shutdown_request, then
+ *                                   SIGTERM, then SIGKILL)--> DEAD
+ *
+ * The owner puts the kernel's sockets and pidfd into its zmq_poll set with
+ * ks_kernel_poll_items, sleeps until ks_kernel_deadline at most, and calls
+ * ks_kernel_dispatch afterwards. Messages that arrive once READY go to the
+ * message handler; state changes go to the state handler.
+ *
+ * Threads: a kernel belongs to the thread that created it (it owns the
+ * ZeroMQ sockets and is the parent the kernel's death signal watches). */
+#ifndef KS_KERNEL_H
+#define KS_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <zmq.h>
+
+#include "jp_channels.h"
+#include "ks_spec.h"
+
+typedef enum {
+    KS_KERNEL_NEW,
+    KS_KERNEL_STARTING,
+    KS_KERNEL_READY,
+    KS_KERNEL_STOPPING,
+    KS_KERNEL_DEAD,
+} ks_kernel_state_t;
+
+typedef struct ks_kernel ks_kernel_t;
+
+#define KS_KERNEL_POLL_ITEMS 6      /* five channels and the pidfd */
+
+typedef struct {
+    const char *cwd;            /* the kernel's working directory (NULL: ours) */
+    const char *runtime_dir;    /* existing short folder for the connection
+                                   file, ipc sockets and log */
+    int start_timeout_ms;       /* 0: 30 s */
+    int heartbeat_ms;           /* 0: 5 s between beats; 4 missed = dead */
+    const char *const *extra_env;   /* "NAME=value", NULL-terminated, or NULL */
+} ks_kernel_options_t;
+
+/* A message arrived for a READY kernel. The handler may take the message
+ * (and null *msg_p); otherwise it is freed after the call. */
+typedef void (ks_kernel_msg_fn) (ks_kernel_t *kernel, jp_channel_t channel,
+                                 jp_msg_t **msg_p, void *arg);
+/* The kernel entered state. */
+typedef void (ks_kernel_state_fn) (ks_kernel_t *kernel, ks_kernel_state_t state,
+                                   void *arg);
+
+/* Makes a kernel for spec (borrowed; must outlive the kernel) without
+ * starting it. Returns NULL on OOM. */
+ks_kernel_t *ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec,
+                            const ks_kernel_options_t *options);
+
+/* Kills the process group if still alive, reaps it, closes the sockets,
+ * removes the runtime files, frees, and nulls *self_p. */
+void ks_kernel_destroy (ks_kernel_t **self_p);
+
+void ks_kernel_set_handlers (ks_kernel_t *self, ks_kernel_msg_fn *on_msg,
+                             ks_kernel_state_fn *on_state, void *arg);
+
+/* Launches the process and begins the kernel_info handshake. Returns 0, or
+ * a negative errno with ks_kernel_error saying why (state becomes DEAD). */
+int ks_kernel_start (ks_kernel_t *self);
+
+ks_kernel_state_t ks_kernel_state (const ks_kernel_t *self);
+const char *ks_kernel_state_name (ks_kernel_state_t state);
+
+/* Why the kernel failed or died ("" if it did not), borrowed. */
+const char *ks_kernel_error (const ks_kernel_t *self);
+
+/* Fills up to max items (KS_KERNEL_POLL_ITEMS is enough) for zmq_poll and
+ * returns how many. Pass the same items, after polling, to dispatch. */
+int ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max);
+
+/* The next time (jp_time_now_ms clock) the kernel needs dispatch to run
+ * even if nothing is readable, or -1. */
+int64_t ks_kernel_deadline (const ks_kernel_t *self);
+
+/* Handles readable items and due timers. */
+void ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n);
+
+/* Blocks, driving only this kernel, until done(arg) is true, the kernel is
+ * DEAD, or timeout_ms passes (-1: no limit). Returns done(arg)'s last value. */
+bool ks_kernel_run_until (ks_kernel_t *self, bool (*done) (void *arg), void *arg,
+                          int timeout_ms);
+
+/* A new message of msg_type from this kernel's client session. */
+jp_msg_t *ks_kernel_msg_new (ks_kernel_t *self, const char *msg_type);
+
+/* Signs and sends msg on channel. Returns 0 or a negative code. */
+int ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg);
+
+/* Interrupts the running code: SIGINT to the process group, or an
+ * interrupt_request on control when the spec's interrupt_mode is
+ * "message". Returns 0 or a negative code. */
+int ks_kernel_interrupt (ks_kernel_t *self);
+
+/* Begins an orderly shutdown (shutdown_request, then SIGTERM after 2 s, then
+ * SIGKILL after 4 s). The kernel reaches DEAD through dispatch. */
+int ks_kernel_shutdown (ks_kernel_t *self);
+
+/* Ends the process group at once with SIGKILL and reaps it. */
+void ks_kernel_kill (ks_kernel_t *self);
+
+const ks_spec_t *ks_kernel_spec (const ks_kernel_t *self);
+pid_t ks_kernel_pid (const ks_kernel_t *self);
+const char *ks_kernel_id (const ks_kernel_t *self);
+const char *ks_kernel_log_path (const ks_kernel_t *self);
+/* The content of the kernel_info_reply (borrowed), or NULL before READY. */
+json_t *ks_kernel_info (const ks_kernel_t *self);
+/* Milliseconds the start took, from launch to READY. */
+int64_t ks_kernel_start_ms (const ks_kernel_t *self);
+
+#endif
