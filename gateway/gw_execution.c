@@ -422,8 +422,12 @@ gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *e
 {
     if (gw_execution_finished (self))
         return;
+    char *line = NULL;
+    if (asprintf (&line, "%s: %s", ename, why) < 0)
+        line = NULL;
     json_t *content = json_pack ("{s:s, s:s, s:[s]}", "ename", ename, "evalue", why,
-                                 "traceback", why);
+                                 "traceback", line ? line : why);
+    free (line);
     s_add_item (self, s_error_item (self, content));
     json_decref (content);
     s_close_stream (self);
