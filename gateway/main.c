@@ -41,7 +41,9 @@ main (int argc, char **argv)
         return gw_cmd_exec (argc - 1, argv + 1);
     if (strcmp (command, "kernelspecs") == 0)
         return gw_cmd_kernelspecs (argc - 1, argv + 1);
-    if (strcmp (command, "serve") == 0 || strcmp (command, "mcp") == 0) {
+    if (strcmp (command, "serve") == 0)
+        return gw_cmd_serve (argc - 1, argv + 1);
+    if (strcmp (command, "mcp") == 0) {
         fprintf (stderr, "codebox %s: not built yet (see the README's current state)\n",
                  command);
         return GW_EXIT_USAGE;

@@ -1,0 +1,33 @@
+/* gw_artifacts: the files under a session's output/ folder: a snapshot of
+ * them (relative path, size, modification time) taken before an
+ * execution, the difference after it (new or changed files are that
+ * execution's new artifacts), a listing, and MIME types by extension.
+ * File system only; any thread, but one snapshot belongs to one thread. */
+#ifndef GW_ARTIFACTS_H
+#define GW_ARTIFACTS_H
+
+#include <jansson.h>
+
+typedef struct gw_snapshot gw_snapshot_t;
+
+/* Walks dir recursively (regular files only; symlinks are not followed;
+ * at most 10000 files and 16 levels). A missing dir gives an empty
+ * snapshot. NULL on OOM. */
+gw_snapshot_t *gw_snapshot_take (const char *dir);
+void gw_snapshot_destroy (gw_snapshot_t **self_p);
+
+/* A new JSON array of the files of after that are not in before or whose
+ * size or modification time changed, sorted by path, each
+ * {"filename","path","extension","size","mime"}, where path is
+ * path_prefix + "/" + the relative path and filename the last component. */
+json_t *gw_snapshot_diff (const gw_snapshot_t *before, const gw_snapshot_t *after,
+                          const char *path_prefix);
+
+/* A new JSON array of every file under dir, in the same shape. */
+json_t *gw_artifacts_list (const char *dir, const char *path_prefix);
+
+/* The MIME type for a file name by its extension (case-insensitive),
+ * "application/octet-stream" when unknown. Static string. */
+const char *gw_mime_for_path (const char *path);
+
+#endif

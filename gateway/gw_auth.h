@@ -1,0 +1,28 @@
+/* gw_auth: bearer tokens and the tenants they belong to, from
+ * CODEBOX_API_TOKENS ("token" or "tenant:token", comma-separated). With no
+ * tokens every caller is the tenant "default". Tokens are compared in
+ * constant time and never logged. Built at start-up, then read-only: any
+ * thread may check. */
+#ifndef GW_AUTH_H
+#define GW_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct gw_auth gw_auth_t;
+
+/* Parses the token list (NULL or "" = no tokens). Returns NULL with a
+ * sentence in err for an empty token or tenant name, or a tenant name
+ * outside [A-Za-z0-9_.-]. */
+gw_auth_t *gw_auth_new (const char *tokens, char *err, size_t err_len);
+void gw_auth_destroy (gw_auth_t **self_p);
+
+/* True when tokens are configured. */
+bool gw_auth_enabled (const gw_auth_t *self);
+
+/* Checks an Authorization header value (may be NULL). On success writes
+ * the tenant into tenant (tenant_len bytes) and returns true. */
+bool gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
+                    size_t tenant_len);
+
+#endif

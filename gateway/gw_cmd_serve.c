@@ -1,0 +1,137 @@
+/* gw_cmd_serve: `codebox serve`: the HTTP server. The main thread blocks
+ * SIGTERM and SIGINT (every thread inherits that; the loop reads them from
+ * a signalfd), starts libmicrohttpd's threads, then becomes the loop
+ * thread until a signal; then it ends every kernel and exits 0. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "gw_auth.h"
+#include "gw_cli.h"
+#include "gw_http.h"
+#include "gw_loop.h"
+#include "gw_rest.h"
+
+static void
+s_help (void)
+{
+    printf ("Usage: codebox serve [--host H] [--port P] [--state-dir D] [--config FILE]\n"
+            "                     [--insecure]\n\n"
+            "Serves the REST API (and MCP at /mcp) over HTTP until SIGTERM or SIGINT.\n\n"
+            "  --host H        bind address (CODEBOX_HOST, default 127.0.0.1)\n"
+            "  --port P        port (CODEBOX_PORT, default 8000; 0 picks a free one)\n"
+            "  --state-dir D   session folders (CODEBOX_STATE_DIR, default ./sessions)\n"
+            "  --config FILE   settings file instead of ./.env\n"
+            "  --insecure      allow a non-loopback --host without CODEBOX_API_TOKENS\n\n");
+    gw_config_print_help (stdout);
+}
+
+/* True for 127.0.0.0/8 (the only IPv4 loopback). */
+static bool
+s_is_loopback (const char *host)
+{
+    struct in_addr a;
+    return inet_pton (AF_INET, host, &a) == 1 && (ntohl (a.s_addr) >> 24) == 127;
+}
+
+/* Lets the gateway hold many connections and kernel sockets at once. */
+static void
+s_raise_fd_limit (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
+int
+gw_cmd_serve (int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"host", required_argument, NULL, 'H'},
+        {"port", required_argument, NULL, 'p'},
+        {"state-dir", required_argument, NULL, 's'},
+        {"config", required_argument, NULL, 'c'},
+        {"insecure", no_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *host = NULL, *port = NULL, *state_dir = NULL, *config_file = NULL;
+    bool insecure = false;
+    int opt;
+    while ((opt = getopt_long (argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'H': host = optarg; break;
+        case 'p': port = optarg; break;
+        case 's': state_dir = optarg; break;
+        case 'c': config_file = optarg; break;
+        case 'i': insecure = true; break;
+        case 'h': s_help (); return GW_EXIT_OK;
+        default: return GW_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "codebox serve: unexpected argument '%s'\n", argv[optind]);
+        return GW_EXIT_USAGE;
+    }
+    gw_config_t *config = gw_cli_load_config (config_file);
+    if (!config)
+        return GW_EXIT_USAGE;
+    if ((host && gw_cli_flag (config, GW_SET_HOST, "--host", host))
+        || (port && gw_cli_flag (config, GW_SET_PORT, "--port", port))
+        || (state_dir && gw_cli_flag (config, GW_SET_STATE_DIR, "--state-dir", state_dir))) {
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    char err[1024];
+    gw_auth_t *auth = gw_auth_new (gw_config_str (config, GW_SET_API_TOKENS), err, sizeof err);
+    if (!auth) {
+        fprintf (stderr, "codebox serve: %s\n", err);
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    const char *bind = gw_config_str (config, GW_SET_HOST);
+    if (!s_is_loopback (bind) && !gw_auth_enabled (auth) && !insecure) {
+        fprintf (stderr, "codebox serve: refusing to listen on %s without tokens: set "
+                 "CODEBOX_API_TOKENS, or pass --insecure\n", bind);
+        gw_auth_destroy (&auth);
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    sigset_t mask;
+    sigemptyset (&mask);
+    sigaddset (&mask, SIGTERM);
+    sigaddset (&mask, SIGINT);
+    pthread_sigmask (SIG_BLOCK, &mask, NULL);
+    signal (SIGPIPE, SIG_IGN);
+    s_raise_fd_limit ();
+
+    int exit_code = GW_EXIT_OK;
+    gw_http_t *http = NULL;
+    gw_loop_t *loop = gw_loop_new (config, gw_rest_handle, err, sizeof err);
+    if (loop)
+        http = gw_http_new (bind, (int) gw_config_int (config, GW_SET_PORT), auth,
+                            gw_loop_post, loop, err, sizeof err);
+    if (!loop || !http) {
+        fprintf (stderr, "codebox serve: %s\n", err);
+        exit_code = GW_EXIT_USAGE;
+    } else {
+        gw_http_set_metrics (http, gw_loop_metrics (loop));
+        fprintf (stderr, "codebox: serving http://%s:%d (REST API; MCP at /mcp) state=%s "
+                 "kernel=%s auth=%s\n", bind, gw_http_port (http), gw_loop_state_dir (loop),
+                 gw_config_str (config, GW_SET_DEFAULT_KERNEL),
+                 gw_auth_enabled (auth) ? "tokens" : "none");
+        gw_loop_run (loop);
+    }
+    gw_http_destroy (&http);
+    gw_loop_destroy (&loop);
+    gw_auth_destroy (&auth);
+    gw_config_destroy (&config);
+    if (exit_code == GW_EXIT_OK)
+        fprintf (stderr, "codebox: stopped\n");
+    return exit_code;
+}

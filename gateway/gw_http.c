@@ -1,0 +1,366 @@
+/* gw_http: the HTTP front end on libmicrohttpd. Its threads (an epoll
+ * thread pool inside libmicrohttpd) read each request and its body under a
+ * size limit, check the bearer token, parse the X-Codebox-* overrides,
+ * then post the request to the loop thread and suspend the connection.
+ * The loop answers from its own thread; the completion resumes the
+ * connection and libmicrohttpd's thread sends the answer. /healthz is
+ * answered at once without the loop. One log line per request.
+ *
+ * Threads: libmicrohttpd's threads run everything here except
+ * s_complete, which the loop thread calls. */
+#include "gw_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "jp_time.h"
+
+#define MAX_JSON_BODY (16u << 20)
+#define MAX_FILE_BODY (256u << 20)
+
+struct gw_http {
+    struct MHD_Daemon *daemon;
+    gw_http_post_fn *post;
+    void *post_arg;
+    const gw_auth_t *auth;
+    gw_metrics_t *metrics;
+    int port;
+};
+
+/* One connection's request, shared by libmicrohttpd's thread and (while
+ * posted) the loop thread. */
+typedef struct {
+    gw_request_t req;
+    gw_http_t *http;
+    struct MHD_Connection *connection;
+    size_t body_cap;
+    size_t body_limit;
+    bool too_large;
+    bool posted;
+    atomic_bool done;
+    gw_error_t early;           /* an answer decided before the loop */
+    char early_message[256];
+    int64_t started_ms;
+} s_conn_t;
+
+/* Called by the loop thread when the answer is set: wakes the connection. */
+static void
+s_complete (gw_request_t *req)
+{
+    s_conn_t *c = req->transport;
+    atomic_store (&c->done, true);
+    MHD_resume_connection (c->connection);
+}
+
+/* Parses one X-Codebox-* limit header: 0 if absent, -1 if malformed. */
+static long
+s_override (struct MHD_Connection *mc, const char *name)
+{
+    const char *v = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, name);
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    long n = strtol (v, &end, 10);
+    if (errno || end == v || *end || n <= 0 || v[0] == '+' || v[0] == ' ')
+        return -1;
+    return n;
+}
+
+/* Builds and queues the HTTP answer for the request. */
+static enum MHD_Result
+s_send (s_conn_t *c)
+{
+    gw_request_t *req = &c->req;
+    struct MHD_Response *response;
+    if (req->raw) {
+        response = MHD_create_response_from_buffer (req->raw_len, req->raw,
+                                                    MHD_RESPMEM_MUST_FREE);
+        req->raw = NULL;
+        MHD_add_response_header (response, "Content-Type",
+                                 req->content_type ? req->content_type
+                                                   : "application/octet-stream");
+    } else if (req->json && req->status != 204) {
+        char *text = json_dumps (req->json, JSON_COMPACT);
+        size_t len = text ? strlen (text) : 0;
+        if (text) {
+            char *with_nl = realloc (text, len + 2);
+            if (with_nl) {
+                text = with_nl;
+                text[len] = '\n';
+                text[len + 1] = '\0';
+                len++;
+            }
+        }
+        response = MHD_create_response_from_buffer (len, text ? text : (char *) "",
+                                                    text ? MHD_RESPMEM_MUST_FREE
+                                                         : MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header (response, "Content-Type", "application/json");
+    } else
+        response = MHD_create_response_from_buffer (0, (void *) "", MHD_RESPMEM_PERSISTENT);
+    if (!response)
+        return MHD_NO;
+    if (req->status == 401)
+        MHD_add_response_header (response, "WWW-Authenticate", "Bearer");
+    MHD_add_response_header (response, "Cache-Control", "no-store");
+    enum MHD_Result rc = MHD_queue_response (c->connection, (unsigned) req->status, response);
+    MHD_destroy_response (response);
+    return rc;
+}
+
+/* Answers an error decided in this thread (bad header, too large...). */
+static enum MHD_Result
+s_send_error (s_conn_t *c, gw_error_t e, const char *message)
+{
+    c->req.status = gw_error_http_status (e);
+    json_decref (c->req.json);
+    c->req.json = json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e),
+                             "message", message);
+    return s_send (c);
+}
+
+/* First call for a connection: builds the request from the headers. */
+static s_conn_t *
+s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const char *method)
+{
+    s_conn_t *c = calloc (1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->http = http;
+    c->connection = mc;
+    c->started_ms = jp_time_now_ms ();
+    c->req.transport = c;
+    c->req.complete = s_complete;
+    snprintf (c->req.method, sizeof c->req.method, "%s", method);
+    c->req.path = strdup (url);
+    const char *wait = MHD_lookup_connection_value (mc, MHD_GET_ARGUMENT_KIND, "wait");
+    c->req.query_wait = wait ? strdup (wait) : NULL;
+    c->body_limit = strcmp (method, "PUT") == 0 ? MAX_FILE_BODY : MAX_JSON_BODY;
+
+    const char *authorization = MHD_lookup_connection_value (mc, MHD_HEADER_KIND,
+                                                             "Authorization");
+    bool public = strcmp (url, "/healthz") == 0;
+    if (!public && !gw_auth_check (http->auth, authorization, c->req.tenant,
+                                   sizeof c->req.tenant)) {
+        c->early = GW_E_UNAUTHORIZED;
+        snprintf (c->early_message, sizeof c->early_message,
+                  "missing or wrong token: send Authorization: Bearer TOKEN");
+        return c;
+    }
+    static const struct {
+        const char *header;
+        size_t offset;
+    } overrides[] = {
+        {"X-Codebox-Exec-Timeout", offsetof (gw_overrides_t, exec_timeout)},
+        {"X-Codebox-Session-Ttl", offsetof (gw_overrides_t, session_ttl)},
+        {"X-Codebox-Idle-Timeout", offsetof (gw_overrides_t, idle_timeout)},
+        {"X-Codebox-Max-Download-Size", offsetof (gw_overrides_t, max_download_size)},
+        {"X-Codebox-Sql-Max-Inline-Rows", offsetof (gw_overrides_t, sql_max_inline_rows)},
+    };
+    for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
+        long v = s_override (mc, overrides[i].header);
+        if (v < 0) {
+            c->early = GW_E_BAD_REQUEST;
+            snprintf (c->early_message, sizeof c->early_message,
+                      "%s must be a positive integer", overrides[i].header);
+            return c;
+        }
+        *(long *) ((char *) &c->req.overrides + overrides[i].offset) = v;
+    }
+    const char *length = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Content-Length");
+    if (length && strtoull (length, NULL, 10) > c->body_limit)
+        c->too_large = true;
+    return c;
+}
+
+/* Appends a body chunk, refusing more than the limit. */
+static void
+s_conn_append (s_conn_t *c, const char *data, size_t size)
+{
+    if (c->too_large || c->req.body_len + size > c->body_limit) {
+        c->too_large = true;
+        return;
+    }
+    if (c->req.body_len + size + 1 > c->body_cap) {
+        size_t cap = (c->req.body_len + size + 1) * 2;
+        if (cap > c->body_limit + 1)
+            cap = c->body_limit + 1;
+        char *grown = realloc (c->req.body, cap);
+        if (!grown) {
+            c->too_large = true;
+            return;
+        }
+        c->req.body = grown;
+        c->body_cap = cap;
+    }
+    memcpy (c->req.body + c->req.body_len, data, size);
+    c->req.body_len += size;
+    c->req.body[c->req.body_len] = '\0';
+}
+
+static enum MHD_Result
+s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+          const char *version, const char *upload_data, size_t *upload_data_size,
+          void **con_cls)
+{
+    (void) version;
+    gw_http_t *http = cls;
+    s_conn_t *c = *con_cls;
+    if (!c) {
+        c = s_conn_new (http, mc, url, method);
+        if (!c)
+            return MHD_NO;
+        *con_cls = c;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!c->early)
+            s_conn_append (c, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (c->early)
+        return s_send_error (c, c->early, c->early_message);
+    if (c->too_large) {
+        char message[128];
+        snprintf (message, sizeof message, "the body is larger than %zu MiB",
+                  c->body_limit >> 20);
+        return s_send_error (c, GW_E_TOO_LARGE, message);
+    }
+    if (atomic_load (&c->done))
+        return s_send (c);
+    if (c->posted)
+        return MHD_YES;     /* resumed spuriously; keep waiting */
+    if (!c->req.body) {
+        c->req.body = strdup ("");
+        if (!c->req.body)
+            return MHD_NO;
+    }
+    if (strcmp (url, "/healthz") == 0) {
+        c->req.route = "/healthz";
+        c->req.status = 200;
+        c->req.json = json_pack ("{s:s}", "status", "ok");
+        return s_send (c);
+    }
+    c->posted = true;
+    MHD_suspend_connection (mc);
+    http->post (&c->req, http->post_arg);
+    return MHD_YES;
+}
+
+/* Logs the request and frees it once libmicrohttpd is done with it. */
+static void
+s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
+             enum MHD_RequestTerminationCode toe)
+{
+    (void) cls;
+    (void) mc;
+    s_conn_t *c = *con_cls;
+    if (!c)
+        return;
+    /* a posted request not yet answered is still the loop's: libmicrohttpd
+       only ends a suspended connection after it was resumed */
+    if (c->http->metrics)
+        gw_metrics_http (c->http->metrics, c->req.method,
+                         c->req.route ? c->req.route : c->req.path ? c->req.path : "?",
+                         c->req.status);
+    fprintf (stderr, "codebox: http method=%s path=%s status=%d ms=%lld%s\n", c->req.method,
+             c->req.path ? c->req.path : "?", c->req.status,
+             (long long) (jp_time_now_ms () - c->started_ms),
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");
+    free (c->req.path);
+    free (c->req.query_wait);
+    free (c->req.body);
+    free (c->req.raw);
+    json_decref (c->req.json);
+    free (c);
+    *con_cls = NULL;
+}
+
+/* Sets TCP_NODELAY on every new connection: answers go out at once. */
+static void
+s_notify_connection (void *cls, struct MHD_Connection *mc, void **socket_context,
+                     enum MHD_ConnectionNotificationCode toe)
+{
+    (void) cls;
+    (void) socket_context;
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+        return;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int one = 1;
+    if (info)
+        setsockopt (info->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+gw_http_t *
+gw_http_new (const char *host, int port, const gw_auth_t *auth, gw_http_post_fn *post,
+             void *post_arg, char *err, size_t err_len)
+{
+    gw_http_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->post = post;
+    self->post_arg = post_arg;
+    self->auth = auth;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) port)};
+    if (inet_pton (AF_INET, host, &addr.sin_addr) != 1) {
+        snprintf (err, err_len, "--host %s is not an IPv4 address", host);
+        free (self);
+        return NULL;
+    }
+    self->daemon = MHD_start_daemon (
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        (uint16_t) port, NULL, NULL, s_access, self,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
+        MHD_OPTION_THREAD_POOL_SIZE, 2u,
+        MHD_OPTION_CONNECTION_LIMIT, 4000u,
+        MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+        MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
+        MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
+        MHD_OPTION_END);
+    if (!self->daemon) {
+        snprintf (err, err_len, "cannot listen on %s:%d: %s", host, port, strerror (errno));
+        free (self);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info (self->daemon,
+                                                            MHD_DAEMON_INFO_BIND_PORT);
+    self->port = info ? info->port : port;
+    return self;
+}
+
+void
+gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics)
+{
+    self->metrics = metrics;
+}
+
+int
+gw_http_port (const gw_http_t *self)
+{
+    return self->port;
+}
+
+void
+gw_http_destroy (gw_http_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    if ((*self_p)->daemon)
+        MHD_stop_daemon ((*self_p)->daemon);
+    free (*self_p);
+    *self_p = NULL;
+}

@@ -1,0 +1,36 @@
+/* gw_http: the HTTP server (libmicrohttpd, its own epoll threads). It turns
+ * each HTTP request into a gw_request_t, hands it to post (which passes it
+ * to the loop thread), keeps the connection suspended, and sends the answer
+ * when the loop completes the request.
+ *
+ * Threads: libmicrohttpd's threads call post; completion comes from the
+ * loop thread; new/destroy run on the main thread. */
+#ifndef GW_HTTP_H
+#define GW_HTTP_H
+
+#include <stddef.h>
+
+#include "gw_auth.h"
+#include "gw_metrics.h"
+#include "gw_request.h"
+
+typedef struct gw_http gw_http_t;
+
+/* Hands a request to the loop. Called from libmicrohttpd's threads. */
+typedef void (gw_http_post_fn) (gw_request_t *req, void *arg);
+
+/* Listens on host:port (port 0 picks a free one). NULL with err set. */
+gw_http_t *gw_http_new (const char *host, int port, const gw_auth_t *auth,
+                        gw_http_post_fn *post, void *post_arg, char *err, size_t err_len);
+
+/* Counts each answered request into metrics (set before serving). */
+void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);
+
+/* The port listened on. */
+int gw_http_port (const gw_http_t *self);
+
+/* Stops listening and ends every connection. Every posted request must
+ * have been completed first. */
+void gw_http_destroy (gw_http_t **self_p);
+
+#endif

@@ -1,0 +1,211 @@
+/* gw_job: execution records, their results and their long polls.
+ * Threads: the loop thread only. */
+#include "gw_job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jp_random.h"
+#include "jp_time.h"
+
+struct gw_jobs {
+    gw_job_t **items;
+    size_t n, cap;
+};
+
+gw_jobs_t *
+gw_jobs_new (void)
+{
+    return calloc (1, sizeof (gw_jobs_t));
+}
+
+/* Answers every waiter of job with the results (finished) or an error. */
+static void
+s_answer_waiters (gw_job_t *job, bool shutting_down)
+{
+    gw_request_t *w = job->waiters;
+    job->waiters = NULL;
+    while (w) {
+        gw_request_t *next = w->next;
+        if (shutting_down)
+            gw_request_reply_error (w, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
+        else
+            gw_request_reply_json (w, 200, gw_job_results_json (job));
+        w = next;
+    }
+}
+
+static void
+s_job_free (gw_job_t *job)
+{
+    s_answer_waiters (job, true);
+    gw_execution_destroy (&job->exec);
+    gw_snapshot_destroy (&job->before);
+    json_decref (job->new_artifacts);
+    free (job->code);
+    free (job);
+}
+
+void
+gw_jobs_destroy (gw_jobs_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_jobs_t *self = *self_p;
+    for (size_t i = 0; i < self->n; i++)
+        s_job_free (self->items[i]);
+    free (self->items);
+    free (self);
+    *self_p = NULL;
+}
+
+gw_job_t *
+gw_jobs_add (gw_jobs_t *self, gw_session_t *session, const char *session_id,
+             const char *tenant, const char *code, long timeout_ms)
+{
+    if (self->n == self->cap) {
+        size_t cap = self->cap ? self->cap * 2 : 64;
+        gw_job_t **grown = realloc (self->items, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        self->items = grown;
+        self->cap = cap;
+    }
+    gw_job_t *job = calloc (1, sizeof *job);
+    if (!job || !(job->code = strdup (code))) {
+        free (job);
+        return NULL;
+    }
+    jp_random_uuid (job->id);
+    snprintf (job->session_id, sizeof job->session_id, "%s", session_id);
+    snprintf (job->tenant, sizeof job->tenant, "%s", tenant);
+    job->session = session;
+    job->status = GW_EXEC_QUEUED;
+    job->timeout_ms = timeout_ms;
+    job->created_ms = jp_time_now_ms ();
+    self->items[self->n++] = job;
+    return job;
+}
+
+gw_job_t *
+gw_jobs_find (gw_jobs_t *self, const char *id, const char *tenant)
+{
+    for (size_t i = 0; i < self->n; i++)
+        if (strcmp (self->items[i]->id, id) == 0 && strcmp (self->items[i]->tenant, tenant) == 0)
+            return self->items[i];
+    return NULL;
+}
+
+bool
+gw_job_finished (const gw_job_t *job)
+{
+    return job->status >= GW_EXEC_COMPLETED;
+}
+
+void
+gw_jobs_expire (gw_jobs_t *self, int64_t now)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < self->n; i++) {
+        gw_job_t *job = self->items[i];
+        /* the store is in creation order, so the oldest go first */
+        bool drop = gw_job_finished (job)
+            && (now - job->finished_ms > GW_JOB_KEEP_MS || self->n - (i - kept) > GW_JOBS_MAX);
+        if (drop && !job->waiters)
+            s_job_free (job);
+        else
+            self->items[kept++] = job;
+    }
+    self->n = kept;
+}
+
+void
+gw_jobs_detach_session (gw_jobs_t *self, const gw_session_t *session)
+{
+    for (size_t i = 0; i < self->n; i++)
+        if (self->items[i]->session == session)
+            self->items[i]->session = NULL;
+}
+
+int64_t
+gw_jobs_expire_waits (gw_jobs_t *self, int64_t now)
+{
+    int64_t next = -1;
+    for (size_t i = 0; i < self->n; i++) {
+        gw_job_t *job = self->items[i];
+        gw_request_t **link = &job->waiters;
+        while (*link) {
+            gw_request_t *w = *link;
+            if (w->wait_until <= now) {
+                *link = w->next;
+                json_t *body = json_pack ("{s:{s:s, s:s}, s:s, s:s}", "error", "code",
+                                          gw_error_code (GW_E_NOT_FINISHED), "message",
+                                          "the execution has not finished yet; ask again",
+                                          "request_id", job->id, "status",
+                                          gw_exec_status_name (job->status));
+                gw_request_reply_json (w, 409, body);
+                continue;
+            }
+            if (next < 0 || w->wait_until < next)
+                next = w->wait_until;
+            link = &w->next;
+        }
+    }
+    return next;
+}
+
+void
+gw_jobs_fail_all_waiters (gw_jobs_t *self)
+{
+    for (size_t i = 0; i < self->n; i++)
+        s_answer_waiters (self->items[i], true);
+}
+
+void
+gw_job_finish (gw_job_t *job, gw_exec_status_t status)
+{
+    if (gw_job_finished (job))
+        return;
+    job->status = status;
+    job->finished_ms = jp_time_now_ms ();
+    s_answer_waiters (job, false);
+}
+
+json_t *
+gw_job_status_json (const gw_job_t *job)
+{
+    return json_pack ("{s:s, s:s}", "request_id", job->id, "status",
+                      gw_exec_status_name (job->status));
+}
+
+/* The base64 PNGs among the outputs, in order (new array). */
+static json_t *
+s_files (json_t *outputs)
+{
+    json_t *files = json_array ();
+    size_t i;
+    json_t *item;
+    json_array_foreach (outputs, i, item) {
+        json_t *png = json_object_get (json_object_get (item, "data"), "image/png");
+        if (json_is_string (png))
+            json_array_append (files, png);
+    }
+    return files;
+}
+
+json_t *
+gw_job_results_json (gw_job_t *job)
+{
+    json_t *outputs = job->exec ? json_incref (gw_execution_outputs (job->exec)) : json_array ();
+    json_t *artifacts = job->new_artifacts ? json_incref (job->new_artifacts) : json_array ();
+    json_t *result = json_pack (
+        "{s:s, s:s, s:i, s:o, s:o, s:o, s:I, s:s, s:b}", "request_id", job->id, "status",
+        gw_exec_status_name (job->status), "execution_count",
+        job->exec ? gw_execution_count (job->exec) : 0, "files", s_files (outputs), "output",
+        outputs, "new_artifacts", artifacts, "duration_ms",
+        (json_int_t) (job->exec ? gw_execution_duration_ms (job->exec) : 0), "session_id",
+        job->session_id, "kernel_restarted", job->kernel_restarted);
+    if (result && job->exec && gw_execution_truncated (job->exec))
+        json_object_set_new (result, "truncated", json_true ());
+    return result;
+}

@@ -1,0 +1,353 @@
+/* gw_loop: the loop thread: polling, dispatch, timers, the session table.
+ * Threads: gw_loop_post and gw_loop_stop from any thread; the rest in the
+ * loop thread. */
+#include "gw_loop.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "gw_fs.h"
+#include "gw_mailbox.h"
+#include "jp_time.h"
+
+#define MAX_SESSIONS_HARD 4096
+
+struct gw_loop {
+    const gw_config_t *config;
+    gw_loop_handler_fn *handler;
+    void *zmq;
+    gw_mailbox_t *mailbox;
+    int signal_fd;
+    volatile int stopping;
+    char state_dir[PATH_MAX];
+    char runtime_dir[64];
+    gw_jobs_t *jobs;
+    gw_metrics_t *metrics;
+    gw_session_t **sessions;
+    size_t n_sessions, cap_sessions;
+    int64_t next_reap;
+};
+
+gw_loop_t *
+gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
+             size_t err_len)
+{
+    gw_loop_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_len, "out of memory");
+        return NULL;
+    }
+    self->config = config;
+    self->handler = handler;
+    self->signal_fd = -1;
+    const char *state = gw_config_str (config, GW_SET_STATE_DIR);
+    int rc = gw_fs_mkdirs (state, 0755);
+    if (rc || !realpath (state, self->state_dir)) {
+        snprintf (err, err_len, "cannot use the state folder %s: %s", state,
+                  strerror (rc ? -rc : errno));
+        gw_loop_destroy (&self);
+        return NULL;
+    }
+    snprintf (self->runtime_dir, sizeof self->runtime_dir, "/tmp/codebox-XXXXXX");
+    if (!mkdtemp (self->runtime_dir)) {
+        snprintf (err, err_len, "cannot make a runtime folder in /tmp: %s", strerror (errno));
+        self->runtime_dir[0] = '\0';
+        gw_loop_destroy (&self);
+        return NULL;
+    }
+    sigset_t mask;
+    sigemptyset (&mask);
+    sigaddset (&mask, SIGTERM);
+    sigaddset (&mask, SIGINT);
+    self->signal_fd = signalfd (-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    self->zmq = zmq_ctx_new ();
+    self->mailbox = gw_mailbox_new ();
+    self->jobs = gw_jobs_new ();
+    self->metrics = gw_metrics_new ();
+    if (self->signal_fd < 0 || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
+        snprintf (err, err_len, "cannot set up the loop: %s", strerror (errno));
+        gw_loop_destroy (&self);
+        return NULL;
+    }
+    self->next_reap = jp_time_now_ms ()
+                      + gw_config_int (config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    return self;
+}
+
+/* Answers every request still in the mailbox with 503. */
+static void
+s_drain_mailbox_refusing (gw_loop_t *self)
+{
+    gw_request_t *req = gw_mailbox_take_all (self->mailbox);
+    while (req) {
+        gw_request_t *next = req->next;
+        gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
+        req = next;
+    }
+}
+
+void
+gw_loop_destroy (gw_loop_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_loop_t *self = *self_p;
+    for (size_t i = 0; i < self->n_sessions; i++)
+        gw_session_destroy (&self->sessions[i], false);
+    free (self->sessions);
+    if (self->mailbox)
+        s_drain_mailbox_refusing (self);
+    gw_jobs_destroy (&self->jobs);
+    gw_metrics_destroy (&self->metrics);
+    gw_mailbox_destroy (&self->mailbox);
+    if (self->zmq)
+        zmq_ctx_term (self->zmq);
+    if (self->signal_fd >= 0)
+        close (self->signal_fd);
+    if (self->runtime_dir[0])
+        gw_fs_remove_tree (self->runtime_dir);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+gw_loop_stop (gw_loop_t *self)
+{
+    self->stopping = 1;
+    gw_mailbox_wake (self->mailbox);
+}
+
+void
+gw_loop_post (gw_request_t *req, void *loop)
+{
+    gw_loop_t *self = loop;
+    gw_mailbox_post (self->mailbox, req);
+}
+
+/* Ends sessions past their time to live or idle too long. */
+static void
+s_reap (gw_loop_t *self, int64_t now)
+{
+    for (size_t i = 0; i < self->n_sessions;) {
+        gw_session_t *s = self->sessions[i];
+        bool busy = s->running || s->queue_head;
+        const char *why = NULL;
+        if (now - s->created_ms >= s->limits.ttl_s * 1000)
+            why = "ttl";
+        else if (!busy && now - s->last_used_ms >= s->limits.idle_s * 1000)
+            why = "idle";
+        if (why) {
+            fprintf (stderr, "codebox: session event=reaped session=%s why=%s\n", s->id, why);
+            gw_loop_remove_session (self, s);
+        } else
+            i++;
+    }
+}
+
+/* The earliest time anything needs the loop, or -1. */
+static int64_t
+s_next_deadline (gw_loop_t *self, int64_t now)
+{
+    int64_t next = self->next_reap;
+    for (size_t i = 0; i < self->n_sessions; i++) {
+        int64_t d = gw_session_deadline (self->sessions[i]);
+        if (d >= 0 && d < next)
+            next = d;
+    }
+    int64_t w = gw_jobs_expire_waits (self->jobs, now);
+    if (w >= 0 && w < next)
+        next = w;
+    return next;
+}
+
+/* One turn: poll, kernel messages, requests, timers. */
+static void
+s_turn (gw_loop_t *self)
+{
+    size_t n_sessions = self->n_sessions;
+    size_t max_items = 2 + n_sessions * KS_KERNEL_POLL_ITEMS;
+    zmq_pollitem_t *items = calloc (max_items, sizeof *items);
+    int *first = calloc (n_sessions + 1, sizeof *first);
+    gw_session_t **polled = calloc (n_sessions + 1, sizeof *polled);
+    if (!items || !first || !polled) {
+        free (items);
+        free (first);
+        free (polled);
+        usleep (10000);     /* out of memory: try again shortly */
+        return;
+    }
+    items[0] = (zmq_pollitem_t) {.fd = gw_mailbox_fd (self->mailbox), .events = ZMQ_POLLIN};
+    items[1] = (zmq_pollitem_t) {.fd = self->signal_fd, .events = ZMQ_POLLIN};
+    int n = 2;
+    for (size_t i = 0; i < n_sessions; i++) {
+        polled[i] = self->sessions[i];
+        first[i] = n;
+        n += gw_session_poll_items (self->sessions[i], items + n, (int) max_items - n);
+    }
+    first[n_sessions] = n;
+    int64_t now = jp_time_now_ms ();
+    int64_t deadline = s_next_deadline (self, now);
+    long timeout = deadline < 0 ? -1 : deadline > now ? (long) (deadline - now) : 0;
+    int rc = zmq_poll (items, n, timeout);
+    if (rc < 0 && errno != EINTR)
+        fprintf (stderr, "codebox: zmq_poll: %s\n", zmq_strerror (errno));
+    /* kernels first: requests below may end sessions polled here */
+    for (size_t i = 0; rc > 0 && i < n_sessions; i++)
+        gw_session_dispatch (polled[i], items + first[i], first[i + 1] - first[i]);
+    if (rc > 0 && (items[1].revents & ZMQ_POLLIN)) {
+        struct signalfd_siginfo info;
+        if (read (self->signal_fd, &info, sizeof info) == (ssize_t) sizeof info) {
+            fprintf (stderr, "codebox: signal %u: shutting down\n", info.ssi_signo);
+            self->stopping = 1;
+        }
+    }
+    if (rc > 0 && (items[0].revents & ZMQ_POLLIN)) {
+        gw_request_t *req = gw_mailbox_take_all (self->mailbox);
+        while (req) {
+            gw_request_t *next = req->next;
+            req->next = NULL;
+            if (self->stopping)
+                gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
+            else
+                self->handler (self, req);
+            req = next;
+        }
+    }
+    free (items);
+    free (first);
+    free (polled);
+    now = jp_time_now_ms ();
+    for (size_t i = 0; i < self->n_sessions; i++)
+        gw_session_tick (self->sessions[i], now);
+    for (size_t i = 0; i < self->n_sessions;) {
+        if (self->sessions[i]->doomed)
+            gw_loop_remove_session (self, self->sessions[i]);
+        else
+            i++;
+    }
+    if (now >= self->next_reap) {
+        s_reap (self, now);
+        gw_jobs_expire (self->jobs, now);
+        self->next_reap = now + gw_config_int (self->config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    }
+    gw_metrics_sessions_live (self->metrics, (long) self->n_sessions);
+}
+
+int
+gw_loop_run (gw_loop_t *self)
+{
+    while (!self->stopping)
+        s_turn (self);
+    /* answer everything that waits before the HTTP server goes away */
+    s_drain_mailbox_refusing (self);
+    for (size_t i = 0; i < self->n_sessions; i++)
+        gw_session_destroy (&self->sessions[i], false);
+    self->n_sessions = 0;
+    gw_jobs_fail_all_waiters (self->jobs);
+    return 0;
+}
+
+const gw_config_t *
+gw_loop_config (gw_loop_t *self)
+{
+    return self->config;
+}
+
+void *
+gw_loop_zmq (gw_loop_t *self)
+{
+    return self->zmq;
+}
+
+const char *
+gw_loop_runtime_dir (gw_loop_t *self)
+{
+    return self->runtime_dir;
+}
+
+const char *
+gw_loop_state_dir (gw_loop_t *self)
+{
+    return self->state_dir;
+}
+
+gw_jobs_t *
+gw_loop_jobs (gw_loop_t *self)
+{
+    return self->jobs;
+}
+
+gw_metrics_t *
+gw_loop_metrics (gw_loop_t *self)
+{
+    return self->metrics;
+}
+
+gw_session_t *
+gw_loop_find_session (gw_loop_t *self, const char *id, const char *tenant)
+{
+    for (size_t i = 0; i < self->n_sessions; i++)
+        if (strcmp (self->sessions[i]->id, id) == 0
+            && strcmp (self->sessions[i]->tenant, tenant) == 0)
+            return self->sessions[i];
+    return NULL;
+}
+
+bool
+gw_loop_session_id_taken (gw_loop_t *self, const char *id)
+{
+    for (size_t i = 0; i < self->n_sessions; i++)
+        if (strcmp (self->sessions[i]->id, id) == 0)
+            return true;
+    return false;
+}
+
+int
+gw_loop_add_session (gw_loop_t *self, gw_session_t *session)
+{
+    if (self->n_sessions == self->cap_sessions) {
+        size_t cap = self->cap_sessions ? self->cap_sessions * 2 : 16;
+        if (cap > MAX_SESSIONS_HARD)
+            return -ENOSPC;
+        gw_session_t **grown = realloc (self->sessions, cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        self->sessions = grown;
+        self->cap_sessions = cap;
+    }
+    self->sessions[self->n_sessions++] = session;
+    return 0;
+}
+
+size_t
+gw_loop_session_count (gw_loop_t *self)
+{
+    return self->n_sessions;
+}
+
+gw_session_t *
+gw_loop_session_at (gw_loop_t *self, size_t i)
+{
+    return i < self->n_sessions ? self->sessions[i] : NULL;
+}
+
+void
+gw_loop_remove_session (gw_loop_t *self, gw_session_t *session)
+{
+    for (size_t i = 0; i < self->n_sessions; i++)
+        if (self->sessions[i] == session) {
+            memmove (&self->sessions[i], &self->sessions[i + 1],
+                     (self->n_sessions - i - 1) * sizeof *self->sessions);
+            self->n_sessions--;
+            break;
+        }
+    gw_session_destroy (&session, true);
+}

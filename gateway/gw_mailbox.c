@@ -1,0 +1,83 @@
+/* gw_mailbox: a FIFO of requests and an eventfd. Posted from any thread,
+ * drained by the loop thread. */
+#include "gw_mailbox.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+struct gw_mailbox {
+    pthread_mutex_t lock;
+    gw_request_t *head, *tail;
+    int fd;
+};
+
+gw_mailbox_t *
+gw_mailbox_new (void)
+{
+    gw_mailbox_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->fd < 0) {
+        free (self);
+        return NULL;
+    }
+    pthread_mutex_init (&self->lock, NULL);
+    return self;
+}
+
+void
+gw_mailbox_destroy (gw_mailbox_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    close ((*self_p)->fd);
+    pthread_mutex_destroy (&(*self_p)->lock);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+int
+gw_mailbox_fd (const gw_mailbox_t *self)
+{
+    return self->fd;
+}
+
+void
+gw_mailbox_wake (gw_mailbox_t *self)
+{
+    uint64_t one = 1;
+    ssize_t ignored = write (self->fd, &one, sizeof one);
+    (void) ignored;
+}
+
+void
+gw_mailbox_post (gw_mailbox_t *self, gw_request_t *req)
+{
+    req->next = NULL;
+    pthread_mutex_lock (&self->lock);
+    if (self->tail)
+        self->tail->next = req;
+    else
+        self->head = req;
+    self->tail = req;
+    pthread_mutex_unlock (&self->lock);
+    gw_mailbox_wake (self);
+}
+
+gw_request_t *
+gw_mailbox_take_all (gw_mailbox_t *self)
+{
+    uint64_t count;
+    ssize_t ignored = read (self->fd, &count, sizeof count);
+    (void) ignored;
+    pthread_mutex_lock (&self->lock);
+    gw_request_t *list = self->head;
+    self->head = self->tail = NULL;
+    pthread_mutex_unlock (&self->lock);
+    return list;
+}

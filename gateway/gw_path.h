@@ -1,0 +1,32 @@
+/* gw_path: confinement of client-given names and paths to a session
+ * folder. Session ids are 1-64 of [A-Za-z0-9_.-], not starting with '.'.
+ * Paths are relative, without "..", NUL or control characters, and are
+ * opened with openat2(RESOLVE_BENEATH) so no symlink can lead outside.
+ * Every file route and file tool goes through here. Pure code and file
+ * system calls; any thread. */
+#ifndef GW_PATH_H
+#define GW_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define GW_PATH_MAX 1024
+
+/* True when id is a valid session id. */
+bool gw_path_valid_session_id (const char *id);
+
+/* Checks a client path relative to a session folder: not empty, not
+ * absolute, at most GW_PATH_MAX bytes, no "." or ".." component, no empty
+ * component (a trailing '/' is allowed), no control characters, no
+ * backslash. Returns 0, or -EINVAL with a sentence in err. */
+int gw_path_check_relative (const char *path, char *err, size_t err_len);
+
+/* Opens path (checked as above) beneath the folder dirfd, never outside it:
+ * symlinks may not lead out, magic links are refused. flags and mode are
+ * those of openat; with O_CREAT the missing parent folders are made (0755)
+ * beneath dirfd first. Returns a file descriptor or a negative errno
+ * (-EXDEV or -ELOOP for an escape, -ENOENT, -EINVAL for a bad path...). */
+int gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode);
+
+#endif

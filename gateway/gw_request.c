@@ -1,0 +1,40 @@
+/* gw_request: setting a request's answer and completing it. Loop thread. */
+#include "gw_request.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void
+gw_request_reply_json (gw_request_t *req, int status, json_t *body)
+{
+    req->status = status;
+    json_decref (req->json);
+    req->json = body;
+    req->complete (req);
+}
+
+void
+gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (message, sizeof message, fmt, ap);
+    va_end (ap);
+    gw_request_reply_json (req, gw_error_http_status (e),
+                           json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e),
+                                      "message", message));
+}
+
+void
+gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,
+                      const char *content_type)
+{
+    req->status = status;
+    free (req->raw);
+    req->raw = body;
+    req->raw_len = len;
+    req->content_type = content_type;
+    req->complete (req);
+}

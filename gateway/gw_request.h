@@ -1,0 +1,67 @@
+/* gw_request: one client request on its way to the loop thread and its
+ * answer on the way back, whatever carried it. A transport (the HTTP
+ * server) fills the request part, posts it to the loop, and gets its
+ * complete callback, from the loop thread, once the answer is set. A
+ * handler may keep a request waiting (a long poll, a kernel start) and
+ * complete it later; it must complete every request exactly once.
+ *
+ * Threads: built by a transport thread, then owned by the loop thread from
+ * gw_loop_post until complete is called, then by the transport again. */
+#ifndef GW_REQUEST_H
+#define GW_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gw_error.h"
+
+typedef struct gw_request gw_request_t;
+typedef void (gw_request_complete_fn) (gw_request_t *req);
+
+/* Per-request limits from X-Codebox-* headers; 0 when not given. */
+typedef struct {
+    long exec_timeout;
+    long session_ttl;
+    long idle_timeout;
+    long max_download_size;
+    long sql_max_inline_rows;
+} gw_overrides_t;
+
+struct gw_request {
+    /* request, set by the transport */
+    char method[8];
+    char *path;                 /* URL path, percent-decoded by the server */
+    char *query_wait;           /* ?wait= as given, or NULL */
+    char *body;                 /* NUL-terminated; body_len bytes */
+    size_t body_len;
+    char tenant[65];
+    gw_overrides_t overrides;
+    /* answer, set by the loop */
+    int status;
+    json_t *json;               /* the JSON body, or NULL */
+    char *raw;                  /* or a raw body (malloc'd) */
+    size_t raw_len;
+    const char *content_type;   /* of raw; static string */
+    /* plumbing */
+    gw_request_complete_fn *complete;
+    void *transport;            /* the transport's own state */
+    gw_request_t *next;         /* mailbox and waiting lists */
+    int64_t wait_until;         /* long poll deadline (ms), 0 = none */
+    const char *route;          /* the route's pattern, for metrics */
+};
+
+/* Answers with a JSON body (stolen) and status, and completes. */
+void gw_request_reply_json (gw_request_t *req, int status, json_t *body);
+
+/* Answers {"error":{"code","message"}} with the error's status, and
+ * completes. message is printf-style. */
+void gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* Answers with a raw body (stolen, malloc'd) of a content type. */
+void gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,
+                           const char *content_type);
+
+#endif

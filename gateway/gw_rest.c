@@ -1,0 +1,437 @@
+/* gw_rest: the REST API's router and its session, execution, kernelspec
+ * and metrics handlers (files are in gw_rest_files.c). Every route of the
+ * contract; errors as {"error":{"code","message"}}.
+ *
+ * Threads: the loop thread only. */
+#include "gw_rest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw_loop.h"
+#include "gw_path.h"
+#include "jp_random.h"
+#include "jp_time.h"
+#include "ks_search.h"
+
+#define MAX_WAIT_SECONDS 300
+
+/* Parses the body as a JSON object (an empty body is {}). Answers 400 and
+ * returns NULL when it is not one. */
+static json_t *
+s_body_object (gw_request_t *req)
+{
+    if (req->body_len == 0)
+        return json_object ();
+    json_error_t jerr;
+    json_t *body = json_loadb (req->body, req->body_len, 0, &jerr);
+    if (!body) {
+        gw_request_reply_error (req, GW_E_INVALID_JSON,
+                                "the body is not valid JSON (line %d, column %d: %s)",
+                                jerr.line, jerr.column, jerr.text);
+        return NULL;
+    }
+    if (!json_is_object (body)) {
+        json_decref (body);
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "the body must be a JSON object");
+        return NULL;
+    }
+    return body;
+}
+
+/* Reads an optional string member; answers 400 and returns false when it
+ * is present but not a string. */
+static bool
+s_opt_string (gw_request_t *req, json_t *body, const char *key, const char **out)
+{
+    json_t *v = json_object_get (body, key);
+    *out = NULL;
+    if (!v || json_is_null (v))
+        return true;
+    if (!json_is_string (v)) {
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "\"%s\" must be a string", key);
+        return false;
+    }
+    *out = json_string_value (v);
+    return true;
+}
+
+/* min(client, server) when the client gave a value, else server. */
+static long
+s_clamp (long client, long server)
+{
+    return client > 0 && client < server ? client : server;
+}
+
+long
+gw_rest_effective (long client, long server)
+{
+    return s_clamp (client, server);
+}
+
+gw_limits_t
+gw_rest_limits (gw_loop_t *loop, const gw_request_t *req)
+{
+    const gw_config_t *c = gw_loop_config (loop);
+    return (gw_limits_t) {
+        .ttl_s = s_clamp (req->overrides.session_ttl, gw_config_int (c, GW_SET_SESSION_TTL)),
+        .idle_s = s_clamp (req->overrides.idle_timeout, gw_config_int (c, GW_SET_IDLE_TIMEOUT)),
+        .exec_timeout_s = s_clamp (req->overrides.exec_timeout,
+                                   gw_config_int (c, GW_SET_EXEC_TIMEOUT)),
+        .max_output_bytes = gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES),
+    };
+}
+
+ks_spec_t *
+gw_rest_find_spec (gw_loop_t *loop, const char *kernel, const char *language, char *err,
+                   size_t err_len)
+{
+    const gw_config_t *c = gw_loop_config (loop);
+    const char *path = gw_config_str (c, GW_SET_KERNEL_PATH);
+    const char *def = gw_config_str (c, GW_SET_DEFAULT_KERNEL);
+    if (kernel || !language)
+        return ks_search_find (path, kernel ? kernel : def, err, err_len);
+    /* by language: the default kernel if it speaks it, else the first */
+    ks_spec_t *spec = ks_search_find (path, def, err, err_len);
+    if (spec && strcasecmp (spec->language, language) == 0)
+        return spec;
+    ks_spec_destroy (&spec);
+    ks_spec_t **specs;
+    size_t n;
+    if (ks_search_all (path, &specs, &n, NULL, NULL)) {
+        snprintf (err, err_len, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n && !spec; i++)
+        if (strcasecmp (specs[i]->language, language) == 0) {
+            spec = specs[i];
+            specs[i] = NULL;
+        }
+    ks_search_free (specs, n);
+    if (!spec)
+        snprintf (err, err_len, "no kernelspec speaks '%s'; see GET /kernelspecs", language);
+    return spec;
+}
+
+/* Answers a POST /sessions once the kernel is ready or has failed. */
+static void
+s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
+{
+    if (ok) {
+        gw_request_reply_json (req, 201, gw_session_json (session, false));
+        return;
+    }
+    gw_request_reply_error (req, GW_E_KERNEL_START_FAILED, "the kernel failed to start: %s",
+                            session->error);
+    if (!session->destroying)
+        session->doomed = true;     /* removed by the loop after this turn */
+}
+
+gw_session_t *
+gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
+                        const char *kernel, const char *language, gw_error_t *e,
+                        char *err, size_t err_len)
+{
+    char generated[JP_UUID_LEN + 1];
+    if (!id) {
+        jp_random_uuid (generated);
+        id = generated;
+    }
+    *e = GW_E_OK;
+    if (!gw_path_valid_session_id (id)) {
+        *e = GW_E_INVALID_SESSION_ID;
+        snprintf (err, err_len, "session ids are 1-64 characters of A-Z a-z 0-9 _ . - "
+                  "and do not start with '.'");
+        return NULL;
+    }
+    if (gw_loop_session_id_taken (loop, id)) {
+        *e = GW_E_CONFLICT;
+        snprintf (err, err_len, "a session with this id already exists; use it, or DELETE "
+                  "it first");
+        return NULL;
+    }
+    long max = gw_config_int (gw_loop_config (loop), GW_SET_MAX_SESSIONS);
+    if ((long) gw_loop_session_count (loop) >= max) {
+        *e = GW_E_TOO_MANY_SESSIONS;
+        snprintf (err, err_len, "%ld sessions are live, the most this server allows; "
+                  "DELETE one you no longer need", max);
+        return NULL;
+    }
+    ks_spec_t *spec = gw_rest_find_spec (loop, kernel, language, err, err_len);
+    if (!spec) {
+        *e = GW_E_KERNEL_NOT_FOUND;
+        return NULL;
+    }
+    gw_limits_t limits = gw_rest_limits (loop, req);
+    gw_session_t *session = gw_session_new (loop, id, req->tenant, &spec, &limits, err,
+                                            err_len);
+    ks_spec_destroy (&spec);
+    if (!session) {
+        *e = GW_E_KERNEL_START_FAILED;
+        return NULL;
+    }
+    session->on_started = s_on_started;
+    if (gw_loop_add_session (loop, session)) {
+        gw_session_destroy (&session, true);
+        *e = GW_E_TOO_MANY_SESSIONS;
+        snprintf (err, err_len, "no room for another session");
+        return NULL;
+    }
+    fprintf (stderr, "codebox: session event=created session=%s tenant=%s kernel=%s\n",
+             session->id, session->tenant, session->spec->name);
+    return session;
+}
+
+static void
+s_post_sessions (gw_loop_t *loop, gw_request_t *req)
+{
+    json_t *body = s_body_object (req);
+    if (!body)
+        return;
+    const char *kernel, *language, *id;
+    if (!s_opt_string (req, body, "kernel", &kernel)
+        || !s_opt_string (req, body, "language", &language)
+        || !s_opt_string (req, body, "session_id", &id)) {
+        json_decref (body);
+        return;
+    }
+    json_t *deps = json_object_get (body, "dependencies");
+    if (deps && !json_is_null (deps) && !(json_is_array (deps) && json_array_size (deps) == 0)) {
+        json_decref (body);
+        gw_request_reply_error (req, GW_E_NOT_IMPLEMENTED,
+                                "\"dependencies\" are not supported by this server yet");
+        return;
+    }
+    gw_error_t e;
+    char err[1200];
+    gw_session_t *session = gw_rest_create_session (loop, req, id, kernel, language, &e, err,
+                                                    sizeof err);
+    json_decref (body);
+    if (!session) {
+        gw_request_reply_error (req, e, "%s", err);
+        return;
+    }
+    gw_session_wait_started (session, req);
+}
+
+static void
+s_get_sessions (gw_loop_t *loop, gw_request_t *req)
+{
+    json_t *list = json_array ();
+    for (size_t i = 0; i < gw_loop_session_count (loop); i++) {
+        gw_session_t *s = gw_loop_session_at (loop, i);
+        if (strcmp (s->tenant, req->tenant) == 0)
+            json_array_append_new (list, gw_session_json (s, false));
+    }
+    gw_request_reply_json (req, 200, json_pack ("{s:o}", "sessions", list));
+}
+
+gw_session_t *
+gw_rest_session_or_reply (gw_loop_t *loop, gw_request_t *req, const char *id)
+{
+    if (!gw_path_valid_session_id (id)) {
+        gw_request_reply_error (req, GW_E_INVALID_SESSION_ID,
+                                "session ids are 1-64 characters of A-Z a-z 0-9 _ . - and do "
+                                "not start with '.'");
+        return NULL;
+    }
+    gw_session_t *session = gw_loop_find_session (loop, id, req->tenant);
+    if (!session)
+        gw_request_reply_error (req, GW_E_SESSION_NOT_FOUND,
+                                "no session '%s'; create it with POST /sessions", id);
+    return session;
+}
+
+static void
+s_post_execute (gw_loop_t *loop, gw_request_t *req)
+{
+    json_t *body = s_body_object (req);
+    if (!body)
+        return;
+    const char *id, *code;
+    if (!s_opt_string (req, body, "session_id", &id) || !s_opt_string (req, body, "code", &code)) {
+        json_decref (body);
+        return;
+    }
+    json_t *timeout = json_object_get (body, "timeout");
+    if (!id || !code || (timeout && !json_is_null (timeout)
+                         && (!json_is_integer (timeout) || json_integer_value (timeout) <= 0))) {
+        json_decref (body);
+        gw_request_reply_error (req, GW_E_BAD_REQUEST,
+                                "send {\"session_id\": ID, \"code\": TEXT, \"timeout\"?: "
+                                "positive integer seconds}");
+        return;
+    }
+    gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
+    if (!session) {
+        json_decref (body);
+        return;
+    }
+    long seconds = s_clamp (req->overrides.exec_timeout, session->limits.exec_timeout_s);
+    seconds = s_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0,
+                       seconds);
+    gw_job_t *job = gw_jobs_add (gw_loop_jobs (loop), session, session->id, req->tenant, code,
+                                 seconds * 1000);
+    json_decref (body);
+    if (!job) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    gw_session_enqueue (session, job);
+    gw_request_reply_json (req, 202, gw_job_status_json (job));
+}
+
+/* GET /execute/{rid}/results: the results, a long poll, or 409. */
+static void
+s_get_results (gw_loop_t *loop, gw_request_t *req, gw_job_t *job)
+{
+    (void) loop;
+    if (gw_job_finished (job)) {
+        gw_request_reply_json (req, 200, gw_job_results_json (job));
+        return;
+    }
+    if (req->query_wait) {
+        char *end;
+        double seconds = strtod (req->query_wait, &end);
+        if (end == req->query_wait || *end || !(seconds > 0)) {
+            gw_request_reply_error (req, GW_E_BAD_REQUEST, "wait must be a positive number "
+                                    "of seconds (at most %d)", MAX_WAIT_SECONDS);
+            return;
+        }
+        if (seconds > MAX_WAIT_SECONDS)
+            seconds = MAX_WAIT_SECONDS;
+        req->wait_until = jp_time_now_ms () + (int64_t) (seconds * 1000);
+        req->next = job->waiters;
+        job->waiters = req;
+        return;
+    }
+    gw_request_reply_json (req, 409,
+                           json_pack ("{s:{s:s, s:s}, s:s, s:s}", "error", "code",
+                                      gw_error_code (GW_E_NOT_FINISHED), "message",
+                                      "the execution has not finished; poll its status or "
+                                      "add ?wait=SECONDS",
+                                      "request_id", job->id, "status",
+                                      gw_exec_status_name (job->status)));
+}
+
+static void
+s_execute_routes (gw_loop_t *loop, gw_request_t *req, const char *rid, const char *action)
+{
+    gw_job_t *job = gw_jobs_find (gw_loop_jobs (loop), rid, req->tenant);
+    if (!job) {
+        gw_request_reply_error (req, GW_E_REQUEST_NOT_FOUND,
+                                "no execution '%s' (results are kept for an hour)", rid);
+        return;
+    }
+    bool get = strcmp (req->method, "GET") == 0;
+    if (get && strcmp (action, "status") == 0) {
+        req->route = "/execute/{id}/status";
+        gw_request_reply_json (req, 200, gw_job_status_json (job));
+    } else if (get && strcmp (action, "results") == 0) {
+        req->route = "/execute/{id}/results";
+        s_get_results (loop, req, job);
+    } else if (strcmp (req->method, "POST") == 0 && strcmp (action, "cancel") == 0) {
+        req->route = "/execute/{id}/cancel";
+        if (job->session)
+            gw_session_cancel (job->session, job);
+        gw_request_reply_json (req, 200, gw_job_status_json (job));
+    } else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no such route");
+}
+
+static void
+s_get_kernelspecs (gw_loop_t *loop, gw_request_t *req)
+{
+    const gw_config_t *c = gw_loop_config (loop);
+    ks_spec_t **specs;
+    size_t n;
+    if (ks_search_all (gw_config_str (c, GW_SET_KERNEL_PATH), &specs, &n, NULL, NULL)) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    json_t *all = json_object ();
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new (all, specs[i]->name,
+                             json_pack ("{s:s, s:O, s:{}}", "name", specs[i]->name, "spec",
+                                        specs[i]->json, "resources"));
+    ks_search_free (specs, n);
+    gw_request_reply_json (req, 200, json_pack ("{s:s, s:o}", "default",
+                                                gw_config_str (c, GW_SET_DEFAULT_KERNEL),
+                                                "kernelspecs", all));
+}
+
+/* Splits a path into at most max '/'-separated parts (in place in copy).
+ * The last part keeps any further slashes. Returns the count. */
+static int
+s_split (char *copy, char **parts, int max)
+{
+    int n = 0;
+    char *p = copy;
+    while (*p == '/')
+        p++;
+    while (*p && n < max) {
+        parts[n++] = p;
+        if (n == max)
+            break;
+        char *slash = strchr (p, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+        p = slash + 1;
+    }
+    return n;
+}
+
+void
+gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
+{
+    char *copy = strdup (req->path ? req->path : "/");
+    char *parts[4] = {0};
+    int n = copy ? s_split (copy, parts, 4) : 0;
+    const char *m = req->method;
+    bool get = strcmp (m, "GET") == 0, post = strcmp (m, "POST") == 0;
+    req->route = "other";
+    if (!copy)
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+    else if (n == 1 && strcmp (parts[0], "kernelspecs") == 0 && get) {
+        req->route = "/kernelspecs";
+        s_get_kernelspecs (loop, req);
+    } else if (n == 1 && strcmp (parts[0], "metrics") == 0 && get) {
+        req->route = "/metrics";
+        char *text = gw_metrics_render (gw_loop_metrics (loop));
+        gw_request_reply_raw (req, 200, text, text ? strlen (text) : 0,
+                              "text/plain; version=0.0.4");
+    } else if (n == 1 && strcmp (parts[0], "sessions") == 0 && (get || post)) {
+        req->route = "/sessions";
+        if (post)
+            s_post_sessions (loop, req);
+        else
+            s_get_sessions (loop, req);
+    } else if (n == 2 && strcmp (parts[0], "sessions") == 0
+               && (get || strcmp (m, "DELETE") == 0)) {
+        req->route = "/sessions/{id}";
+        gw_session_t *session = gw_rest_session_or_reply (loop, req, parts[1]);
+        if (session && get)
+            gw_request_reply_json (req, 200, gw_session_json (session, true));
+        else if (session) {
+            fprintf (stderr, "codebox: session event=deleted session=%s\n", session->id);
+            gw_loop_remove_session (loop, session);
+            gw_request_reply_json (req, 204, NULL);
+        }
+    } else if (n >= 3 && strcmp (parts[0], "sessions") == 0) {
+        gw_rest_files_handle (loop, req, parts[1], parts[2], n == 4 ? parts[3] : NULL);
+    } else if (n == 1 && strcmp (parts[0], "execute") == 0 && post) {
+        req->route = "/execute";
+        s_post_execute (loop, req);
+    } else if (n == 3 && strcmp (parts[0], "execute") == 0) {
+        s_execute_routes (loop, req, parts[1], parts[2]);
+    } else if (n == 1 && strcmp (parts[0], "sql") == 0 && post) {
+        req->route = "/sql";
+        gw_request_reply_error (req, GW_E_NOT_IMPLEMENTED, "SQL is not built yet");
+    } else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", m, req->path);
+    free (copy);
+}

@@ -1,0 +1,430 @@
+/* gw_session: a session's kernel, folder and job queue. Loop thread only. */
+#include "gw_session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_fs.h"
+#include "gw_loop.h"
+#include "gw_metrics.h"
+#include "jp_time.h"
+
+#define STOP_GRACE_MS 3000      /* after an interrupt, before a restart */
+
+static void s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg);
+static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg);
+
+/* Makes and starts a new kernel for the session. Returns 0 or -errno with
+ * self->error set. */
+static int
+s_start_kernel (gw_session_t *self)
+{
+    ks_kernel_options_t options = {
+        .cwd = self->workdir,
+        .runtime_dir = gw_loop_runtime_dir (self->loop),
+        .start_timeout_ms =
+            (int) gw_config_int (gw_loop_config (self->loop), GW_SET_KERNEL_START_TIMEOUT) * 1000,
+    };
+    self->kernel = ks_kernel_new (gw_loop_zmq (self->loop), self->spec, &options);
+    if (!self->kernel) {
+        snprintf (self->error, sizeof self->error, "out of memory");
+        return -ENOMEM;
+    }
+    ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
+    gw_metrics_kernel_start (gw_loop_metrics (self->loop));
+    fprintf (stderr, "codebox: kernel event=start session=%s kernel=%s id=%s\n", self->id,
+             self->spec->name, ks_kernel_id (self->kernel));
+    int rc = ks_kernel_start (self->kernel);
+    if (rc)
+        snprintf (self->error, sizeof self->error, "%s", ks_kernel_error (self->kernel));
+    return rc;
+}
+
+gw_session_t *
+gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t **spec_p,
+                const gw_limits_t *limits, char *err, size_t err_len)
+{
+    gw_session_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_len, "out of memory");
+        return NULL;
+    }
+    snprintf (self->id, sizeof self->id, "%s", id);
+    snprintf (self->tenant, sizeof self->tenant, "%s", tenant);
+    self->loop = loop;
+    self->spec = *spec_p;
+    *spec_p = NULL;
+    self->limits = *limits;
+    self->created_ms = self->last_used_ms = jp_time_now_ms ();
+    snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_loop_state_dir (loop), id);
+    snprintf (self->input_dir, sizeof self->input_dir, "%s/input", self->workdir);
+    snprintf (self->output_dir, sizeof self->output_dir, "%s/output", self->workdir);
+    int rc = gw_fs_mkdirs (self->input_dir, 0755);
+    if (!rc)
+        rc = gw_fs_mkdirs (self->output_dir, 0755);
+    if (rc) {
+        snprintf (err, err_len, "cannot make the session folder %s: %s", self->workdir,
+                  strerror (-rc));
+        gw_session_destroy (&self, false);
+        return NULL;
+    }
+    if (s_start_kernel (self)) {
+        snprintf (err, err_len, "%s", self->error);
+        gw_session_destroy (&self, true);
+        return NULL;
+    }
+    return self;
+}
+
+/* Answers every start waiter. */
+static void
+s_answer_start_waiters (gw_session_t *self, bool ok)
+{
+    gw_request_t *w = self->start_waiters;
+    self->start_waiters = NULL;
+    while (w) {
+        gw_request_t *next = w->next;
+        if (self->on_started)
+            self->on_started (self, w, ok);
+        else
+            gw_request_reply_error (w, GW_E_INTERNAL, "no handler for the session start");
+        w = next;
+    }
+}
+
+/* Ends the running job with status, recording its artifacts and metrics,
+ * then starts the next. */
+static void s_start_next (gw_session_t *self);
+
+static void
+s_finish_running (gw_session_t *self, gw_exec_status_t status)
+{
+    gw_job_t *job = self->running;
+    if (!job)
+        return;
+    self->running = NULL;
+    gw_snapshot_t *after = gw_snapshot_take (self->output_dir);
+    if (job->before && after) {
+        json_decref (job->new_artifacts);
+        job->new_artifacts = gw_snapshot_diff (job->before, after, self->output_dir);
+    }
+    gw_snapshot_destroy (&after);
+    gw_snapshot_destroy (&job->before);
+    gw_job_finish (job, status);
+    gw_metrics_execution (gw_loop_metrics (self->loop), status,
+                          gw_execution_duration_ms (job->exec));
+    self->last_used_ms = jp_time_now_ms ();
+    s_start_next (self);
+}
+
+/* Ends a queued job without running it. */
+static void
+s_fail_queued (gw_job_t *job, gw_exec_status_t status, const char *ename, const char *why)
+{
+    if (!job->exec)
+        job->exec = gw_execution_new (job->code, 0);
+    if (job->exec && why)
+        gw_execution_abort (job->exec, status, ename, why);
+    gw_job_finish (job, status);
+}
+
+static void
+s_start_next (gw_session_t *self)
+{
+    while (!self->running && self->queue_head && self->kernel
+           && ks_kernel_state (self->kernel) == KS_KERNEL_READY) {
+        gw_job_t *job = self->queue_head;
+        self->queue_head = job->next_queued;
+        if (!self->queue_head)
+            self->queue_tail = NULL;
+        job->next_queued = NULL;
+        job->exec = gw_execution_new (job->code, (size_t) self->limits.max_output_bytes);
+        job->before = gw_snapshot_take (self->output_dir);
+        if (!job->exec || gw_execution_start (job->exec, self->kernel) != 0) {
+            s_fail_queued (job, GW_EXEC_ERROR, "InternalError",
+                           "the code could not be sent to the kernel");
+            continue;
+        }
+        int64_t now = jp_time_now_ms ();
+        job->status = GW_EXEC_RUNNING;
+        job->deadline_ms = now + job->timeout_ms;
+        self->running = job;
+    }
+}
+
+/* Fails everything queued (the kernel cannot run it). */
+static void
+s_fail_queue (gw_session_t *self, const char *why)
+{
+    while (self->queue_head) {
+        gw_job_t *job = self->queue_head;
+        self->queue_head = job->next_queued;
+        job->next_queued = NULL;
+        s_fail_queued (job, GW_EXEC_ERROR, "KernelStartFailed", why);
+    }
+    self->queue_tail = NULL;
+}
+
+static void
+s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg)
+{
+    (void) kernel;
+    gw_session_t *self = arg;
+    gw_job_t *job = self->running;
+    if (!job || !gw_execution_feed (job->exec, channel, *msg_p))
+        return;
+    if (gw_execution_finished (job->exec))
+        s_finish_running (self, job->stop_as ? job->stop_as : gw_execution_status (job->exec));
+}
+
+static void
+s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
+{
+    gw_session_t *self = arg;
+    if (state == KS_KERNEL_READY) {
+        fprintf (stderr, "codebox: kernel event=ready session=%s kernel=%s ms=%lld\n",
+                 self->id, self->spec->name, (long long) ks_kernel_start_ms (kernel));
+        self->failed = false;
+        self->starting_again = false;
+        if (!self->ever_ready) {
+            self->ever_ready = true;
+            s_answer_start_waiters (self, true);
+        }
+        s_start_next (self);
+        return;
+    }
+    if (state != KS_KERNEL_DEAD)
+        return;
+    snprintf (self->error, sizeof self->error, "%s", ks_kernel_error (kernel));
+    fprintf (stderr, "codebox: kernel event=dead session=%s kernel=%s why=\"%s\"\n", self->id,
+             self->spec->name, self->error);
+    if (!self->ever_ready || self->starting_again) {
+        /* it never became ready: a start failure, first or after a restart */
+        self->failed = true;
+        self->starting_again = false;
+        s_answer_start_waiters (self, false);
+        s_fail_queue (self, self->error);
+        return;
+    }
+    gw_metrics_kernel_death (gw_loop_metrics (self->loop));
+    gw_job_t *job = self->running;
+    if (job) {
+        char why[1200];
+        snprintf (why, sizeof why, "%s; the kernel was restarted and its state is lost",
+                  self->error);
+        job->kernel_restarted = true;
+        gw_execution_abort (job->exec, GW_EXEC_ERROR, "KernelDied", why);
+    }
+    self->restart_pending = true;   /* done in tick, outside this callback */
+    if (job)
+        s_finish_running (self, job->stop_as ? job->stop_as : GW_EXEC_ERROR);
+}
+
+/* Replaces the kernel with a fresh one. */
+static void
+s_restart (gw_session_t *self)
+{
+    self->restart_pending = false;
+    ks_kernel_destroy (&self->kernel);
+    self->restarts++;
+    gw_metrics_kernel_restart (gw_loop_metrics (self->loop));
+    if (s_start_kernel (self)) {
+        self->failed = true;
+        s_fail_queue (self, self->error);
+        return;
+    }
+    self->starting_again = true;
+}
+
+void
+gw_session_destroy (gw_session_t **self_p, bool remove_folder)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_session_t *self = *self_p;
+    self->destroying = true;
+    if (self->kernel) {
+        ks_kernel_set_handlers (self->kernel, NULL, NULL, NULL);
+        ks_kernel_destroy (&self->kernel);
+    }
+    if (self->running) {
+        gw_job_t *job = self->running;
+        self->running = NULL;
+        if (job->exec)
+            gw_execution_abort (job->exec, GW_EXEC_CANCELLED, "SessionEnded",
+                                "the session was ended");
+        gw_job_finish (job, GW_EXEC_CANCELLED);
+    }
+    while (self->queue_head) {
+        gw_job_t *job = self->queue_head;
+        self->queue_head = job->next_queued;
+        job->next_queued = NULL;
+        gw_job_finish (job, GW_EXEC_CANCELLED);
+    }
+    snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
+    s_answer_start_waiters (self, false);
+    gw_jobs_detach_session (gw_loop_jobs (self->loop), self);
+    if (remove_folder && self->workdir[0]) {
+        int rc = gw_fs_remove_tree (self->workdir);
+        if (rc)
+            fprintf (stderr, "codebox: session=%s cannot remove its folder: %s\n", self->id,
+                     strerror (-rc));
+    }
+    ks_spec_destroy (&self->spec);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+gw_session_enqueue (gw_session_t *self, gw_job_t *job)
+{
+    self->last_used_ms = jp_time_now_ms ();
+    if (self->failed) {
+        s_fail_queued (job, GW_EXEC_ERROR, "KernelStartFailed", self->error);
+        return;
+    }
+    if (self->queue_tail)
+        self->queue_tail->next_queued = job;
+    else
+        self->queue_head = job;
+    self->queue_tail = job;
+    s_start_next (self);
+}
+
+void
+gw_session_cancel (gw_session_t *self, gw_job_t *job)
+{
+    if (gw_job_finished (job))
+        return;
+    if (job != self->running) {
+        gw_job_t **link = &self->queue_head;
+        self->queue_tail = NULL;
+        for (gw_job_t *j = self->queue_head; j; j = j->next_queued) {
+            if (j == job)
+                *link = j->next_queued;
+            else {
+                link = &j->next_queued;
+                self->queue_tail = j;
+            }
+        }
+        job->next_queued = NULL;
+        gw_job_finish (job, GW_EXEC_CANCELLED);
+        return;
+    }
+    if (!job->stop_as) {
+        job->stop_as = GW_EXEC_CANCELLED;
+        job->grace_ms = jp_time_now_ms () + STOP_GRACE_MS;
+        ks_kernel_interrupt (self->kernel);
+    }
+}
+
+void
+gw_session_wait_started (gw_session_t *self, gw_request_t *req)
+{
+    req->next = self->start_waiters;
+    self->start_waiters = req;
+}
+
+int
+gw_session_poll_items (gw_session_t *self, zmq_pollitem_t *items, int max)
+{
+    return self->kernel ? ks_kernel_poll_items (self->kernel, items, max) : 0;
+}
+
+int64_t
+gw_session_deadline (const gw_session_t *self)
+{
+    int64_t d = self->kernel ? ks_kernel_deadline (self->kernel) : -1;
+    const gw_job_t *job = self->running;
+    if (job) {
+        int64_t j = job->stop_as ? job->grace_ms : job->deadline_ms;
+        if (d < 0 || j < d)
+            d = j;
+    }
+    if (self->restart_pending && self->kernel
+        && ks_kernel_state (self->kernel) == KS_KERNEL_DEAD)
+        d = 0;
+    return d;
+}
+
+void
+gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n)
+{
+    if (self->kernel)
+        ks_kernel_dispatch (self->kernel, items, n);
+}
+
+void
+gw_session_tick (gw_session_t *self, int64_t now)
+{
+    gw_job_t *job = self->running;
+    if (job && !job->stop_as && now >= job->deadline_ms) {
+        fprintf (stderr, "codebox: execution event=timeout session=%s request=%s\n", self->id,
+                 job->id);
+        job->stop_as = GW_EXEC_TIMEOUT;
+        job->grace_ms = now + STOP_GRACE_MS;
+        ks_kernel_interrupt (self->kernel);
+    } else if (job && job->stop_as && now >= job->grace_ms) {
+        /* the interrupt did not end it: restart the kernel */
+        job->kernel_restarted = true;
+        gw_execution_abort (job->exec, job->stop_as,
+                            job->stop_as == GW_EXEC_TIMEOUT ? "TimeoutError" : "Cancelled",
+                            "the execution did not stop after an interrupt; the kernel was "
+                            "restarted and its state is lost");
+        self->restart_pending = true;
+        ks_kernel_set_handlers (self->kernel, NULL, NULL, NULL);
+        ks_kernel_kill (self->kernel);
+        ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
+        s_finish_running (self, job->stop_as);
+    }
+    if (self->restart_pending && self->kernel
+        && ks_kernel_state (self->kernel) == KS_KERNEL_DEAD)
+        s_restart (self);
+}
+
+void
+gw_session_touch (gw_session_t *self)
+{
+    self->last_used_ms = jp_time_now_ms ();
+}
+
+const char *
+gw_session_status (const gw_session_t *self)
+{
+    if (self->failed || !self->kernel)
+        return "dead";
+    ks_kernel_state_t state = ks_kernel_state (self->kernel);
+    if (state == KS_KERNEL_STARTING || state == KS_KERNEL_NEW
+        || (state == KS_KERNEL_DEAD && self->restart_pending))
+        return "starting";
+    if (state != KS_KERNEL_READY)
+        return "dead";
+    return self->running || self->queue_head ? "busy" : "idle";
+}
+
+json_t *
+gw_session_json (const gw_session_t *self, bool with_limits)
+{
+    int64_t now = jp_time_now_ms ();
+    json_t *json = json_pack (
+        "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "session_id", self->id, "kernel",
+        self->spec->name, "workdir", self->workdir, "input_dir", self->input_dir, "output_dir",
+        self->output_dir, "age_seconds", (json_int_t) ((now - self->created_ms) / 1000),
+        "idle_seconds", (json_int_t) ((now - self->last_used_ms) / 1000), "status",
+        gw_session_status (self), "language", self->spec->language);
+    if (json && with_limits) {
+        json_object_set_new (json, "limits",
+                             json_pack ("{s:I, s:I, s:I, s:I}", "session_ttl",
+                                        (json_int_t) self->limits.ttl_s, "idle_timeout",
+                                        (json_int_t) self->limits.idle_s, "exec_timeout",
+                                        (json_int_t) self->limits.exec_timeout_s,
+                                        "max_output_bytes",
+                                        (json_int_t) self->limits.max_output_bytes));
+        json_object_set_new (json, "restarts", json_integer (self->restarts));
+        if (self->failed)
+            json_object_set_new (json, "error", json_string (self->error));
+    }
+    return json;
+}

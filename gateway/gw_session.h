@@ -1,0 +1,96 @@
+/* gw_session: one session: its folder (STATE_DIR/<id>/ with input/ and
+ * output/, the kernel's working directory), its kernel, and its jobs, run
+ * one at a time in the order they came. It applies the execution timeout
+ * (interrupt, then after a grace period restart the kernel), restarts a
+ * kernel that died, and diffs output/ around each execution for its new
+ * artifacts. A session never frees itself from inside a kernel callback:
+ * restarts wait for gw_session_tick.
+ *
+ * Threads: the loop thread only (it owns the kernel's sockets). */
+#ifndef GW_SESSION_H
+#define GW_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gw_job.h"
+#include "gw_request.h"
+#include "ks_kernel.h"
+
+typedef struct gw_loop gw_loop_t;
+
+typedef struct {
+    long ttl_s;
+    long idle_s;
+    long exec_timeout_s;
+    long max_output_bytes;
+} gw_limits_t;
+
+/* Called for each request waiting on the session's first start, once the
+ * kernel is ready (ok) or failed (ok false; gw_session_error says why). */
+typedef void (gw_session_started_fn) (gw_session_t *session, gw_request_t *req, bool ok);
+
+struct gw_session {
+    char id[65];
+    char tenant[65];
+    char workdir[1024];
+    char input_dir[1040];
+    char output_dir[1040];
+    ks_spec_t *spec;
+    ks_kernel_t *kernel;
+    gw_loop_t *loop;
+    gw_limits_t limits;
+    int64_t created_ms, last_used_ms;
+    gw_job_t *queue_head, *queue_tail;
+    gw_job_t *running;
+    gw_request_t *start_waiters;
+    gw_session_started_fn *on_started;
+    bool ever_ready;
+    bool restart_pending;       /* the kernel must be replaced (in tick) */
+    bool starting_again;        /* a replaced kernel is not ready yet */
+    bool failed;                /* the kernel could not be (re)started */
+    bool destroying;            /* gw_session_destroy is running */
+    bool doomed;                /* to be removed by the loop after this turn */
+    int restarts;
+    char error[1024];
+};
+
+/* Makes the folders and starts the kernel of spec (stolen). NULL with a
+ * sentence in err when the folder cannot be made or the kernel launched. */
+gw_session_t *gw_session_new (gw_loop_t *loop, const char *id, const char *tenant,
+                              ks_spec_t **spec_p, const gw_limits_t *limits, char *err,
+                              size_t err_len);
+
+/* Ends the kernel (SIGKILL to its group), ends its jobs as cancelled,
+ * answers start waiters, removes the folder when asked, frees. */
+void gw_session_destroy (gw_session_t **self_p, bool remove_folder);
+
+/* Queues job (kept by the job store) and starts it when the kernel is free. */
+void gw_session_enqueue (gw_session_t *self, gw_job_t *job);
+
+/* Cancels a queued job at once, or interrupts a running one. */
+void gw_session_cancel (gw_session_t *self, gw_job_t *job);
+
+/* Keeps req waiting for the first start (answered through on_started). */
+void gw_session_wait_started (gw_session_t *self, gw_request_t *req);
+
+/* Poll set, deadline, dispatch and timers, as ks_kernel's. */
+int gw_session_poll_items (gw_session_t *self, zmq_pollitem_t *items, int max);
+int64_t gw_session_deadline (const gw_session_t *self);
+void gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n);
+void gw_session_tick (gw_session_t *self, int64_t now);
+
+/* Marks the session used now (idle time restarts). */
+void gw_session_touch (gw_session_t *self);
+
+/* "starting", "idle", "busy" or "dead". */
+const char *gw_session_status (const gw_session_t *self);
+
+/* The session as the API shows it (new): session_id, kernel, workdir,
+ * input_dir, output_dir, age_seconds, idle_seconds, status; and the
+ * effective limits when with_limits. */
+json_t *gw_session_json (const gw_session_t *self, bool with_limits);
+
+#endif
