@@ -1,0 +1,408 @@
+/* test_path: session id validation, the relative path check, and
+ * gw_path_open_beneath against a scratch tree with symlinks that stay
+ * inside and symlinks that lead out (absolute, relative "../..", a
+ * symlinked parent folder, a dangling symlink to create through, the
+ * /proc magic links). The open tests run twice: once with openat2, once
+ * with openat2 made to fail with ENOSYS by a seccomp filter, so the
+ * component walk that replaces it is checked too. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gw_path.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define S_NATIVE    0           /* loop index: openat2 works */
+#define S_FALLBACK  1           /* loop index: openat2 gives ENOSYS */
+
+/* ---- session ids and relative paths ------------------------------------ */
+
+static const struct {
+    const char *id;
+    bool valid;
+} s_ids[] = {
+    {"", false}, {".hidden", false}, {"a/b", false}, {"../x", false}, {"a b", false},
+    {"caf\xc3\xa9", false}, {"tab\there", false}, {"-ok", true}, {"ok.1_2", true},
+    {"a", true}, {"Session-42", true},
+};
+
+/* Each id of s_ids is accepted or refused as marked. */
+START_TEST (test_session_ids)
+{
+    ck_assert_msg (gw_path_valid_session_id (s_ids[_i].id) == s_ids[_i].valid,
+                   "session id \"%s\" should be %s", s_ids[_i].id,
+                   s_ids[_i].valid ? "valid" : "invalid");
+}
+END_TEST
+
+/* 64 characters are the most a session id may have; 65 are refused. */
+START_TEST (test_session_id_length)
+{
+    char id[66];
+    memset (id, 'x', 64);
+    id[64] = '\0';
+    ck_assert (gw_path_valid_session_id (id));
+    id[64] = 'x';
+    id[65] = '\0';
+    ck_assert (!gw_path_valid_session_id (id));
+    ck_assert (!gw_path_valid_session_id (NULL));
+}
+END_TEST
+
+static const char *s_bad_paths[] = {
+    "", "/etc/passwd", "/", "..", "../x", "a/../b", "a/..", "./a", "a/./b", ".",
+    "a//b", "//", "a//", "a\\b", "a\tb", "a\nb", "a\x1f", "a\x7f", "\x01",
+};
+
+/* Each path of s_bad_paths is refused with -EINVAL and a sentence. */
+START_TEST (test_relative_rejects)
+{
+    char err[128] = "";
+    ck_assert_msg (gw_path_check_relative (s_bad_paths[_i], err, sizeof err) == -EINVAL,
+                   "path #%d \"%s\" was accepted", _i, s_bad_paths[_i]);
+    ck_assert_msg (strlen (err) > 10 && err[strlen (err) - 1] == '.',
+                   "path #%d: no sentence in err (\"%s\")", _i, err);
+}
+END_TEST
+
+static const char *s_good_paths[] = {
+    "input/data.csv", "output/", "output/sub/x.png", "a", ".hidden", "a/.b/..c", "caf\xc3\xa9.txt",
+};
+
+/* Each path of s_good_paths is accepted, with or without room for err. */
+START_TEST (test_relative_accepts)
+{
+    char err[64] = "untouched";
+    ck_assert_msg (gw_path_check_relative (s_good_paths[_i], err, sizeof err) == 0,
+                   "path \"%s\" was refused: %s", s_good_paths[_i], err);
+    ck_assert_int_eq (gw_path_check_relative (s_good_paths[_i], NULL, 0), 0);
+}
+END_TEST
+
+/* 1024 bytes are accepted, 1025 refused; a tiny err buffer is cut, not
+ * overrun. */
+START_TEST (test_relative_length)
+{
+    char path[GW_PATH_MAX + 2];
+    memset (path, 'a', sizeof path);
+    for (size_t i = 100; i < GW_PATH_MAX; i += 100)
+        path[i] = '/';
+    path[GW_PATH_MAX] = '\0';
+    ck_assert_int_eq (gw_path_check_relative (path, NULL, 0), 0);
+    path[GW_PATH_MAX] = 'a';
+    path[GW_PATH_MAX + 1] = '\0';
+    char err[8];
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
+    ck_assert_uint_eq (strlen (err), sizeof err - 1);
+}
+END_TEST
+
+/* ---- gw_path_open_beneath ---------------------------------------------- */
+
+/* A scratch tree: tmp/root is the confined folder (fd root), tmp/outside
+ * holds a secret that no path beneath root may reach. */
+typedef struct {
+    char *tmp;
+    int root;
+} s_tree_t;
+
+/* Returns tmp/rel in a new string. */
+static char *
+s_at (const s_tree_t *t, const char *rel)
+{
+    char *out = NULL;
+    ck_assert_int_ge (asprintf (&out, "%s/%s", t->tmp, rel), 0);
+    return out;
+}
+
+static void
+s_mkdir (const s_tree_t *t, const char *rel)
+{
+    char *p = s_at (t, rel);
+    ck_assert_msg (mkdir (p, 0755) == 0, "mkdir %s: %s", p, strerror (errno));
+    free (p);
+}
+
+static void
+s_file (const s_tree_t *t, const char *rel, const char *text)
+{
+    char *p = s_at (t, rel);
+    tu_write_file (p, text, strlen (text));
+    free (p);
+}
+
+/* Makes tmp/rel a symlink to target; "@/x" in target means tmp/x. */
+static void
+s_symlink (const s_tree_t *t, const char *target, const char *rel)
+{
+    char *p = s_at (t, rel);
+    char *abs = strncmp (target, "@/", 2) == 0 ? s_at (t, target + 2) : strdup (target);
+    ck_assert_msg (symlink (abs, p) == 0, "symlink %s: %s", p, strerror (errno));
+    free (abs);
+    free (p);
+}
+
+static bool
+s_exists (const s_tree_t *t, const char *rel)
+{
+    char *p = s_at (t, rel);
+    struct stat st;
+    bool yes = lstat (p, &st) == 0;
+    free (p);
+    return yes;
+}
+
+/* Makes openat2 fail with ENOSYS in this (forked) test process, as on a
+ * kernel before 5.6, and checks that it does. */
+static void
+s_disable_openat2 (void)
+{
+    struct sock_filter code[] = {
+        BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+        BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short) (sizeof code / sizeof code[0]), code};
+    ck_assert_int_eq (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+    ck_assert_int_eq (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+    struct open_how how = {.flags = O_RDONLY, .resolve = RESOLVE_BENEATH};
+    ck_assert_int_eq (syscall (SYS_openat2, AT_FDCWD, ".", &how, sizeof how), -1);
+    ck_assert_int_eq (errno, ENOSYS);
+}
+
+/* Builds the tree; mode is S_NATIVE or S_FALLBACK.
+ *   root/input/data.csv     "a,b\n"
+ *   root/sub/up          -> ../input/data.csv      (stays inside)
+ *   root/inlink          -> input/data.csv         (stays inside)
+ *   root/abs             -> tmp/outside/secret.txt
+ *   root/esc             -> ../../etc
+ *   root/esc2            -> ../outside/secret.txt
+ *   root/outdir          -> tmp/outside            (absolute)
+ *   root/outrel          -> ../outside             (relative)
+ *   root/dangling        -> tmp/outside/created.txt (missing)
+ *   outside/secret.txt      "secret" */
+static s_tree_t
+s_tree_make (int mode)
+{
+    s_tree_t t = {tu_mkdtemp (), -1};
+    s_mkdir (&t, "root");
+    s_mkdir (&t, "outside");
+    s_mkdir (&t, "root/input");
+    s_mkdir (&t, "root/sub");
+    s_file (&t, "root/input/data.csv", "a,b\n");
+    s_file (&t, "outside/secret.txt", "secret");
+    s_symlink (&t, "../input/data.csv", "root/sub/up");
+    s_symlink (&t, "input/data.csv", "root/inlink");
+    s_symlink (&t, "@/outside/secret.txt", "root/abs");
+    s_symlink (&t, "../../etc", "root/esc");
+    s_symlink (&t, "../outside/secret.txt", "root/esc2");
+    s_symlink (&t, "@/outside", "root/outdir");
+    s_symlink (&t, "../outside", "root/outrel");
+    s_symlink (&t, "@/outside/created.txt", "root/dangling");
+    char *root = s_at (&t, "root");
+    t.root = open (root, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge (t.root, 0);
+    free (root);
+    if (mode == S_FALLBACK)
+        s_disable_openat2 ();
+    return t;
+}
+
+static void
+s_tree_free (s_tree_t *t)
+{
+    close (t->root);
+    tu_rmtree (t->tmp);
+    free (t->tmp);
+}
+
+/* Reads the open file fd (closing it) and checks its text. */
+static void
+s_assert_text (int fd, const char *want)
+{
+    ck_assert_msg (fd >= 0, "open failed: %s", strerror (-fd));
+    char buf[64] = "";
+    ssize_t n = read (fd, buf, sizeof buf - 1);
+    close (fd);
+    ck_assert_int_ge (n, 0);
+    ck_assert_str_eq (buf, want);
+}
+
+/* The error an escape gives: EXDEV from openat2, ELOOP from the walk. */
+static int
+s_escape_error (int mode)
+{
+    return mode == S_NATIVE ? -EXDEV : -ELOOP;
+}
+
+/* A plain file and a folder beneath root open, close-on-exec. */
+START_TEST (test_open_inside)
+{
+    s_tree_t t = s_tree_make (_i);
+    int fd = gw_path_open_beneath (t.root, "input/data.csv", O_RDONLY, 0);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_int_eq (fcntl (fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    s_assert_text (fd, "a,b\n");
+    fd = gw_path_open_beneath (t.root, "input/", O_RDONLY | O_DIRECTORY, 0);
+    ck_assert_int_ge (fd, 0);
+    close (fd);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "input/data.csv/", O_RDONLY, 0), -ENOTDIR);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "input/none.csv", O_RDONLY, 0), -ENOENT);
+    s_tree_free (&t);
+}
+END_TEST
+
+/* Symlinks to an absolute path outside, and relative ones climbing out
+ * ("../../etc", "../outside"), are refused. */
+START_TEST (test_open_refuses_escaping_symlinks)
+{
+    s_tree_t t = s_tree_make (_i);
+    int want = s_escape_error (_i);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "abs", O_RDONLY, 0), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "esc/passwd", O_RDONLY, 0), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "esc2", O_RDONLY, 0), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "outdir/secret.txt", O_RDONLY, 0), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "outrel/secret.txt", O_RDONLY, 0), want);
+    s_tree_free (&t);
+}
+END_TEST
+
+/* Paths with "..", absolute paths and "." are refused before any open. */
+START_TEST (test_open_refuses_bad_paths)
+{
+    s_tree_t t = s_tree_make (_i);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "../outside/secret.txt", O_RDONLY, 0), -EINVAL);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "../x", O_RDONLY | O_CREAT, 0644), -EINVAL);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "input/../../outside/secret.txt", O_RDONLY, 0),
+                      -EINVAL);
+    char *secret = s_at (&t, "outside/secret.txt");
+    ck_assert_int_eq (gw_path_open_beneath (t.root, secret, O_RDONLY, 0), -EINVAL);
+    free (secret);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "./input/data.csv", O_RDONLY, 0), -EINVAL);
+    ck_assert (!s_exists (&t, "x"));
+    s_tree_free (&t);
+}
+END_TEST
+
+/* A symlink that stays inside opens with openat2; the walk refuses every
+ * symlink, so there it is refused (fail closed). */
+START_TEST (test_open_inside_symlink)
+{
+    s_tree_t t = s_tree_make (_i);
+    int fd1 = gw_path_open_beneath (t.root, "inlink", O_RDONLY, 0);
+    int fd2 = gw_path_open_beneath (t.root, "sub/up", O_RDONLY, 0);
+    if (_i == S_NATIVE) {
+        s_assert_text (fd1, "a,b\n");
+        s_assert_text (fd2, "a,b\n");
+    } else {
+        ck_assert_int_eq (fd1, -ELOOP);
+        ck_assert_int_eq (fd2, -ELOOP);
+    }
+    s_tree_free (&t);
+}
+END_TEST
+
+/* /proc/self/root is a magic link: refused even beneath /proc/self. */
+START_TEST (test_open_refuses_magic_links)
+{
+    s_tree_t t = s_tree_make (_i);
+    int proc = open ("/proc/self", O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge (proc, 0);
+    ck_assert_int_eq (gw_path_open_beneath (proc, "root/etc/passwd", O_RDONLY, 0), -ELOOP);
+    ck_assert_int_eq (gw_path_open_beneath (proc, "cwd", O_RDONLY | O_DIRECTORY, 0), -ELOOP);
+    close (proc);
+    s_tree_free (&t);
+}
+END_TEST
+
+/* O_CREAT makes the missing parent folders (0755) and the file. */
+START_TEST (test_open_creates_parents)
+{
+    s_tree_t t = s_tree_make (_i);
+    umask (0);
+    int fd = gw_path_open_beneath (t.root, "output/sub/deep/x.png", O_WRONLY | O_CREAT | O_EXCL, 0640);
+    ck_assert_msg (fd >= 0, "create failed: %s", strerror (-fd));
+    ck_assert_int_eq (write (fd, "png", 3), 3);
+    close (fd);
+    const char *dirs[] = {"root/output", "root/output/sub", "root/output/sub/deep"};
+    for (size_t i = 0; i < 3; i++) {
+        char *p = s_at (&t, dirs[i]);
+        struct stat st;
+        ck_assert_int_eq (lstat (p, &st), 0);
+        ck_assert (S_ISDIR (st.st_mode));
+        ck_assert_int_eq (st.st_mode & 07777, 0755);
+        free (p);
+    }
+    char *p = s_at (&t, "root/output/sub/deep/x.png");
+    struct stat st;
+    ck_assert_int_eq (lstat (p, &st), 0);
+    ck_assert (S_ISREG (st.st_mode));
+    ck_assert_int_eq (st.st_mode & 07777, 0640);
+    ck_assert_int_eq (st.st_size, 3);
+    free (p);
+    fd = gw_path_open_beneath (t.root, "output/sub/y.txt", O_WRONLY | O_CREAT, 0644);
+    ck_assert_int_ge (fd, 0);
+    close (fd);
+    ck_assert (s_exists (&t, "root/output/sub/y.txt"));
+    s_tree_free (&t);
+}
+END_TEST
+
+/* With O_CREAT, a symlinked parent pointing outside is refused and nothing
+ * is made outside: not the file, not a folder; nor through a dangling
+ * symlink as the last component. */
+START_TEST (test_open_create_refuses_escape)
+{
+    s_tree_t t = s_tree_make (_i);
+    int want = s_escape_error (_i);
+    int flags = O_WRONLY | O_CREAT;
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "outdir/new/f.txt", flags, 0644), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "outrel/new/f.txt", flags, 0644), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "outdir/f.txt", flags, 0644), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "outrel/f.txt", flags, 0644), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "dangling", flags, 0644), want);
+    ck_assert_int_eq (gw_path_open_beneath (t.root, "esc/codebox-test", flags, 0644), want);
+    ck_assert (!s_exists (&t, "outside/new"));
+    ck_assert (!s_exists (&t, "outside/f.txt"));
+    ck_assert (!s_exists (&t, "outside/created.txt"));
+    s_tree_free (&t);
+}
+END_TEST
+
+Suite *
+path_suite (void)
+{
+    Suite *s = suite_create ("path");
+    TCase *tc = tcase_create ("names");
+    tcase_add_loop_test (tc, test_session_ids, 0, (int) (sizeof s_ids / sizeof s_ids[0]));
+    tcase_add_test (tc, test_session_id_length);
+    tcase_add_loop_test (tc, test_relative_rejects, 0,
+                         (int) (sizeof s_bad_paths / sizeof s_bad_paths[0]));
+    tcase_add_loop_test (tc, test_relative_accepts, 0,
+                         (int) (sizeof s_good_paths / sizeof s_good_paths[0]));
+    tcase_add_test (tc, test_relative_length);
+    suite_add_tcase (s, tc);
+
+    tc = tcase_create ("open_beneath");
+    tcase_add_loop_test (tc, test_open_inside, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_open_refuses_escaping_symlinks, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_open_refuses_bad_paths, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_open_inside_symlink, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_open_refuses_magic_links, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_open_creates_parents, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_open_create_refuses_escape, S_NATIVE, S_FALLBACK + 1);
+    suite_add_tcase (s, tc);
+    return s;
+}
