@@ -1,0 +1,15 @@
+/* suites: the Check suites that check_main.c runs, one per file of
+ * tests/unit/. Each test runs in its own forked process (CK_FORK), so a test
+ * may change the environment, the umask or the working directory freely. */
+#ifndef SUITES_H
+#define SUITES_H
+
+#include <check.h>
+
+Suite *sign_suite (void);          /* test_sign.c */
+Suite *message_suite (void);       /* test_message.c */
+Suite *connection_suite (void);    /* test_connection.c */
+Suite *spec_suite (void);          /* test_kernelspec.c */
+Suite *search_suite (void);        /* test_kernelspec.c */
+
+#endif

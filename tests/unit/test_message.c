@@ -1,0 +1,525 @@
+/* test_message: jp_msg_new's header, encode/decode round trips, and every
+ * way jp_msg_decode refuses a message, with the exact jp_error_t. Also
+ * decodes frames packed and signed by the real jupyter_client (from
+ * fixtures/sign_vectors.json). */
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jp_message.h"
+#include "suites.h"
+#include "testutil.h"
+
+static const uint8_t KEY[] = "a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1";
+#define KEY_LEN (sizeof KEY - 1)
+
+/* Borrowed parts over frames, for jp_msg_decode. */
+static jp_part_t *
+s_parts (const jp_frame_t *frames, size_t n)
+{
+    jp_part_t *parts = calloc (n ? n : 1, sizeof *parts);
+    ck_assert_ptr_nonnull (parts);
+    for (size_t i = 0; i < n; i++)
+        parts[i] = (jp_part_t) {frames[i].data, frames[i].size};
+    return parts;
+}
+
+/* A message with the given strings as its four JSON frames, correctly
+ * signed with KEY, after the delimiter: parts[0] "<IDS|MSG>", parts[1] the
+ * signature, parts[2..5] the frames. sig must hold 65 bytes. */
+static void
+s_signed (jp_part_t parts[6], char *sig, const char *header, const char *parent,
+          const char *metadata, const char *content)
+{
+    parts[0] = (jp_part_t) {JP_DELIMITER, strlen (JP_DELIMITER)};
+    const char *texts[4] = {header, parent, metadata, content};
+    for (int i = 0; i < 4; i++)
+        parts[2 + i] = (jp_part_t) {texts[i], strlen (texts[i])};
+    ck_assert_int_eq (jp_sign (KEY, KEY_LEN, parts + 2, sig), 0);
+    parts[1] = (jp_part_t) {sig, strlen (sig)};
+}
+
+#define GOOD_HEADER "{\"msg_id\":\"m1\",\"msg_type\":\"status\",\"session\":\"s\"}"
+
+/* Decodes and checks the error; *msg_p must stay NULL. */
+static void
+s_expect_error (const jp_part_t *parts, size_t n, const uint8_t *key, size_t key_len,
+                int expected)
+{
+    jp_msg_t *msg = (jp_msg_t *) &msg;      /* not NULL, to see it cleared */
+    int rc = jp_msg_decode (parts, n, key, key_len, &msg);
+    ck_assert_msg (rc == expected, "decode gave %d (%s), expected %d (%s)", rc,
+                   jp_strerror (rc), expected, jp_strerror (expected));
+    ck_assert_ptr_null (msg);
+}
+
+static bool
+s_is_uuid4 (const char *s)
+{
+    if (strlen (s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !strchr ("0123456789abcdef", s[i]))
+            return false;
+    }
+    return s[14] == '4' && strchr ("89ab", s[19]);
+}
+
+/* The header has every field the protocol asks for, with the right shapes. */
+START_TEST (test_new_header)
+{
+    time_t before = time (NULL);
+    jp_msg_t *msg = jp_msg_new ("execute_request", "sess-1", "alice");
+    time_t after = time (NULL);
+    ck_assert_ptr_nonnull (msg);
+    const char *id = json_string_value (json_object_get (msg->header, "msg_id"));
+    ck_assert_ptr_nonnull (id);
+    ck_assert_msg (s_is_uuid4 (id), "msg_id %s is not a version 4 UUID", id);
+    ck_assert_str_eq (jp_msg_id (msg), id);
+    ck_assert_str_eq (json_string_value (json_object_get (msg->header, "version")), "5.3");
+    ck_assert_str_eq (json_string_value (json_object_get (msg->header, "session")), "sess-1");
+    ck_assert_str_eq (json_string_value (json_object_get (msg->header, "username")), "alice");
+    ck_assert_str_eq (json_string_value (json_object_get (msg->header, "msg_type")),
+                      "execute_request");
+    ck_assert_str_eq (jp_msg_type (msg), "execute_request");
+
+    /* 2026-11-22T09:30:00.123456Z, in UTC, now */
+    const char *date = json_string_value (json_object_get (msg->header, "date"));
+    ck_assert_ptr_nonnull (date);
+    ck_assert_uint_eq (strlen (date), 27);
+    for (int i = 0; i < 27; i++) {
+        char want = i == 4 || i == 7 ? '-' : i == 10 ? 'T' : i == 13 || i == 16 ? ':'
+                  : i == 19 ? '.' : i == 26 ? 'Z' : '0';
+        if (want == '0')
+            ck_assert_msg (isdigit ((unsigned char) date[i]), "date %s: char %d", date, i);
+        else
+            ck_assert_msg (date[i] == want, "date %s: char %d", date, i);
+    }
+    struct tm tm = {0};
+    ck_assert_ptr_nonnull (strptime (date, "%Y-%m-%dT%H:%M:%S", &tm));
+    time_t t = timegm (&tm);
+    ck_assert_int_ge (t, before - 1);
+    ck_assert_int_le (t, after + 1);
+
+    ck_assert (json_is_object (msg->parent_header) && json_object_size (msg->parent_header) == 0);
+    ck_assert (json_is_object (msg->metadata) && json_object_size (msg->metadata) == 0);
+    ck_assert (json_is_object (msg->content) && json_object_size (msg->content) == 0);
+    ck_assert_uint_eq (msg->n_ids, 0);
+    ck_assert_uint_eq (msg->n_buffers, 0);
+    ck_assert_str_eq (jp_msg_parent_id (msg), "");
+    jp_msg_destroy (&msg);
+    ck_assert_ptr_null (msg);
+    jp_msg_destroy (&msg);      /* safe on NULL */
+    jp_msg_destroy (NULL);
+}
+END_TEST
+
+/* Every message gets a fresh msg_id; defaults fill session and username. */
+START_TEST (test_new_defaults_and_fresh_ids)
+{
+    jp_msg_t *a = jp_msg_new ("status", NULL, NULL);
+    jp_msg_t *b = jp_msg_new ("status", NULL, NULL);
+    ck_assert_ptr_nonnull (a);
+    ck_assert_ptr_nonnull (b);
+    ck_assert_str_ne (jp_msg_id (a), jp_msg_id (b));
+    ck_assert_str_eq (json_string_value (json_object_get (a->header, "session")), "");
+    ck_assert_str_eq (json_string_value (json_object_get (a->header, "username")), "codebox");
+    jp_msg_destroy (&a);
+    jp_msg_destroy (&b);
+}
+END_TEST
+
+/* A message with routing ids, unicode content, metadata, a parent and
+ * binary buffers survives encode then decode unchanged. */
+START_TEST (test_round_trip)
+{
+    jp_msg_t *parent = jp_msg_new ("execute_request", "s", "u");
+    jp_msg_t *msg = jp_msg_new ("stream", "sess-rt", "bob");
+    ck_assert_ptr_nonnull (parent);
+    ck_assert_ptr_nonnull (msg);
+    jp_msg_set_parent (msg, parent);
+    jp_msg_set_content (msg, json_pack ("{s:s, s:s, s:[i,f,b,n], s:{s:s}}", "name", "stdout",
+                                        "text", "h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac "
+                                        "\xf0\x9f\x8e\x89 \"q\" \\ \n\t\x01",
+                                        "list", -42, 2.5, 1, "nested", "k",
+                                        "\xe2\x9c\x93"));
+    json_object_set_new (msg->metadata, "started", json_string ("2026-11-22T09:30:00Z"));
+    const uint8_t id1[] = {0x00, 0x01, 0xff, 0x00, 0x7f};
+    ck_assert_int_eq (jp_msg_add_id (msg, id1, sizeof id1), 0);
+    ck_assert_int_eq (jp_msg_add_id (msg, "peer-2", 6), 0);
+    ck_assert_int_eq (jp_msg_add_id (msg, "", 0), 0);
+    /* buffers: binary, empty, and one that looks like the delimiter */
+    msg->n_buffers = 3;
+    msg->buffers = calloc (3, sizeof *msg->buffers);
+    ck_assert_ptr_nonnull (msg->buffers);
+    const char *bufs[3] = {"\x00\x10\x20\xff", "", JP_DELIMITER};
+    size_t buf_sizes[3] = {4, 0, strlen (JP_DELIMITER)};
+    for (int i = 0; i < 3; i++) {
+        msg->buffers[i].data = malloc (buf_sizes[i] + 1);
+        memcpy (msg->buffers[i].data, bufs[i], buf_sizes[i]);
+        msg->buffers[i].size = buf_sizes[i];
+    }
+
+    jp_frame_t *frames = NULL;
+    size_t n = 0;
+    ck_assert_int_eq (jp_msg_encode (msg, KEY, KEY_LEN, &frames, &n), 0);
+    ck_assert_uint_eq (n, 3 + 6 + 3);
+    ck_assert_uint_eq (frames[3].size, strlen (JP_DELIMITER));
+    ck_assert_mem_eq (frames[3].data, JP_DELIMITER, frames[3].size);
+    ck_assert_uint_eq (frames[4].size, 64);
+    for (size_t k = 0; k < 64; k++)     /* frames are not NUL-terminated */
+        ck_assert_ptr_nonnull (memchr ("0123456789abcdef", frames[4].data[k], 16));
+
+    jp_part_t *parts = s_parts (frames, n);
+    jp_msg_t *back = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, n, KEY, KEY_LEN, &back), 0);
+    ck_assert_ptr_nonnull (back);
+    ck_assert (json_equal (back->header, msg->header));
+    ck_assert (json_equal (back->parent_header, parent->header));
+    ck_assert (json_equal (back->metadata, msg->metadata));
+    ck_assert (json_equal (back->content, msg->content));
+    ck_assert_str_eq (json_string_value (json_object_get (back->content, "text")),
+                      "h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89 \"q\" \\ \n\t\x01");
+    ck_assert_str_eq (jp_msg_parent_id (back), jp_msg_id (parent));
+    ck_assert_str_eq (jp_msg_type (back), "stream");
+    ck_assert_uint_eq (back->n_ids, 3);
+    ck_assert_uint_eq (back->ids[0].size, sizeof id1);
+    ck_assert_mem_eq (back->ids[0].data, id1, sizeof id1);
+    ck_assert_uint_eq (back->ids[1].size, 6);
+    ck_assert_mem_eq (back->ids[1].data, "peer-2", 6);
+    ck_assert_uint_eq (back->ids[2].size, 0);
+    ck_assert_uint_eq (back->n_buffers, 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_uint_eq (back->buffers[i].size, buf_sizes[i]);
+        if (buf_sizes[i])
+            ck_assert_mem_eq (back->buffers[i].data, bufs[i], buf_sizes[i]);
+    }
+
+    /* Re-encoding the decoded message gives the same bytes. */
+    jp_frame_t *again = NULL;
+    size_t n_again = 0;
+    ck_assert_int_eq (jp_msg_encode (back, KEY, KEY_LEN, &again, &n_again), 0);
+    ck_assert_uint_eq (n_again, n);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq (again[i].size, frames[i].size);
+        if (frames[i].size)
+            ck_assert_mem_eq (again[i].data, frames[i].data, frames[i].size);
+    }
+    jp_frames_free (again, n_again);
+    free (parts);
+    jp_frames_free (frames, n);
+    jp_frames_free (NULL, 3);   /* safe on NULL */
+    jp_msg_destroy (&back);
+    jp_msg_destroy (&msg);
+    jp_msg_destroy (&parent);
+}
+END_TEST
+
+/* With an empty key the signature frame is empty, and decoding with the
+ * empty key accepts it while a keyed receiver refuses it. */
+START_TEST (test_round_trip_unsigned)
+{
+    jp_msg_t *msg = jp_msg_new ("kernel_info_request", "s", NULL);
+    jp_frame_t *frames = NULL;
+    size_t n = 0;
+    ck_assert_int_eq (jp_msg_encode (msg, NULL, 0, &frames, &n), 0);
+    ck_assert_uint_eq (n, 6);
+    ck_assert_uint_eq (frames[1].size, 0);
+    jp_part_t *parts = s_parts (frames, n);
+    jp_msg_t *back = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, n, NULL, 0, &back), 0);
+    ck_assert_str_eq (jp_msg_id (back), jp_msg_id (msg));
+    ck_assert_uint_eq (back->n_ids, 0);
+    ck_assert_uint_eq (back->n_buffers, 0);
+    s_expect_error (parts, n, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+    jp_msg_destroy (&back);
+    free (parts);
+    jp_frames_free (frames, n);
+    jp_msg_destroy (&msg);
+}
+END_TEST
+
+/* Frames packed and signed by jupyter_client decode, with their parent. */
+START_TEST (test_decode_jupyter_client_frames)
+{
+    json_t *json = tu_load_json ("fixtures/sign_vectors.json");
+    json_t *vectors = json_object_get (json, "vectors");
+    size_t i, decoded = 0;
+    json_t *item;
+    json_array_foreach (vectors, i, item) {
+        size_t key_len;
+        uint8_t *key = tu_hex_decode (json_string_value (json_object_get (item, "key_hex")),
+                                      &key_len);
+        const char *sig = json_string_value (json_object_get (item, "signature"));
+        jp_part_t parts[7] = {{"routing", 7}, {JP_DELIMITER, 9}, {sig, strlen (sig)}};
+        static const char *fields[4] = {"header", "parent_header", "metadata", "content"};
+        for (int f = 0; f < 4; f++) {
+            json_t *s = json_object_get (item, fields[f]);
+            parts[3 + f] = (jp_part_t) {json_string_value (s), json_string_length (s)};
+        }
+        jp_msg_t *msg = NULL;
+        const char *name = json_string_value (json_object_get (item, "name"));
+        int rc = jp_msg_decode (parts, 7, key, key_len, &msg);
+        ck_assert_msg (rc == 0, "%s: %s", name, jp_strerror (rc));
+        if (strstr (name, "execute_reply_with_parent")) {
+            ck_assert_str_eq (jp_msg_type (msg), "execute_reply");
+            ck_assert_str_eq (jp_msg_parent_id (msg), "11111111-2222-4333-8444-555555555555");
+            ck_assert_int_eq (json_integer_value (json_object_get (msg->content,
+                                                                   "execution_count")), 7);
+        }
+        if (strstr (name, "stream_unicode"))
+            ck_assert_ptr_nonnull (strstr (json_string_value (json_object_get (msg->content, "text")),
+                                           "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"));
+        ck_assert_uint_eq (msg->n_ids, 1);
+        jp_msg_destroy (&msg);
+        free (key);
+        decoded++;
+    }
+    ck_assert_uint_ge (decoded, 30);
+    json_decref (json);
+}
+END_TEST
+
+/* No "<IDS|MSG>" frame at all, or no frames. */
+START_TEST (test_decode_no_delimiter)
+{
+    jp_part_t parts[6];
+    char sig[65];
+    s_signed (parts, sig, GOOD_HEADER, "{}", "{}", "{}");
+    s_expect_error (parts + 1, 5, KEY, KEY_LEN, JP_ERR_NO_DELIMITER);
+    s_expect_error (parts, 0, KEY, KEY_LEN, JP_ERR_NO_DELIMITER);
+    /* a near-miss: the delimiter without its last byte */
+    parts[0].size = 8;
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_NO_DELIMITER);
+    parts[0].size = 9;
+    jp_msg_t *msg = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg), 0);
+    jp_msg_destroy (&msg);
+}
+END_TEST
+
+/* Fewer than five frames after the delimiter. */
+START_TEST (test_decode_truncated)
+{
+    jp_part_t parts[6];
+    char sig[65];
+    s_signed (parts, sig, GOOD_HEADER, "{}", "{}", "{}");
+    for (size_t n = 1; n < 6; n++)
+        s_expect_error (parts, n, KEY, KEY_LEN, JP_ERR_TRUNCATED);
+}
+END_TEST
+
+/* A wrong digit, a wrong length, an empty signature, another key, a frame
+ * changed after signing: each is JP_ERR_SIGNATURE. */
+START_TEST (test_decode_bad_signature)
+{
+    jp_part_t parts[6];
+    char sig[65];
+    s_signed (parts, sig, GOOD_HEADER, "{}", "{}", "{\"code\":\"1+1\"}");
+    char bad[66];
+    strcpy (bad, sig);
+    bad[10] = bad[10] == 'a' ? 'b' : 'a';
+    parts[1] = (jp_part_t) {bad, 64};
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+    strcpy (bad, sig);
+    parts[1] = (jp_part_t) {bad, 63};
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+    bad[64] = '0', bad[65] = '\0';
+    parts[1] = (jp_part_t) {bad, 65};
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+    parts[1] = (jp_part_t) {"", 0};
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+    parts[1] = (jp_part_t) {sig, 64};
+    const uint8_t other[] = "another-key";
+    s_expect_error (parts, 6, other, sizeof other - 1, JP_ERR_SIGNATURE);
+    parts[5] = (jp_part_t) {"{\"code\":\"1+2\"}", 14};
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+}
+END_TEST
+
+/* A message encoded with one key is refused by a receiver with another. */
+START_TEST (test_decode_other_key)
+{
+    jp_msg_t *msg = jp_msg_new ("execute_request", "s", NULL);
+    jp_frame_t *frames = NULL;
+    size_t n = 0;
+    const uint8_t other[] = "0000000000000000000000000000000000000000000000000000000000000000";
+    ck_assert_int_eq (jp_msg_encode (msg, other, sizeof other - 1, &frames, &n), 0);
+    jp_part_t *parts = s_parts (frames, n);
+    s_expect_error (parts, n, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+    jp_msg_t *back = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, n, other, sizeof other - 1, &back), 0);
+    jp_msg_destroy (&back);
+    free (parts);
+    jp_frames_free (frames, n);
+    jp_msg_destroy (&msg);
+}
+END_TEST
+
+/* A correctly signed frame that is not JSON, or JSON but not an object, in
+ * each of the four positions (_i), is JP_ERR_JSON. */
+START_TEST (test_decode_bad_json)
+{
+    static const char *bad[] = {"{\"msg_id\":", "not json", "[1,2,3]", "\"text\"", "42", "",
+                                "{} {}", "{\"a\":1}x"};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        const char *texts[4] = {GOOD_HEADER, "{}", "{}", "{}"};
+        texts[_i] = bad[b];
+        jp_part_t parts[6];
+        char sig[65];
+        s_signed (parts, sig, texts[0], texts[1], texts[2], texts[3]);
+        jp_msg_t *msg = (jp_msg_t *) &msg;
+        int rc = jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg);
+        ck_assert_msg (rc == JP_ERR_JSON, "frame %d = '%s': got %d (%s)", _i, bad[b], rc,
+                       jp_strerror (rc));
+        ck_assert_ptr_null (msg);
+    }
+}
+END_TEST
+
+/* A header without msg_id or msg_type strings is JP_ERR_HEADER. */
+START_TEST (test_decode_bad_header)
+{
+    static const char *headers[] = {
+        "{\"msg_type\":\"status\"}",
+        "{\"msg_id\":\"m1\"}",
+        "{}",
+        "{\"msg_id\":1,\"msg_type\":\"status\"}",
+        "{\"msg_id\":\"m1\",\"msg_type\":null}",
+    };
+    for (size_t h = 0; h < sizeof headers / sizeof *headers; h++) {
+        jp_part_t parts[6];
+        char sig[65];
+        s_signed (parts, sig, headers[h], "{}", "{}", "{}");
+        jp_msg_t *msg = (jp_msg_t *) &msg;
+        int rc = jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg);
+        ck_assert_msg (rc == JP_ERR_HEADER, "header %s: got %d (%s)", headers[h], rc,
+                       jp_strerror (rc));
+        ck_assert_ptr_null (msg);
+    }
+    /* and the smallest good header passes */
+    jp_part_t parts[6];
+    char sig[65];
+    s_signed (parts, sig, "{\"msg_id\":\"\",\"msg_type\":\"\"}", "{}", "{}", "{}");
+    jp_msg_t *msg = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg), 0);
+    jp_msg_destroy (&msg);
+}
+END_TEST
+
+/* The signature is checked before any JSON is parsed: a bad frame with a
+ * bad signature is a signature error, not a JSON error. */
+START_TEST (test_decode_signature_before_json)
+{
+    jp_part_t parts[6];
+    char sig[65];
+    s_signed (parts, sig, "not json", "{}", "{}", "{}");
+    parts[1] = (jp_part_t) {"0000000000000000000000000000000000000000000000000000000000000000", 64};
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_SIGNATURE);
+}
+END_TEST
+
+/* Routing ids are everything before the first delimiter; buffers are
+ * everything after content. */
+START_TEST (test_decode_ids_and_buffers)
+{
+    jp_part_t sig_parts[6];
+    char sig[65];
+    s_signed (sig_parts, sig, GOOD_HEADER, "{}", "{}", "{}");
+    jp_part_t parts[10] = {{"id-a", 4}, {"id-b", 4}};
+    memcpy (parts + 2, sig_parts, sizeof sig_parts);
+    parts[8] = (jp_part_t) {"buf-0", 5};
+    parts[9] = (jp_part_t) {"\x00\x01", 2};
+    jp_msg_t *msg = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, 10, KEY, KEY_LEN, &msg), 0);
+    ck_assert_uint_eq (msg->n_ids, 2);
+    ck_assert_mem_eq (msg->ids[1].data, "id-b", 4);
+    ck_assert_uint_eq (msg->n_buffers, 2);
+    ck_assert_uint_eq (msg->buffers[1].size, 2);
+    ck_assert_mem_eq (msg->buffers[1].data, "\x00\x01", 2);
+    ck_assert_str_eq (jp_msg_id (msg), "m1");
+    ck_assert_str_eq (jp_msg_type (msg), "status");
+    jp_msg_destroy (&msg);
+}
+END_TEST
+
+/* set_parent copies the parent's header (a copy, not a shared object), and
+ * parent_id reads its msg_id. */
+START_TEST (test_set_parent)
+{
+    jp_msg_t *parent = jp_msg_new ("execute_request", "s1", NULL);
+    jp_msg_t *child = jp_msg_new ("execute_reply", "s2", NULL);
+    ck_assert_str_eq (jp_msg_parent_id (child), "");
+    jp_msg_set_parent (child, parent);
+    ck_assert (json_equal (child->parent_header, parent->header));
+    ck_assert_ptr_ne (child->parent_header, parent->header);
+    ck_assert_str_eq (jp_msg_parent_id (child), jp_msg_id (parent));
+    ck_assert_str_ne (jp_msg_parent_id (child), jp_msg_id (child));
+    char *id = strdup (jp_msg_id (parent));
+    jp_msg_destroy (&parent);       /* the copy outlives the parent */
+    ck_assert_str_eq (jp_msg_parent_id (child), id);
+    free (id);
+    jp_msg_destroy (&child);
+}
+END_TEST
+
+/* set_content steals the new content; NULL means an empty object. */
+START_TEST (test_set_content)
+{
+    jp_msg_t *msg = jp_msg_new ("execute_request", "s", NULL);
+    json_t *content = json_pack ("{s:s}", "code", "x = 1");
+    jp_msg_set_content (msg, content);
+    ck_assert_ptr_eq (msg->content, content);
+    ck_assert_int_eq (content->refcount, 1);
+    jp_msg_set_content (msg, NULL);
+    ck_assert (json_is_object (msg->content));
+    ck_assert_uint_eq (json_object_size (msg->content), 0);
+    jp_msg_destroy (&msg);
+}
+END_TEST
+
+/* Each error has its own text. */
+START_TEST (test_strerror)
+{
+    int codes[] = {0, JP_ERR_NOMEM, JP_ERR_NO_DELIMITER, JP_ERR_TRUNCATED, JP_ERR_SIGNATURE,
+                   JP_ERR_JSON, JP_ERR_HEADER, JP_ERR_CRYPTO};
+    size_t n = sizeof codes / sizeof *codes;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_str_ne (jp_strerror (codes[i]), jp_strerror (-99));
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne (jp_strerror (codes[i]), jp_strerror (codes[j]));
+    }
+}
+END_TEST
+
+Suite *
+message_suite (void)
+{
+    Suite *s = suite_create ("message");
+    TCase *tc = tcase_create ("build");
+    tcase_add_test (tc, test_new_header);
+    tcase_add_test (tc, test_new_defaults_and_fresh_ids);
+    tcase_add_test (tc, test_set_parent);
+    tcase_add_test (tc, test_set_content);
+    tcase_add_test (tc, test_strerror);
+    suite_add_tcase (s, tc);
+    tc = tcase_create ("round_trip");
+    tcase_add_test (tc, test_round_trip);
+    tcase_add_test (tc, test_round_trip_unsigned);
+    tcase_add_test (tc, test_decode_jupyter_client_frames);
+    tcase_add_test (tc, test_decode_ids_and_buffers);
+    suite_add_tcase (s, tc);
+    tc = tcase_create ("refusals");
+    tcase_add_test (tc, test_decode_no_delimiter);
+    tcase_add_test (tc, test_decode_truncated);
+    tcase_add_test (tc, test_decode_bad_signature);
+    tcase_add_test (tc, test_decode_other_key);
+    tcase_add_loop_test (tc, test_decode_bad_json, 0, 4);
+    tcase_add_test (tc, test_decode_bad_header);
+    tcase_add_test (tc, test_decode_signature_before_json);
+    suite_add_tcase (s, tc);
+    return s;
+}
