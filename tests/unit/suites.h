@@ -11,5 +11,7 @@ Suite *message_suite (void);       /* test_message.c */
 Suite *connection_suite (void);    /* test_connection.c */
 Suite *spec_suite (void);          /* test_kernelspec.c */
 Suite *search_suite (void);        /* test_kernelspec.c */
+Suite *path_suite (void);          /* test_path.c */
+Suite *artifacts_suite (void);     /* test_artifacts.c */
 
 #endif
