@@ -34,10 +34,11 @@ all: $(BUILD)/codebox
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libcodebox.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(BUILD)/codebox: $(BUILD)/obj/gateway/main.o $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

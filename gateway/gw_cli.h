@@ -27,5 +27,6 @@ int gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const c
 int gw_cmd_exec (int argc, char **argv);
 int gw_cmd_kernelspecs (int argc, char **argv);
 int gw_cmd_serve (int argc, char **argv);
+int gw_cmd_mcp (int argc, char **argv);
 
 #endif

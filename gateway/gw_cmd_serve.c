@@ -13,6 +13,8 @@
 #include "gw_cli.h"
 #include "gw_http.h"
 #include "gw_loop.h"
+#include "gw_mcp.h"
+#include "gw_mcp_http.h"
 #include "gw_rest.h"
 
 static void
@@ -46,6 +48,18 @@ s_raise_fd_limit (void)
         rl.rlim_cur = rl.rlim_max;
         setrlimit (RLIMIT_NOFILE, &rl);
     }
+}
+
+static int64_t
+s_mcp_deadline (void *arg)
+{
+    return gw_mcp_deadline (arg);
+}
+
+static void
+s_mcp_tick (void *arg, int64_t now)
+{
+    gw_mcp_tick (arg, now);
 }
 
 int
@@ -112,8 +126,16 @@ gw_cmd_serve (int argc, char **argv)
 
     int exit_code = GW_EXIT_OK;
     gw_http_t *http = NULL;
+    gw_mcp_t *mcp = NULL;
+    gw_mcp_http_t *mcp_http = NULL;
     gw_loop_t *loop = gw_loop_new (config, gw_rest_handle, err, sizeof err);
-    if (loop)
+    if (loop) {
+        mcp = gw_mcp_new (loop);
+        mcp_http = mcp ? gw_mcp_http_new (loop, mcp) : NULL;
+        gw_loop_set_app (loop, mcp_http);
+        gw_loop_set_timer (loop, s_mcp_deadline, s_mcp_tick, mcp);
+    }
+    if (loop && mcp_http)
         http = gw_http_new (bind, (int) gw_config_int (config, GW_SET_PORT), auth,
                             gw_loop_post, loop, err, sizeof err);
     if (!loop || !http) {
@@ -128,6 +150,8 @@ gw_cmd_serve (int argc, char **argv)
         gw_loop_run (loop);
     }
     gw_http_destroy (&http);
+    gw_mcp_http_destroy (&mcp_http);
+    gw_mcp_destroy (&mcp);
     gw_loop_destroy (&loop);
     gw_auth_destroy (&auth);
     gw_config_destroy (&config);

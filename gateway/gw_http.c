@@ -24,6 +24,7 @@
 
 #include <microhttpd.h>
 
+#include "gw_stream.h"
 #include "jp_time.h"
 
 #define MAX_JSON_BODY (16u << 20)
@@ -78,13 +79,41 @@ s_override (struct MHD_Connection *mc, const char *name)
     return n;
 }
 
+/* Feeds a streamed body from its gw_stream (libmicrohttpd's thread). */
+static ssize_t
+s_stream_reader (void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void) pos;
+    ssize_t n = gw_stream_read (cls, buf, max);
+    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void
+s_stream_free (void *cls)
+{
+    gw_stream_t *stream = cls;
+    gw_stream_unref (&stream);
+}
+
 /* Builds and queues the HTTP answer for the request. */
 static enum MHD_Result
 s_send (s_conn_t *c)
 {
     gw_request_t *req = &c->req;
     struct MHD_Response *response;
-    if (req->raw) {
+    if (req->stream) {
+        gw_stream_t *stream = gw_stream_ref (req->stream);
+        gw_stream_attach (stream, c->connection);
+        response = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                      s_stream_reader, stream, s_stream_free);
+        if (!response) {
+            gw_stream_unref (&stream);
+            return MHD_NO;
+        }
+        MHD_add_response_header (response, "Content-Type", "text/event-stream");
+        MHD_add_response_header (response, "Cache-Control", "no-cache");
+        MHD_add_response_header (response, "X-Accel-Buffering", "no");
+    } else if (req->raw) {
         response = MHD_create_response_from_buffer (req->raw_len, req->raw,
                                                     MHD_RESPMEM_MUST_FREE);
         req->raw = NULL;
@@ -113,7 +142,12 @@ s_send (s_conn_t *c)
         return MHD_NO;
     if (req->status == 401)
         MHD_add_response_header (response, "WWW-Authenticate", "Bearer");
-    MHD_add_response_header (response, "Cache-Control", "no-store");
+    if (req->mcp_session_out[0])
+        MHD_add_response_header (response, "Mcp-Session-Id", req->mcp_session_out);
+    if (req->allow)
+        MHD_add_response_header (response, "Allow", req->allow);
+    if (!req->stream)
+        MHD_add_response_header (response, "Cache-Control", "no-store");
     enum MHD_Result rc = MHD_queue_response (c->connection, (unsigned) req->status, response);
     MHD_destroy_response (response);
     return rc;
@@ -146,6 +180,20 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
     c->req.path = strdup (url);
     const char *wait = MHD_lookup_connection_value (mc, MHD_GET_ARGUMENT_KIND, "wait");
     c->req.query_wait = wait ? strdup (wait) : NULL;
+    static const struct {
+        const char *header;
+        size_t offset;
+    } copied[] = {
+        {"Accept", offsetof (gw_request_t, accept)},
+        {"Mcp-Session-Id", offsetof (gw_request_t, mcp_session)},
+        {"MCP-Protocol-Version", offsetof (gw_request_t, mcp_version)},
+        {"Origin", offsetof (gw_request_t, origin)},
+        {"Host", offsetof (gw_request_t, host)},
+    };
+    for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
+        const char *v = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, copied[i].header);
+        *(char **) ((char *) &c->req + copied[i].offset) = v ? strdup (v) : NULL;
+    }
     c->body_limit = strcmp (method, "PUT") == 0 ? MAX_FILE_BODY : MAX_JSON_BODY;
 
     const char *authorization = MHD_lookup_connection_value (mc, MHD_HEADER_KIND,
@@ -259,6 +307,16 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     return MHD_YES;
 }
 
+/* Frees a GONE notice once the loop has handled it (loop thread). */
+static void
+s_gone_complete (gw_request_t *req)
+{
+    gw_stream_unref (&req->stream);
+    json_decref (req->json);
+    free (req->raw);
+    free (req);
+}
+
 /* Logs the request and frees it once libmicrohttpd is done with it. */
 static void
 s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
@@ -279,6 +337,25 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
              c->req.path ? c->req.path : "?", c->req.status,
              (long long) (jp_time_now_ms () - c->started_ms),
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");
+    if (c->req.stream) {
+        if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !gw_stream_closed (c->req.stream)) {
+            /* the client left mid-stream: tell the loop, which cancels the call */
+            gw_stream_set_gone (c->req.stream);
+            gw_request_t *gone = calloc (1, sizeof *gone);
+            if (gone) {
+                snprintf (gone->method, sizeof gone->method, "GONE");
+                gone->stream = gw_stream_ref (c->req.stream);
+                gone->complete = s_gone_complete;
+                c->http->post (gone, c->http->post_arg);
+            }
+        }
+        gw_stream_unref (&c->req.stream);
+    }
+    free (c->req.accept);
+    free (c->req.mcp_session);
+    free (c->req.mcp_version);
+    free (c->req.origin);
+    free (c->req.host);
     free (c->req.path);
     free (c->req.query_wait);
     free (c->req.body);

@@ -169,6 +169,10 @@ gw_job_finish (gw_job_t *job, gw_exec_status_t status)
     job->status = status;
     job->finished_ms = jp_time_now_ms ();
     s_answer_waiters (job, false);
+    gw_job_observer_fn *observer = job->observer;
+    job->observer = NULL;
+    if (observer)
+        observer (job, GW_JOB_FINISHED, NULL, job->observer_arg);
 }
 
 json_t *

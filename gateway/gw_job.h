@@ -23,6 +23,12 @@
 typedef struct gw_session gw_session_t;
 typedef struct gw_job gw_job_t;
 
+typedef enum { GW_JOB_OUTPUT, GW_JOB_FINISHED } gw_job_event_t;
+
+/* Told of each output (item borrowed) and of the end (item NULL). */
+typedef void (gw_job_observer_fn) (gw_job_t *job, gw_job_event_t event, json_t *item,
+                                   void *arg);
+
 struct gw_job {
     char id[40];
     char session_id[65];
@@ -38,6 +44,8 @@ struct gw_job {
     json_t *new_artifacts;
     gw_snapshot_t *before;
     gw_request_t *waiters;      /* long polls, linked by ->next */
+    gw_job_observer_fn *observer;   /* an MCP call watching it, or NULL */
+    void *observer_arg;
     gw_job_t *next_queued;
 };
 

@@ -34,6 +34,13 @@ struct gw_loop {
     gw_session_t **sessions;
     size_t n_sessions, cap_sessions;
     int64_t next_reap;
+    int watch_fd;
+    gw_loop_fd_fn *watch_fn;
+    void *watch_arg;
+    gw_loop_deadline_fn *timer_deadline;
+    gw_loop_tick_fn *timer_tick;
+    void *timer_arg;
+    void *app;
 };
 
 gw_loop_t *
@@ -48,6 +55,7 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     self->config = config;
     self->handler = handler;
     self->signal_fd = -1;
+    self->watch_fd = -1;
     const char *state = gw_config_str (config, GW_SET_STATE_DIR);
     int rc = gw_fs_mkdirs (state, 0755);
     if (rc || !realpath (state, self->state_dir)) {
@@ -165,6 +173,9 @@ s_next_deadline (gw_loop_t *self, int64_t now)
     int64_t w = gw_jobs_expire_waits (self->jobs, now);
     if (w >= 0 && w < next)
         next = w;
+    int64_t t = self->timer_deadline ? self->timer_deadline (self->timer_arg) : -1;
+    if (t >= 0 && t < next)
+        next = t;
     return next;
 }
 
@@ -173,7 +184,7 @@ static void
 s_turn (gw_loop_t *self)
 {
     size_t n_sessions = self->n_sessions;
-    size_t max_items = 2 + n_sessions * KS_KERNEL_POLL_ITEMS;
+    size_t max_items = 3 + n_sessions * KS_KERNEL_POLL_ITEMS;
     zmq_pollitem_t *items = calloc (max_items, sizeof *items);
     int *first = calloc (n_sessions + 1, sizeof *first);
     gw_session_t **polled = calloc (n_sessions + 1, sizeof *polled);
@@ -186,7 +197,8 @@ s_turn (gw_loop_t *self)
     }
     items[0] = (zmq_pollitem_t) {.fd = gw_mailbox_fd (self->mailbox), .events = ZMQ_POLLIN};
     items[1] = (zmq_pollitem_t) {.fd = self->signal_fd, .events = ZMQ_POLLIN};
-    int n = 2;
+    items[2] = (zmq_pollitem_t) {.fd = self->watch_fd, .events = self->watch_fd >= 0 ? ZMQ_POLLIN : 0};
+    int n = 3;
     for (size_t i = 0; i < n_sessions; i++) {
         polled[i] = self->sessions[i];
         first[i] = n;
@@ -199,8 +211,9 @@ s_turn (gw_loop_t *self)
     int rc = zmq_poll (items, n, timeout);
     if (rc < 0 && errno != EINTR)
         fprintf (stderr, "codebox: zmq_poll: %s\n", zmq_strerror (errno));
-    /* kernels first: requests below may end sessions polled here */
-    for (size_t i = 0; rc > 0 && i < n_sessions; i++)
+    /* kernels first (their timers run even when nothing was readable);
+       requests below may end sessions polled here */
+    for (size_t i = 0; i < n_sessions; i++)
         gw_session_dispatch (polled[i], items + first[i], first[i + 1] - first[i]);
     if (rc > 0 && (items[1].revents & ZMQ_POLLIN)) {
         struct signalfd_siginfo info;
@@ -209,6 +222,8 @@ s_turn (gw_loop_t *self)
             self->stopping = 1;
         }
     }
+    if (rc > 0 && self->watch_fd >= 0 && (items[2].revents & (ZMQ_POLLIN | ZMQ_POLLERR)))
+        self->watch_fn (self, self->watch_arg);
     if (rc > 0 && (items[0].revents & ZMQ_POLLIN)) {
         gw_request_t *req = gw_mailbox_take_all (self->mailbox);
         while (req) {
@@ -227,6 +242,8 @@ s_turn (gw_loop_t *self)
     now = jp_time_now_ms ();
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_tick (self->sessions[i], now);
+    if (self->timer_tick)
+        self->timer_tick (self->timer_arg, now);
     for (size_t i = 0; i < self->n_sessions;) {
         if (self->sessions[i]->doomed)
             gw_loop_remove_session (self, self->sessions[i]);
@@ -253,6 +270,35 @@ gw_loop_run (gw_loop_t *self)
     self->n_sessions = 0;
     gw_jobs_fail_all_waiters (self->jobs);
     return 0;
+}
+
+void
+gw_loop_watch_fd (gw_loop_t *self, int fd, gw_loop_fd_fn *fn, void *arg)
+{
+    self->watch_fd = fd;
+    self->watch_fn = fn;
+    self->watch_arg = arg;
+}
+
+void
+gw_loop_set_timer (gw_loop_t *self, gw_loop_deadline_fn *deadline, gw_loop_tick_fn *tick,
+                   void *arg)
+{
+    self->timer_deadline = deadline;
+    self->timer_tick = tick;
+    self->timer_arg = arg;
+}
+
+void
+gw_loop_set_app (gw_loop_t *self, void *app)
+{
+    self->app = app;
+}
+
+void *
+gw_loop_app (gw_loop_t *self)
+{
+    return self->app;
 }
 
 const gw_config_t *

@@ -41,6 +41,19 @@ void gw_loop_stop (gw_loop_t *self);
 /* Hands a request to the loop (any thread); matches gw_http_post_fn. */
 void gw_loop_post (gw_request_t *req, void *loop);
 
+/* Extensions (set before gw_loop_run, called in the loop thread): one
+ * extra file descriptor to watch (stdin for MCP over stdio), a timer
+ * source (deadline returns the next time or -1; tick runs after each
+ * turn), and the application object the handler may need. */
+typedef void (gw_loop_fd_fn) (gw_loop_t *loop, void *arg);
+typedef int64_t (gw_loop_deadline_fn) (void *arg);
+typedef void (gw_loop_tick_fn) (void *arg, int64_t now);
+void gw_loop_watch_fd (gw_loop_t *self, int fd, gw_loop_fd_fn *fn, void *arg);
+void gw_loop_set_timer (gw_loop_t *self, gw_loop_deadline_fn *deadline, gw_loop_tick_fn *tick,
+                        void *arg);
+void gw_loop_set_app (gw_loop_t *self, void *app);
+void *gw_loop_app (gw_loop_t *self);
+
 /* Loop-thread accessors. */
 const gw_config_t *gw_loop_config (gw_loop_t *self);
 void *gw_loop_zmq (gw_loop_t *self);

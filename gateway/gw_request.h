@@ -38,12 +38,21 @@ struct gw_request {
     size_t body_len;
     char tenant[65];
     gw_overrides_t overrides;
+    /* headers MCP needs (NULL when absent) */
+    char *accept;
+    char *mcp_session;
+    char *mcp_version;
+    char *origin;
+    char *host;
     /* answer, set by the loop */
     int status;
     json_t *json;               /* the JSON body, or NULL */
     char *raw;                  /* or a raw body (malloc'd) */
     size_t raw_len;
     const char *content_type;   /* of raw; static string */
+    char mcp_session_out[40];   /* Mcp-Session-Id to send, or "" */
+    const char *allow;          /* Allow header (405), static, or NULL */
+    struct gw_stream *stream;   /* a streamed (SSE) body, or NULL */
     /* plumbing */
     gw_request_complete_fn *complete;
     void *transport;            /* the transport's own state */

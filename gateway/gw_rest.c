@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "gw_loop.h"
+#include "gw_mcp_http.h"
 #include "gw_path.h"
 #include "jp_random.h"
 #include "jp_time.h"
@@ -394,7 +395,13 @@ gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
     const char *m = req->method;
     bool get = strcmp (m, "GET") == 0, post = strcmp (m, "POST") == 0;
     req->route = "other";
-    if (!copy)
+    if (strcmp (m, "GONE") == 0 || (n == 1 && strcmp (parts[0], "mcp") == 0)) {
+        gw_mcp_http_t *mcp = gw_loop_app (loop);
+        if (mcp)
+            gw_mcp_http_handle (mcp, req);
+        else
+            gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
+    } else if (!copy)
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
     else if (n == 1 && strcmp (parts[0], "kernelspecs") == 0 && get) {
         req->route = "/kernelspecs";

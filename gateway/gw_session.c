@@ -130,6 +130,8 @@ s_fail_queued (gw_job_t *job, gw_exec_status_t status, const char *ename, const 
     gw_job_finish (job, status);
 }
 
+static void s_on_job_output (gw_execution_t *exec, json_t *item, void *arg);
+
 static void
 s_start_next (gw_session_t *self)
 {
@@ -142,6 +144,8 @@ s_start_next (gw_session_t *self)
         job->next_queued = NULL;
         job->exec = gw_execution_new (job->code, (size_t) self->limits.max_output_bytes);
         job->before = gw_snapshot_take (self->output_dir);
+        if (job->exec)
+            gw_execution_set_output_handler (job->exec, s_on_job_output, job);
         if (!job->exec || gw_execution_start (job->exec, self->kernel) != 0) {
             s_fail_queued (job, GW_EXEC_ERROR, "InternalError",
                            "the code could not be sent to the kernel");
@@ -152,6 +156,16 @@ s_start_next (gw_session_t *self)
         job->deadline_ms = now + job->timeout_ms;
         self->running = job;
     }
+}
+
+/* Passes each output of a running job to whoever watches it. */
+static void
+s_on_job_output (gw_execution_t *exec, json_t *item, void *arg)
+{
+    (void) exec;
+    gw_job_t *job = arg;
+    if (job->observer)
+        job->observer (job, GW_JOB_OUTPUT, item, job->observer_arg);
 }
 
 /* Fails everything queued (the kernel cannot run it). */

@@ -52,6 +52,7 @@ struct gw_session {
     bool starting_again;        /* a replaced kernel is not ready yet */
     bool failed;                /* the kernel could not be (re)started */
     bool destroying;            /* gw_session_destroy is running */
+    bool ephemeral;             /* a one-shot run's session: not listed */
     bool doomed;                /* to be removed by the loop after this turn */
     int restarts;
     char error[1024];

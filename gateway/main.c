@@ -43,11 +43,8 @@ main (int argc, char **argv)
         return gw_cmd_kernelspecs (argc - 1, argv + 1);
     if (strcmp (command, "serve") == 0)
         return gw_cmd_serve (argc - 1, argv + 1);
-    if (strcmp (command, "mcp") == 0) {
-        fprintf (stderr, "codebox %s: not built yet (see the README's current state)\n",
-                 command);
-        return GW_EXIT_USAGE;
-    }
+    if (strcmp (command, "mcp") == 0)
+        return gw_cmd_mcp (argc - 1, argv + 1);
     fprintf (stderr, "codebox: unknown command '%s'\n", command);
     s_usage (stderr);
     return GW_EXIT_USAGE;

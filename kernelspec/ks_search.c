@@ -102,6 +102,13 @@ s_has_kernel_json (const char *dir)
     return stat (path, &st) == 0 && S_ISREG (st.st_mode);
 }
 
+/* qsort comparator for an array of strings. */
+static int
+s_by_string (const void *a, const void *b)
+{
+    return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
 /* Calls found(name, resource_dir, arg) for every kernelspec folder in the
  * search path, in search order, until it returns non-zero. */
 typedef int (s_found_fn) (const char *name, const char *resource_dir, void *arg);
@@ -114,9 +121,14 @@ s_walk (const char *kernel_path, s_found_fn *found, void *arg)
         return -ENOMEM;
     int stop = 0;
     for (char **d = dirs; *d && !stop; d++) {
+        size_t len = strlen (*d);
+        while (len > 1 && (*d)[len - 1] == '/')
+            (*d)[--len] = '\0';
         if (s_has_kernel_json (*d)) {       /* a kernelspec folder itself */
             const char *slash = strrchr (*d, '/');
-            stop = found (slash ? slash + 1 : *d, *d, arg);
+            const char *name = slash ? slash + 1 : *d;
+            if (ks_search_valid_name (name))
+                stop = found (name, *d, arg);
             continue;
         }
         DIR *dir = opendir (*d);
@@ -131,8 +143,7 @@ s_walk (const char *kernel_path, s_found_fn *found, void *arg)
                 s_push (&names, &n, e->d_name);
         closedir (dir);
         if (names)
-            qsort (names, n, sizeof (char *),
-                   (int (*) (const void *, const void *)) strcmp);
+            qsort (names, n, sizeof (char *), s_by_string);
         for (size_t i = 0; i < n && !stop; i++) {
             char rd[4096];
             if (snprintf (rd, sizeof rd, "%s/%s", *d, names[i]) < (int) sizeof rd
@@ -197,6 +208,8 @@ ks_search_find (const char *kernel_path, const char *name, char *err, size_t err
 typedef struct {
     ks_spec_t **specs;
     size_t n;
+    char **seen;
+    size_t n_seen;
     ks_warn_fn *warn;
     void *arg;
     int rc;
@@ -206,9 +219,15 @@ static int
 s_all_cb (const char *name, const char *resource_dir, void *arg)
 {
     s_all_t *a = arg;
-    for (size_t i = 0; i < a->n; i++)
-        if (strcasecmp (a->specs[i]->name, name) == 0)
+    for (size_t i = 0; i < a->n_seen; i++)
+        if (strcasecmp (a->seen[i], name) == 0)
             return 0;
+    /* the first of a name shadows later ones even when it is broken, as
+       ks_search_find (and Jupyter) do */
+    if (s_push (&a->seen, &a->n_seen, name)) {
+        a->rc = -ENOMEM;
+        return 1;
+    }
     char err[512];
     ks_spec_t *spec = ks_spec_load (name, resource_dir, err, sizeof err);
     if (!spec) {
@@ -239,6 +258,7 @@ ks_search_all (const char *kernel_path, ks_spec_t ***specs_p, size_t *n_p,
 {
     s_all_t a = {.warn = warn, .arg = arg};
     int rc = s_walk (kernel_path, s_all_cb, &a);
+    ks_strv_free (a.seen);
     if (!rc)
         rc = a.rc;
     if (rc) {

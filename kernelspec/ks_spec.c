@@ -177,6 +177,8 @@ ks_spec_parse (const char *name, const char *resource_dir, const char *text,
         self->language = s_opt_string (json, "language", "", &ok, why, sizeof why);
     if (ok) {
         char *mode = s_opt_string (json, "interrupt_mode", "signal", &ok, why, sizeof why);
+        if (ok && !mode)
+            snprintf (why, sizeof why, "out of memory"), ok = false;
         if (ok && strcmp (mode, "signal") != 0 && strcmp (mode, "message") != 0)
             snprintf (why, sizeof why, "\"interrupt_mode\" must be \"signal\" or \"message\""), ok = false;
         self->interrupt_by_message = ok && strcmp (mode, "message") == 0;
@@ -234,19 +236,23 @@ ks_spec_load (const char *name, const char *resource_dir, char *err, size_t err_
     return self;
 }
 
-/* Returns s with every occurrence of from replaced by to (new string). */
+/* Returns s with each from[k] replaced by to[k] in one left-to-right pass
+ * (new string). */
 static char *
-s_replace (const char *s, const char *from, const char *to)
+s_replace2 (const char *s, const char *from[2], const char *to[2])
 {
     s_buf_t out = {0};
-    size_t from_len = strlen (from);
-    const char *hit;
-    while ((hit = strstr (s, from))) {
-        s_buf_add (&out, s, (size_t) (hit - s));
-        s_buf_add (&out, to, strlen (to));
-        s = hit + from_len;
+    while (*s) {
+        int k = -1;
+        for (int j = 0; j < 2 && k < 0; j++)
+            if (strncmp (s, from[j], strlen (from[j])) == 0)
+                k = j;
+        if (k >= 0) {
+            s_buf_add (&out, to[k], strlen (to[k]));
+            s += strlen (from[k]);
+        } else
+            s_buf_add (&out, s++, 1);
     }
-    s_buf_add (&out, s, strlen (s));
     return s_buf_finish (&out);
 }
 
@@ -257,9 +263,10 @@ ks_spec_argv (const ks_spec_t *self, const char *connection_file)
     if (!argv)
         return NULL;
     for (size_t i = 0; i < self->argc; i++) {
-        char *a = s_replace (self->argv[i], "{connection_file}", connection_file);
-        argv[i] = a ? s_replace (a, "{resource_dir}", self->resource_dir) : NULL;
-        free (a);
+        /* one pass, as jupyter_client: a substituted value is not scanned */
+        const char *from[2] = {"{connection_file}", "{resource_dir}"};
+        const char *to[2] = {connection_file, self->resource_dir};
+        argv[i] = s_replace2 (self->argv[i], from, to);
         if (!argv[i]) {
             ks_strv_free (argv);
             return NULL;

@@ -1,5 +1,6 @@
 /* ks_spec: one kernelspec, parsed from its folder's kernel.json: argv,
- * display_name, language, env (with ${VAR} expanded from the environment),
+ * display_name, language, env (its ${VAR} are expanded at launch, see
+ * ks_process_env),
  * interrupt_mode and metadata. Substitutes {connection_file} and
  * {resource_dir} into argv. Pure code, no threads. */
 #ifndef KS_SPEC_H

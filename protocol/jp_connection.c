@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Binds n TCP sockets to port 0 on ip at once (so the OS hands out n
@@ -105,9 +106,9 @@ jp_connection_write (const jp_connection_t *self, const char *kernel_name,
         return -ENOMEM;
     int rc = 0;
     int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
+    if (fd < 0 || fchmod (fd, 0600) < 0)     /* an old file keeps its mode */
         rc = -errno;
-    else {
+    if (fd >= 0 && !rc) {
         size_t len = strlen (text), done = 0;
         while (done < len) {
             ssize_t w = write (fd, text + done, len - done);
@@ -119,9 +120,9 @@ jp_connection_write (const jp_connection_t *self, const char *kernel_name,
             }
             done += (size_t) w;
         }
-        if (close (fd) < 0 && !rc)
-            rc = -errno;
     }
+    if (fd >= 0 && close (fd) < 0 && !rc)
+        rc = -errno;
     free (text);
     return rc;
 }

@@ -1,0 +1,189 @@
+/* gw_cmd_mcp: `codebox mcp`: MCP over stdio. One JSON-RPC message per line
+ * on stdin, one per line on stdout; logs go to stderr only. The main
+ * thread is the loop thread: stdin is one more descriptor it polls. At
+ * end of input it stops, ending every kernel. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gw_cli.h"
+#include "gw_loop.h"
+#include "gw_mcp.h"
+#include "gw_request.h"
+
+#define MAX_LINE (64u << 20)
+
+typedef struct {
+    gw_mcp_t *mcp;
+    gw_mcp_client_t *client;
+    char *buf;
+    size_t len, cap;
+    bool too_long;
+} s_stdio_t;
+
+static void
+s_send (gw_mcp_reply_t *reply, json_t *message)
+{
+    (void) reply;
+    char *text = json_dumps (message, JSON_COMPACT);
+    if (!text)
+        return;
+    fputs (text, stdout);
+    fputc ('\n', stdout);
+    fflush (stdout);
+    free (text);
+}
+
+static void
+s_end (gw_mcp_reply_t *reply)
+{
+    free (reply);
+}
+
+/* Handles one complete line. */
+static void
+s_line (s_stdio_t *io, const char *line, size_t len)
+{
+    while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+        len--;
+    if (!len)
+        return;
+    gw_mcp_reply_t *reply = malloc (sizeof *reply);
+    if (!reply)
+        return;
+    *reply = (gw_mcp_reply_t) {s_send, s_end, NULL, true};
+    gw_overrides_t none = {0};
+    gw_mcp_handle_text (io->mcp, io->client, line, len, &none, reply);
+}
+
+/* stdin is readable: read what is there and handle whole lines. */
+static void
+s_on_stdin (gw_loop_t *loop, void *arg)
+{
+    s_stdio_t *io = arg;
+    if (io->cap - io->len < 65536) {
+        size_t cap = io->cap ? io->cap * 2 : 131072;
+        char *grown = realloc (io->buf, cap);
+        if (!grown) {
+            gw_loop_stop (loop);
+            return;
+        }
+        io->buf = grown;
+        io->cap = cap;
+    }
+    ssize_t n = read (0, io->buf + io->len, io->cap - io->len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        fprintf (stderr, "codebox: mcp stdin closed: shutting down\n");
+        gw_loop_watch_fd (loop, -1, NULL, NULL);
+        gw_loop_stop (loop);
+        return;
+    }
+    io->len += (size_t) n;
+    size_t start = 0;
+    for (size_t i = 0; i < io->len; i++) {
+        if (io->buf[i] != '\n')
+            continue;
+        if (!io->too_long)
+            s_line (io, io->buf + start, i - start);
+        io->too_long = false;
+        start = i + 1;
+    }
+    memmove (io->buf, io->buf + start, io->len - start);
+    io->len -= start;
+    if (io->len > MAX_LINE) {
+        /* refuse a message larger than 64 MiB and skip to its end */
+        fprintf (stderr, "codebox: mcp message over 64 MiB dropped\n");
+        io->too_long = true;
+        io->len = 0;
+    }
+}
+
+static int64_t
+s_deadline (void *arg)
+{
+    return gw_mcp_deadline (((s_stdio_t *) arg)->mcp);
+}
+
+static void
+s_tick (void *arg, int64_t now)
+{
+    gw_mcp_tick (((s_stdio_t *) arg)->mcp, now);
+}
+
+static void
+s_no_http (gw_loop_t *loop, gw_request_t *req)
+{
+    (void) loop;
+    gw_request_reply_error (req, GW_E_NOT_FOUND, "no HTTP in stdio mode");
+}
+
+int
+gw_cmd_mcp (int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"state-dir", required_argument, NULL, 's'},
+        {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *state_dir = NULL, *config_file = NULL;
+    int opt;
+    while ((opt = getopt_long (argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case 's': state_dir = optarg; break;
+        case 'c': config_file = optarg; break;
+        case 'h':
+            printf ("Usage: codebox mcp [--state-dir D] [--config FILE]\n\n"
+                    "Serves MCP over stdio: one JSON-RPC message per line on stdin and\n"
+                    "stdout; logs go to stderr. Ends at end of input.\n\n");
+            gw_config_print_help (stdout);
+            return GW_EXIT_OK;
+        default: return GW_EXIT_USAGE;
+        }
+    }
+    gw_config_t *config = gw_cli_load_config (config_file);
+    if (!config)
+        return GW_EXIT_USAGE;
+    if (state_dir && gw_cli_flag (config, GW_SET_STATE_DIR, "--state-dir", state_dir)) {
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    sigset_t mask;
+    sigemptyset (&mask);
+    sigaddset (&mask, SIGTERM);
+    sigaddset (&mask, SIGINT);
+    pthread_sigmask (SIG_BLOCK, &mask, NULL);
+    signal (SIGPIPE, SIG_IGN);
+    char err[1024];
+    gw_loop_t *loop = gw_loop_new (config, s_no_http, err, sizeof err);
+    if (!loop) {
+        fprintf (stderr, "codebox mcp: %s\n", err);
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    s_stdio_t io = {0};
+    io.mcp = gw_mcp_new (loop);
+    io.client = io.mcp ? gw_mcp_client_new (io.mcp, "default") : NULL;
+    int rc = GW_EXIT_OK;
+    if (!io.client) {
+        fprintf (stderr, "codebox mcp: out of memory\n");
+        rc = GW_EXIT_USAGE;
+    } else {
+        gw_loop_watch_fd (loop, 0, s_on_stdin, &io);
+        gw_loop_set_timer (loop, s_deadline, s_tick, &io);
+        fprintf (stderr, "codebox: mcp on stdio state=%s kernel=%s\n", gw_loop_state_dir (loop),
+                 gw_config_str (config, GW_SET_DEFAULT_KERNEL));
+        gw_loop_run (loop);
+    }
+    gw_mcp_destroy (&io.mcp);
+    gw_loop_destroy (&loop);
+    free (io.buf);
+    gw_config_destroy (&config);
+    return rc;
+}

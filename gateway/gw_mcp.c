@@ -1,0 +1,504 @@
+/* gw_mcp: JSON-RPC framing, lifecycle, method dispatch, tool calls that
+ * wait for executions, progress and cancellation. Loop thread only. */
+#include "gw_mcp.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw_cli.h"
+#include "gw_mcp_internal.h"
+#include "gw_session.h"
+#include "jp_random.h"
+#include "jp_time.h"
+
+const char *const gw_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
+
+static const char *const s_levels[] = {"debug", "info", "notice", "warning", "error",
+                                       "critical", "alert", "emergency", NULL};
+
+gw_mcp_t *
+gw_mcp_new (gw_loop_t *loop)
+{
+    gw_mcp_t *self = calloc (1, sizeof *self);
+    if (self)
+        self->loop = loop;
+    return self;
+}
+
+/* Frees a call and unhooks it from its job. */
+static void
+s_call_free (gw_mcp_call_t *call)
+{
+    if (call->job && call->job->observer_arg == call)
+        call->job->observer = NULL;
+    json_decref (call->id);
+    json_decref (call->progress_token);
+    free (call->pending);
+    free (call);
+}
+
+/* Removes a call from the list. */
+static void
+s_call_unlink (gw_mcp_t *self, gw_mcp_call_t *call)
+{
+    for (gw_mcp_call_t **link = &self->calls; *link; link = &(*link)->next)
+        if (*link == call) {
+            *link = call->next;
+            return;
+        }
+}
+
+/* Ends a call's reply without a response and cancels its execution. */
+static void
+s_call_cancel (gw_mcp_t *self, gw_mcp_call_t *call)
+{
+    (void) self;
+    call->cancelled = true;
+    if (call->reply) {
+        gw_mcp_reply_t *reply = call->reply;
+        call->reply = NULL;
+        reply->end (reply);
+    }
+    if (call->job && call->job->session && !gw_job_finished (call->job))
+        gw_session_cancel (call->job->session, call->job);
+}
+
+void
+gw_mcp_destroy (gw_mcp_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_mcp_t *self = *self_p;
+    while (self->calls) {
+        gw_mcp_call_t *call = self->calls;
+        self->calls = call->next;
+        call->cancelled = true;
+        if (call->reply)
+            call->reply->end (call->reply);
+        s_call_free (call);
+    }
+    while (self->clients) {
+        gw_mcp_client_t *c = self->clients;
+        self->clients = c->next;
+        free (c);
+    }
+    free (self);
+    *self_p = NULL;
+}
+
+gw_mcp_client_t *
+gw_mcp_client_new (gw_mcp_t *self, const char *tenant)
+{
+    gw_mcp_client_t *c = calloc (1, sizeof *c);
+    if (!c)
+        return NULL;
+    jp_random_uuid (c->id);
+    snprintf (c->tenant, sizeof c->tenant, "%s", tenant);
+    c->log_level = 1;   /* info */
+    c->next = self->clients;
+    self->clients = c;
+    return c;
+}
+
+gw_mcp_client_t *
+gw_mcp_client_find (gw_mcp_t *self, const char *id)
+{
+    for (gw_mcp_client_t *c = self->clients; c; c = c->next)
+        if (strcmp (c->id, id) == 0)
+            return c;
+    return NULL;
+}
+
+void
+gw_mcp_client_end (gw_mcp_t *self, gw_mcp_client_t *client)
+{
+    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
+        if (call->client == client) {
+            s_call_cancel (self, call);
+            call->client = NULL;
+        }
+    for (gw_mcp_client_t **link = &self->clients; *link; link = &(*link)->next)
+        if (*link == client) {
+            *link = client->next;
+            break;
+        }
+    free (client);
+}
+
+const char *
+gw_mcp_client_id (const gw_mcp_client_t *client)
+{
+    return client->id;
+}
+
+const char *
+gw_mcp_client_tenant (const gw_mcp_client_t *client)
+{
+    return client->tenant;
+}
+
+const char *
+gw_mcp_client_version (const gw_mcp_client_t *client)
+{
+    return client->version;
+}
+
+/* Sends a response {"jsonrpc","id","result"} (result stolen) and ends. */
+static void
+s_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result)
+{
+    json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null (),
+                             "result", result ? result : json_object ());
+    if (msg)
+        reply->send (reply, msg);
+    json_decref (msg);
+    reply->end (reply);
+}
+
+/* Sends an error response and ends. */
+static void
+s_respond_error (gw_mcp_reply_t *reply, json_t *id, int code, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+static void
+s_respond_error (gw_mcp_reply_t *reply, json_t *id, int code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (message, sizeof message, fmt, ap);
+    va_end (ap);
+    json_t *msg = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                             id ? id : json_null (), "error", "code", code, "message", message);
+    if (msg)
+        reply->send (reply, msg);
+    json_decref (msg);
+    reply->end (reply);
+}
+
+void
+gw_mcp_log (gw_mcp_ctx_t *ctx, const char *level, const char *text)
+{
+    int rank = 0;
+    while (s_levels[rank] && strcmp (s_levels[rank], level) != 0)
+        rank++;
+    if (!ctx->reply || !ctx->reply->can_stream || !ctx->client || rank < ctx->client->log_level)
+        return;
+    json_t *msg = json_pack ("{s:s, s:s, s:{s:s, s:s, s:s}}", "jsonrpc", "2.0", "method",
+                             "notifications/message", "params", "level", level, "logger",
+                             "codebox", "data", text);
+    if (msg)
+        ctx->reply->send (ctx->reply, msg);
+    json_decref (msg);
+}
+
+/* initialize: agree on a version; answer capabilities and server info. */
+static json_t *
+s_initialize (gw_mcp_t *self, gw_mcp_client_t *client, json_t *params)
+{
+    const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
+    const char *version = gw_mcp_versions[0];
+    for (int i = 0; asked && gw_mcp_versions[i]; i++)
+        if (strcmp (asked, gw_mcp_versions[i]) == 0)
+            version = gw_mcp_versions[i];
+    snprintf (client->version, sizeof client->version, "%s", version);
+    client->initialized = true;
+    (void) self;
+    return json_pack ("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
+                      "protocolVersion", version, "capabilities", "tools", "listChanged", 0,
+                      "resources", "subscribe", 0, "listChanged", 0, "prompts", "listChanged",
+                      0, "logging", "serverInfo", "name", "codebox", "title",
+                      "codebox code interpreter", "version", CODEBOX_VERSION, "instructions",
+                      "Run code in persistent Jupyter kernels (Python, JavaScript, ...). "
+                      "Call session_info first, reuse one session_id so variables persist, "
+                      "save files for the user under output/, and read the codebox://guide "
+                      "resource for more.");
+}
+
+/* Handles a notification (no response). */
+static void
+s_notification (gw_mcp_t *self, gw_mcp_client_t *client, const char *method, json_t *params)
+{
+    if (strcmp (method, "notifications/cancelled") != 0)
+        return;     /* initialized, roots changes...: nothing to do */
+    json_t *rid = json_object_get (params, "requestId");
+    for (gw_mcp_call_t *call = self->calls; rid && call; call = call->next)
+        if (call->client == client && json_equal (call->id, rid) && !call->cancelled) {
+            fprintf (stderr, "codebox: mcp event=cancelled request=%s\n",
+                     call->job ? call->job->id : "?");
+            s_call_cancel (self, call);
+            break;
+        }
+}
+
+static bool
+s_conformance (gw_mcp_t *self)
+{
+    return gw_config_bool (gw_loop_config (self->loop), GW_SET_MCP_CONFORMANCE);
+}
+
+/* Dispatches one request. Ends reply on every path (maybe later). */
+static void
+s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *method,
+           json_t *params, const gw_overrides_t *overrides, gw_mcp_reply_t *reply)
+{
+    if (params && !json_is_object (params)) {
+        s_respond_error (reply, id, -32602, "params must be an object");
+        return;
+    }
+    gw_mcp_ctx_t ctx = {self, client, id, NULL, reply, overrides};
+    if (strcmp (method, "initialize") == 0)
+        s_respond (reply, id, s_initialize (self, client, params));
+    else if (strcmp (method, "ping") == 0)
+        s_respond (reply, id, json_object ());
+    else if (strcmp (method, "logging/setLevel") == 0) {
+        const char *level = json_string_value (json_object_get (params, "level"));
+        int rank = 0;
+        while (level && s_levels[rank] && strcmp (s_levels[rank], level) != 0)
+            rank++;
+        if (!level || !s_levels[rank])
+            s_respond_error (reply, id, -32602, "level must be one of debug, info, notice, "
+                             "warning, error, critical, alert, emergency");
+        else {
+            client->log_level = rank;
+            s_respond (reply, id, json_object ());
+        }
+    } else if (strcmp (method, "tools/list") == 0)
+        s_respond (reply, id, gw_mcp_tools_list (s_conformance (self)));
+    else if (strcmp (method, "tools/call") == 0) {
+        const char *name = json_string_value (json_object_get (params, "name"));
+        json_t *args = json_object_get (params, "arguments");
+        if (!name) {
+            s_respond_error (reply, id, -32602, "tools/call needs params.name");
+            return;
+        }
+        if (args && !json_is_object (args)) {
+            s_respond_error (reply, id, -32602, "arguments must be an object");
+            return;
+        }
+        ctx.progress_token = json_object_get (json_object_get (params, "_meta"), "progressToken");
+        json_t *owned_args = args ? json_incref (args) : json_object ();
+        int rpc_error = 0;
+        char err[512] = "";
+        json_t *result = gw_mcp_tools_call (&ctx, name, owned_args, &rpc_error, err, sizeof err);
+        json_decref (owned_args);
+        if (result)
+            s_respond (reply, id, result);
+        else if (rpc_error)
+            s_respond_error (reply, id, rpc_error, "%s", err);
+    } else if (strcmp (method, "resources/list") == 0) {
+        json_t *result = gw_mcp_resources_list (
+            &ctx, json_string_value (json_object_get (params, "cursor")));
+        if (result)
+            s_respond (reply, id, result);
+        else
+            s_respond_error (reply, id, -32602, "invalid cursor");
+    } else if (strcmp (method, "resources/templates/list") == 0)
+        s_respond (reply, id, gw_mcp_resource_templates (s_conformance (self)));
+    else if (strcmp (method, "resources/read") == 0) {
+        const char *uri = json_string_value (json_object_get (params, "uri"));
+        int code = -32602;
+        char err[512] = "resources/read needs params.uri";
+        json_t *result = uri ? gw_mcp_resources_read (&ctx, uri, &code, err, sizeof err) : NULL;
+        if (result)
+            s_respond (reply, id, result);
+        else
+            s_respond_error (reply, id, code, "%s", err);
+    } else if (strcmp (method, "resources/subscribe") == 0
+               || strcmp (method, "resources/unsubscribe") == 0)
+        s_respond (reply, id, json_object ());
+    else if (strcmp (method, "prompts/list") == 0)
+        s_respond (reply, id, gw_mcp_prompts_list (s_conformance (self)));
+    else if (strcmp (method, "prompts/get") == 0) {
+        char err[256] = "";
+        const char *name = json_string_value (json_object_get (params, "name"));
+        json_t *result = name ? gw_mcp_prompts_get (name, json_object_get (params, "arguments"),
+                                                    s_conformance (self), err, sizeof err)
+                              : NULL;
+        if (result)
+            s_respond (reply, id, result);
+        else
+            s_respond_error (reply, id, -32602, "%s", name ? err : "prompts/get needs params.name");
+    } else if (strcmp (method, "completion/complete") == 0)
+        s_respond (reply, id, json_pack ("{s:{s:[], s:i, s:b}}", "completion", "values",
+                                         "total", 0, "hasMore", 0));
+    else
+        s_respond_error (reply, id, -32601, "method not found: %s", method);
+}
+
+void
+gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text, size_t len,
+                    const gw_overrides_t *overrides, gw_mcp_reply_t *reply)
+{
+    json_error_t jerr;
+    json_t *msg = json_loadb (text, len, 0, &jerr);
+    if (!msg) {
+        s_respond_error (reply, NULL, -32700, "parse error: %s (line %d, column %d)", jerr.text,
+                         jerr.line, jerr.column);
+        return;
+    }
+    json_t *id = json_object_get (msg, "id");
+    json_t *method_json = json_object_get (msg, "method");
+    const char *method = json_string_value (method_json);
+    bool valid_id = id && (json_is_string (id) || json_is_integer (id));
+    if (!json_is_object (msg)) {
+        s_respond_error (reply, NULL, -32600, "invalid request: send one JSON-RPC object "
+                         "(batches are not supported)");
+    } else if (!method && (json_object_get (msg, "result") || json_object_get (msg, "error"))) {
+        reply->end (reply);     /* a response from the client: nothing to do */
+    } else if (!method || strcmp (json_string_value (json_object_get (msg, "jsonrpc")) ?
+                                  json_string_value (json_object_get (msg, "jsonrpc")) : "",
+                                  "2.0") != 0) {
+        s_respond_error (reply, valid_id ? id : NULL, -32600,
+                         "invalid request: needs \"jsonrpc\": \"2.0\" and a \"method\"");
+    } else if (!id) {
+        s_notification (self, client, method, json_object_get (msg, "params"));
+        reply->end (reply);
+    } else if (!valid_id) {
+        s_respond_error (reply, NULL, -32600, "invalid request: id must be a string or an integer");
+    } else
+        s_request (self, client, id, method, json_object_get (msg, "params"), overrides, reply);
+    json_decref (msg);
+}
+
+bool
+gw_mcp_is_request (const char *text, size_t len, bool *is_initialize)
+{
+    json_t *msg = json_loadb (text, len, 0, NULL);
+    const char *method = json_string_value (json_object_get (msg, "method"));
+    bool request = method && json_object_get (msg, "id");
+    *is_initialize = request && strcmp (method, "initialize") == 0;
+    bool parse_error = !msg || !json_is_object (msg);
+    json_decref (msg);
+    return request || parse_error;  /* a parse error is answered too */
+}
+
+void
+gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply)
+{
+    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
+        if (call->reply == reply) {
+            fprintf (stderr, "codebox: mcp event=client-gone request=%s\n",
+                     call->job ? call->job->id : "?");
+            s_call_cancel (self, call);
+            return;
+        }
+}
+
+/* Sends the pending output as one notifications/progress. */
+static void
+s_flush_progress (gw_mcp_call_t *call)
+{
+    if (!call->reply || !call->progress_token || !call->pending_len)
+        return;
+    call->progress += 1;
+    json_t *msg = json_pack ("{s:s, s:s, s:{s:O, s:f, s:s%}}", "jsonrpc", "2.0", "method",
+                             "notifications/progress", "params", "progressToken",
+                             call->progress_token, "progress", call->progress, "message",
+                             call->pending, call->pending_len);
+    if (msg)
+        call->reply->send (call->reply, msg);
+    json_decref (msg);
+    call->pending_len = 0;
+    call->last_progress_ms = jp_time_now_ms ();
+}
+
+/* Follows an execution for a call: progress while it runs, the response
+ * when it ends. */
+static void
+s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
+{
+    gw_mcp_call_t *call = arg;
+    gw_mcp_t *self = call->mcp;
+    if (event == GW_JOB_OUTPUT) {
+        if (!call->progress_token || !call->reply || !call->reply->can_stream)
+            return;
+        const char *type = json_string_value (json_object_get (item, "type"));
+        const char *text = NULL;
+        if (strcmp (type, "stream") == 0 || strcmp (type, "result") == 0)
+            text = json_string_value (json_object_get (item, "content"));
+        else if (strcmp (type, "error") == 0)
+            text = json_string_value (json_object_get (item, "evalue"));
+        else if (strcmp (type, "display") == 0)
+            text = "[display]\n";
+        size_t n = text ? strlen (text) : 0;
+        char *grown = n ? realloc (call->pending, call->pending_len + n + 1) : NULL;
+        if (grown) {
+            memcpy (grown + call->pending_len, text, n);
+            call->pending = grown;
+            call->pending_len += n;
+            grown[call->pending_len] = '\0';
+        }
+        if (jp_time_now_ms () - call->last_progress_ms >= GW_MCP_PROGRESS_MIN_MS)
+            s_flush_progress (call);
+        return;
+    }
+    /* finished */
+    call->job = NULL;
+    s_call_unlink (self, call);
+    if (call->reply && !call->cancelled) {
+        s_flush_progress (call);
+        s_respond (call->reply, call->id, gw_mcp_exec_result (self, job));
+        call->reply = NULL;
+    } else if (call->reply) {
+        call->reply->end (call->reply);
+        call->reply = NULL;
+    }
+    if (call->oneshot && job->session)
+        job->session->doomed = true;    /* ended by the loop after this turn */
+    s_call_free (call);
+}
+
+gw_mcp_call_t *
+gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot)
+{
+    gw_mcp_call_t *call = calloc (1, sizeof *call);
+    if (!call)
+        return NULL;
+    call->mcp = ctx->mcp;
+    call->client = ctx->client;
+    call->id = json_incref (ctx->id);
+    call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
+    call->reply = ctx->reply;
+    call->job = job;
+    call->oneshot = oneshot;
+    call->next = ctx->mcp->calls;
+    ctx->mcp->calls = call;
+    job->observer = s_on_job;
+    job->observer_arg = call;
+    if (!ctx->mcp->next_keepalive)
+        ctx->mcp->next_keepalive = jp_time_now_ms () + GW_MCP_KEEPALIVE_MS;
+    return call;
+}
+
+int64_t
+gw_mcp_deadline (gw_mcp_t *self)
+{
+    if (!self->calls)
+        return -1;
+    int64_t next = self->next_keepalive;
+    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
+        if (call->pending_len && call->reply) {
+            int64_t due = call->last_progress_ms + GW_MCP_PROGRESS_MIN_MS;
+            if (due < next)
+                next = due;
+        }
+    return next;
+}
+
+void
+gw_mcp_tick (gw_mcp_t *self, int64_t now)
+{
+    bool keepalive = self->next_keepalive && now >= self->next_keepalive;
+    for (gw_mcp_call_t *call = self->calls; call; call = call->next) {
+        if (call->pending_len && now - call->last_progress_ms >= GW_MCP_PROGRESS_MIN_MS)
+            s_flush_progress (call);
+        if (keepalive && call->reply && call->reply->keepalive)
+            call->reply->keepalive (call->reply);
+    }
+    if (keepalive || !self->calls)
+        self->next_keepalive = self->calls ? now + GW_MCP_KEEPALIVE_MS : 0;
+}

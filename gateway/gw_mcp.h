@@ -1,0 +1,70 @@
+/* gw_mcp: the MCP server core, whatever the transport: JSON-RPC 2.0
+ * framing and errors, the lifecycle (initialize and version negotiation
+ * for 2025-11-25, 2025-06-18 and 2025-03-26), ping, logging/setLevel,
+ * tools, resources, prompts, progress and cancellation. A transport
+ * (stdio, Streamable HTTP) gives each incoming message with a reply sink;
+ * the core sends notifications and the response through it and ends it
+ * exactly once, at once or when a tool call finishes.
+ *
+ * Threads: the loop thread only. */
+#ifndef GW_MCP_H
+#define GW_MCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gw_request.h"
+
+typedef struct gw_loop gw_loop_t;
+typedef struct gw_mcp gw_mcp_t;
+typedef struct gw_mcp_client gw_mcp_client_t;
+typedef struct gw_mcp_reply gw_mcp_reply_t;
+
+/* Where the messages answering one incoming message go. */
+struct gw_mcp_reply {
+    /* Sends one message (borrowed): a notification, or the response. */
+    void (*send) (gw_mcp_reply_t *self, json_t *message);
+    /* No more messages; the transport may free the reply after this. */
+    void (*end) (gw_mcp_reply_t *self);
+    /* Optional: writes a keep-alive (an SSE comment) on a long call. */
+    void (*keepalive) (gw_mcp_reply_t *self);
+    /* True when notifications may go out before the response. */
+    bool can_stream;
+};
+
+gw_mcp_t *gw_mcp_new (gw_loop_t *loop);
+/* Cancels every call, ends every reply, frees. */
+void gw_mcp_destroy (gw_mcp_t **self_p);
+
+/* A new client (an MCP session) of tenant, with a fresh random id. */
+gw_mcp_client_t *gw_mcp_client_new (gw_mcp_t *self, const char *tenant);
+gw_mcp_client_t *gw_mcp_client_find (gw_mcp_t *self, const char *id);
+/* Ends a client: cancels its calls, forgets it. */
+void gw_mcp_client_end (gw_mcp_t *self, gw_mcp_client_t *client);
+const char *gw_mcp_client_id (const gw_mcp_client_t *client);
+const char *gw_mcp_client_tenant (const gw_mcp_client_t *client);
+/* The protocol version agreed at initialize ("" before). */
+const char *gw_mcp_client_version (const gw_mcp_client_t *client);
+
+/* Handles one message's text. Parse errors answer -32700. */
+void gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text,
+                         size_t len, const gw_overrides_t *overrides, gw_mcp_reply_t *reply);
+
+/* True when text is a JSON-RPC request (has "method" and "id"), so the
+ * transport knows whether to expect a response. */
+bool gw_mcp_is_request (const char *text, size_t len, bool *is_initialize);
+
+/* The transport lost the reply's peer: cancels its call; the reply is
+ * ended (without a response) before this returns. */
+void gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply);
+
+/* Timers: the next time tick must run (-1: none), and the tick. */
+int64_t gw_mcp_deadline (gw_mcp_t *self);
+void gw_mcp_tick (gw_mcp_t *self, int64_t now);
+
+/* Protocol revisions, newest first. */
+extern const char *const gw_mcp_versions[];
+
+#endif

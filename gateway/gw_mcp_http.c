@@ -1,0 +1,271 @@
+/* gw_mcp_http: MCP's Streamable HTTP transport at /mcp: one JSON-RPC
+ * message per POST; Mcp-Session-Id issued at initialize and required
+ * after (400 missing, 404 unknown or another tenant's); 202 for
+ * notifications and responses; a JSON answer, or Server-Sent Events when
+ * the client accepts them and the call streams (tools/call: progress,
+ * log messages, then the result); GET is 405; DELETE ends the MCP session;
+ * Origin and Host are checked against DNS rebinding; a client that leaves
+ * mid-stream has its call cancelled.
+ *
+ * Threads: the loop thread only. */
+#include "gw_mcp_http.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw_mcp.h"
+#include "gw_stream.h"
+
+typedef struct s_reply s_reply_t;
+
+struct gw_mcp_http {
+    gw_loop_t *loop;
+    gw_mcp_t *mcp;
+    s_reply_t *streams;         /* replies with an open SSE stream */
+};
+
+/* One POST's reply: JSON (the response is kept until end) or SSE. */
+struct s_reply {
+    gw_mcp_reply_t base;
+    gw_mcp_http_t *http;
+    gw_request_t *req;          /* JSON mode, until answered */
+    gw_stream_t *stream;        /* SSE mode */
+    json_t *response;
+    char session_out[40];
+    s_reply_t *next;
+};
+
+gw_mcp_http_t *
+gw_mcp_http_new (gw_loop_t *loop, gw_mcp_t *mcp)
+{
+    gw_mcp_http_t *self = calloc (1, sizeof *self);
+    if (self) {
+        self->loop = loop;
+        self->mcp = mcp;
+    }
+    return self;
+}
+
+void
+gw_mcp_http_destroy (gw_mcp_http_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    free (*self_p);
+    *self_p = NULL;
+}
+
+static void
+s_unlink_stream (gw_mcp_http_t *self, s_reply_t *reply)
+{
+    for (s_reply_t **link = &self->streams; *link; link = &(*link)->next)
+        if (*link == reply) {
+            *link = reply->next;
+            return;
+        }
+}
+
+static void
+s_json_send (gw_mcp_reply_t *base, json_t *message)
+{
+    s_reply_t *r = (s_reply_t *) base;
+    if (json_object_get (message, "id") && !json_object_get (message, "method")) {
+        json_decref (r->response);
+        r->response = json_incref (message);
+    }
+}
+
+static void
+s_json_end (gw_mcp_reply_t *base)
+{
+    s_reply_t *r = (s_reply_t *) base;
+    gw_request_t *req = r->req;
+    snprintf (req->mcp_session_out, sizeof req->mcp_session_out, "%s", r->session_out);
+    if (r->response)
+        gw_request_reply_json (req, 200, r->response);
+    else
+        gw_request_reply_json (req, 202, NULL);
+    free (r);
+}
+
+static void
+s_sse_send (gw_mcp_reply_t *base, json_t *message)
+{
+    s_reply_t *r = (s_reply_t *) base;
+    char *text = json_dumps (message, JSON_COMPACT);
+    if (text)
+        gw_stream_write_event (r->stream, text);
+    free (text);
+}
+
+static void
+s_sse_end (gw_mcp_reply_t *base)
+{
+    s_reply_t *r = (s_reply_t *) base;
+    gw_stream_close (r->stream);
+    s_unlink_stream (r->http, r);
+    gw_stream_unref (&r->stream);
+    free (r);
+}
+
+static void
+s_sse_keepalive (gw_mcp_reply_t *base)
+{
+    s_reply_t *r = (s_reply_t *) base;
+    gw_stream_write (r->stream, ": keepalive\n\n", 13);
+}
+
+/* The host part of "host:port", "[v6]:port" or a URL's authority. */
+static void
+s_host_of (const char *value, char *host, size_t len)
+{
+    const char *p = strstr (value, "://");
+    p = p ? p + 3 : value;
+    size_t n;
+    if (*p == '[') {
+        const char *end = strchr (p, ']');
+        n = end ? (size_t) (end - p + 1) : strlen (p);
+    } else
+        n = strcspn (p, ":/");
+    snprintf (host, len, "%.*s", (int) n, p);
+}
+
+static bool
+s_is_local_name (const char *host)
+{
+    return strcasecmp (host, "localhost") == 0 || strncmp (host, "127.", 4) == 0
+           || strcmp (host, "[::1]") == 0;
+}
+
+/* DNS rebinding guard: an Origin must be local or the public URL's; on a
+ * loopback bind, Host must be a local name. Returns NULL or a reason. */
+static const char *
+s_check_origin (gw_mcp_http_t *self, gw_request_t *req)
+{
+    const gw_config_t *c = gw_loop_config (self->loop);
+    char host[256], public_host[256] = "";
+    const char *public_url = gw_config_str (c, GW_SET_PUBLIC_URL);
+    if (*public_url)
+        s_host_of (public_url, public_host, sizeof public_host);
+    bool loopback_bind = strncmp (gw_config_str (c, GW_SET_HOST), "127.", 4) == 0;
+    if (req->host && loopback_bind) {
+        s_host_of (req->host, host, sizeof host);
+        if (!s_is_local_name (host) && strcasecmp (host, public_host) != 0)
+            return "Host is not a local name (DNS rebinding?)";
+    }
+    if (req->origin && strcmp (req->origin, "null") != 0) {
+        s_host_of (req->origin, host, sizeof host);
+        char req_host[256] = "";
+        if (req->host)
+            s_host_of (req->host, req_host, sizeof req_host);
+        if (!s_is_local_name (host) && strcasecmp (host, public_host) != 0
+            && strcasecmp (host, req_host) != 0)
+            return "Origin not allowed";
+    }
+    return NULL;
+}
+
+static bool
+s_version_supported (const char *v)
+{
+    for (int i = 0; gw_mcp_versions[i]; i++)
+        if (strcmp (v, gw_mcp_versions[i]) == 0)
+            return true;
+    return false;
+}
+
+/* POST /mcp: one message. */
+static void
+s_post (gw_mcp_http_t *self, gw_request_t *req)
+{
+    bool is_initialize = false;
+    bool is_request = gw_mcp_is_request (req->body, req->body_len, &is_initialize);
+    gw_mcp_client_t *client = NULL;
+    if (is_initialize) {
+        client = gw_mcp_client_new (self->mcp, req->tenant);
+        if (!client) {
+            gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+            return;
+        }
+    } else if (!req->mcp_session) {
+        gw_request_reply_error (req, GW_E_BAD_REQUEST,
+                                "missing Mcp-Session-Id header: initialize first");
+        return;
+    } else {
+        client = gw_mcp_client_find (self->mcp, req->mcp_session);
+        if (!client || strcmp (gw_mcp_client_tenant (client), req->tenant) != 0) {
+            gw_request_reply_error (req, GW_E_NOT_FOUND,
+                                    "unknown or ended MCP session: initialize again");
+            return;
+        }
+        if (req->mcp_version && !s_version_supported (req->mcp_version)) {
+            gw_request_reply_error (req, GW_E_BAD_REQUEST,
+                                    "unsupported MCP-Protocol-Version %.40s", req->mcp_version);
+            return;
+        }
+    }
+    s_reply_t *r = calloc (1, sizeof *r);
+    if (!r) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    r->http = self;
+    snprintf (r->session_out, sizeof r->session_out, "%s",
+              is_initialize ? gw_mcp_client_id (client) : "");
+    bool sse = is_request && !is_initialize && req->accept
+               && strstr (req->accept, "text/event-stream")
+               && strstr (req->body, "\"tools/call\"");
+    if (sse && (r->stream = gw_stream_new ())) {
+        r->base = (gw_mcp_reply_t) {s_sse_send, s_sse_end, s_sse_keepalive, true};
+        r->next = self->streams;
+        self->streams = r;
+        /* answer the HTTP request now: the events follow on the stream */
+        req->stream = gw_stream_ref (r->stream);
+        req->status = 200;
+        req->complete (req);
+    } else {
+        r->base = (gw_mcp_reply_t) {s_json_send, s_json_end, NULL, false};
+        r->req = req;
+    }
+    gw_mcp_handle_text (self->mcp, client, req->body, req->body_len, &req->overrides, &r->base);
+}
+
+void
+gw_mcp_http_handle (gw_mcp_http_t *self, gw_request_t *req)
+{
+    req->route = "/mcp";
+    if (strcmp (req->method, "GONE") == 0) {
+        for (s_reply_t *r = self->streams; r; r = r->next)
+            if (r->stream == req->stream) {
+                gw_mcp_reply_gone (self->mcp, &r->base);
+                break;
+            }
+        req->complete (req);
+        return;
+    }
+    const char *why = s_check_origin (self, req);
+    if (why) {
+        gw_request_reply_error (req, GW_E_FORBIDDEN, "%s", why);
+        return;
+    }
+    if (strcmp (req->method, "POST") == 0)
+        s_post (self, req);
+    else if (strcmp (req->method, "DELETE") == 0) {
+        gw_mcp_client_t *client = req->mcp_session
+                                      ? gw_mcp_client_find (self->mcp, req->mcp_session) : NULL;
+        if (!req->mcp_session)
+            gw_request_reply_error (req, GW_E_BAD_REQUEST, "missing Mcp-Session-Id header");
+        else if (!client || strcmp (gw_mcp_client_tenant (client), req->tenant) != 0)
+            gw_request_reply_error (req, GW_E_NOT_FOUND, "unknown MCP session");
+        else {
+            gw_mcp_client_end (self->mcp, client);
+            gw_request_reply_json (req, 204, NULL);
+        }
+    } else {
+        req->allow = "POST, DELETE";
+        gw_request_reply_error (req, GW_E_METHOD_NOT_ALLOWED,
+                                "this server sends no unsolicited messages: use POST");
+    }
+}

@@ -1,0 +1,598 @@
+/* gw_mcp_tools: the MCP tools: their schemas (what tools/list shows an
+ * LLM) and their work: exec_code, run_python_code, run_javascript_code,
+ * write_file, read_file, list_files, list_artifacts, session_info,
+ * list_sessions, destroy_session, list_kernels. A tool that takes a
+ * session_id creates the session on first use (but destroy_session).
+ *
+ * Threads: the loop thread only. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gw_artifacts.h"
+#include "gw_base64.h"
+#include "gw_fs.h"
+#include "gw_mcp_internal.h"
+#include "gw_path.h"
+#include "gw_rest.h"
+#include "gw_session.h"
+#include "ks_search.h"
+
+#define MAX_FILE_BYTES (64u << 20)
+
+#define SESSION_ID_PROP \
+    "\"session_id\": {\"type\": \"string\", \"description\": \"Your session's name, 1-64 " \
+    "characters of A-Z a-z 0-9 _ . - (for example 'main'). Reuse it so variables and " \
+    "files persist; a new name starts a new session.\"}"
+
+#define EXEC_OUTPUT_SCHEMA \
+    "{\"type\": \"object\", \"properties\": {" \
+    "\"status\": {\"type\": \"string\", \"enum\": [\"completed\", \"error\", \"timeout\", " \
+    "\"cancelled\"]}, \"execution_count\": {\"type\": \"integer\"}, " \
+    "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"}, " \
+    "\"result\": {\"type\": [\"string\", \"null\"]}, " \
+    "\"error\": {\"type\": [\"object\", \"null\"]}, \"displays\": {\"type\": \"array\"}, " \
+    "\"new_artifacts\": {\"type\": \"array\"}, \"duration_ms\": {\"type\": \"integer\"}, " \
+    "\"session_id\": {\"type\": \"string\"}}, \"required\": [\"status\"]}"
+
+typedef json_t *(s_tool_fn) (gw_mcp_ctx_t *ctx, json_t *args);
+
+typedef struct {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema;
+    const char *output_schema;  /* or NULL */
+    bool read_only;
+    s_tool_fn *fn;
+} s_tool_t;
+
+static s_tool_fn s_exec_code, s_run_python, s_run_javascript, s_write_file, s_read_file,
+    s_list_files, s_list_artifacts, s_session_info, s_list_sessions, s_destroy_session,
+    s_list_kernels;
+
+static const s_tool_t s_tools[] = {
+    {"exec_code", "Run code in a session",
+     "Run code in a persistent Jupyter kernel and return its stdout, stderr, result, "
+     "errors with tracebacks, and any plots as images. Variables, imports and files persist "
+     "between calls with the same session_id. The working directory is the session folder: "
+     "read inputs from input/, save files for the user under output/. The session is "
+     "created on first use, in Python unless you give language or kernel.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP ", "
+     "\"code\": {\"type\": \"string\", \"description\": \"The code to run.\"}, "
+     "\"language\": {\"type\": \"string\", \"description\": \"python or javascript (or any "
+     "installed kernel's language); only used when the session is new.\"}, "
+     "\"kernel\": {\"type\": \"string\", \"description\": \"A kernelspec name (see "
+     "list_kernels); only used when the session is new.\"}, "
+     "\"timeout\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"Seconds before "
+     "the run is interrupted (the server's limit still applies).\"}}, "
+     "\"required\": [\"session_id\", \"code\"]}",
+     EXEC_OUTPUT_SCHEMA, false, s_exec_code},
+    {"run_python_code", "Run Python once",
+     "Run Python code once in a fresh kernel that is discarded afterwards; nothing persists. "
+     "Use exec_code with a session_id to keep state.",
+     "{\"type\": \"object\", \"properties\": {\"code\": {\"type\": \"string\", "
+     "\"description\": \"The Python code to run.\"}}, \"required\": [\"code\"]}",
+     EXEC_OUTPUT_SCHEMA, false, s_run_python},
+    {"run_javascript_code", "Run JavaScript once",
+     "Run JavaScript (Node.js) code once in a fresh kernel that is discarded afterwards; "
+     "nothing persists. Use exec_code with language javascript to keep state.",
+     "{\"type\": \"object\", \"properties\": {\"code\": {\"type\": \"string\", "
+     "\"description\": \"The JavaScript code to run.\"}}, \"required\": [\"code\"]}",
+     EXEC_OUTPUT_SCHEMA, false, s_run_javascript},
+    {"write_file", "Write a file into a session",
+     "Write a file into the session folder (for example input/data.csv), creating folders "
+     "as needed. Code in the session can then open it by that relative path.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP ", "
+     "\"path\": {\"type\": \"string\", \"description\": \"Path relative to the session "
+     "folder, such as input/data.csv.\"}, \"content\": {\"type\": \"string\", "
+     "\"description\": \"The file's content.\"}, \"encoding\": {\"type\": \"string\", "
+     "\"enum\": [\"utf-8\", \"base64\"], \"description\": \"utf-8 (default) or base64 for "
+     "binary content.\"}}, \"required\": [\"session_id\", \"path\", \"content\"]}",
+     "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
+     "\"size\": {\"type\": \"integer\"}}}", false, s_write_file},
+    {"read_file", "Read a file of a session",
+     "Read a file of the session folder: text comes back as text, PNG/JPEG/GIF/WebP as an "
+     "image, other bytes as an embedded resource.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP ", "
+     "\"path\": {\"type\": \"string\", \"description\": \"Path relative to the session "
+     "folder, such as output/plot.png.\"}}, \"required\": [\"session_id\", \"path\"]}",
+     "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
+     "\"size\": {\"type\": \"integer\"}, \"mime\": {\"type\": \"string\"}}}", true,
+     s_read_file},
+    {"list_files", "List files of a session",
+     "List the entries of a folder of the session (default: the session folder itself) "
+     "with name, size and kind.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP ", "
+     "\"path\": {\"type\": \"string\", \"description\": \"A folder relative to the session "
+     "folder, such as output (default: the session folder).\"}}, "
+     "\"required\": [\"session_id\"]}",
+     "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
+     "\"entries\": {\"type\": \"array\"}}}", true, s_list_files},
+    {"list_artifacts", "List a session's artifacts",
+     "List the files under the session's output/ folder (plots, CSVs, reports the code "
+     "saved) with path, size and MIME type.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP "}, "
+     "\"required\": [\"session_id\"]}",
+     "{\"type\": \"object\", \"properties\": {\"artifacts\": {\"type\": \"array\"}}}", true,
+     s_list_artifacts},
+    {"session_info", "Describe a session",
+     "Describe a session: its working folder, input and output folders, kernel, status and "
+     "limits. Call it first to learn where files go.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP "}, "
+     "\"required\": [\"session_id\"]}",
+     "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
+     "\"workdir\": {\"type\": \"string\"}, \"input_dir\": {\"type\": \"string\"}, "
+     "\"output_dir\": {\"type\": \"string\"}, \"kernel\": {\"type\": \"string\"}}}", true,
+     s_session_info},
+    {"list_sessions", "List sessions", "List your live sessions with their age and idle time.",
+     "{\"type\": \"object\", \"properties\": {}}",
+     "{\"type\": \"object\", \"properties\": {\"sessions\": {\"type\": \"array\"}}}", true,
+     s_list_sessions},
+    {"destroy_session", "End a session",
+     "End a session: stop its kernel and delete its files. Its variables are lost.",
+     "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP "}, "
+     "\"required\": [\"session_id\"]}",
+     "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
+     "\"destroyed\": {\"type\": \"boolean\"}}}", false, s_destroy_session},
+    {"list_kernels", "List kernels",
+     "List the installed kernels (languages) a session can use.",
+     "{\"type\": \"object\", \"properties\": {}}",
+     "{\"type\": \"object\", \"properties\": {\"kernels\": {\"type\": \"array\"}}}", true,
+     s_list_kernels},
+};
+#define N_TOOLS (sizeof s_tools / sizeof s_tools[0])
+
+json_t *
+gw_mcp_tool_error (const char *fmt, ...)
+{
+    char message[1536];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (message, sizeof message, fmt, ap);
+    va_end (ap);
+    return json_pack ("{s:[{s:s, s:s}], s:{s:s}, s:b}", "content", "type", "text", "text",
+                      message, "structuredContent", "error", message, "isError", 1);
+}
+
+json_t *
+gw_mcp_tool_ok (json_t *structured, const char *text)
+{
+    char *dumped = text ? NULL : json_dumps (structured, JSON_INDENT (1));
+    json_t *result = json_pack ("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
+                                text ? text : dumped ? dumped : "", "structuredContent",
+                                structured, "isError", 0);
+    free (dumped);
+    return result;
+}
+
+json_t *
+gw_mcp_tools_list (bool conformance)
+{
+    json_t *tools = json_array ();
+    for (size_t i = 0; i < N_TOOLS; i++) {
+        const s_tool_t *t = &s_tools[i];
+        json_t *tool = json_pack ("{s:s, s:s, s:s, s:o, s:{s:b, s:b}}", "name", t->name, "title",
+                                  t->title, "description", t->description, "inputSchema",
+                                  json_loads (t->input_schema, 0, NULL), "annotations",
+                                  "readOnlyHint", t->read_only, "openWorldHint", 0);
+        if (tool && t->output_schema)
+            json_object_set_new (tool, "outputSchema", json_loads (t->output_schema, 0, NULL));
+        json_array_append_new (tools, tool);
+    }
+    if (conformance)
+        gw_mcp_conformance_tools (tools);
+    return json_pack ("{s:o}", "tools", tools);
+}
+
+json_t *
+gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, int *rpc_error,
+                   char *err, size_t err_len)
+{
+    *rpc_error = 0;
+    for (size_t i = 0; i < N_TOOLS; i++)
+        if (strcmp (s_tools[i].name, name) == 0)
+            return s_tools[i].fn (ctx, args);
+    if (gw_config_bool (gw_loop_config (ctx->mcp->loop), GW_SET_MCP_CONFORMANCE)) {
+        json_t *result = gw_mcp_conformance_call (ctx, name, args);
+        if (result)
+            return result;
+    }
+    *rpc_error = -32602;
+    snprintf (err, err_len, "unknown tool '%s'; call tools/list to see the tools", name);
+    return NULL;
+}
+
+/* A string argument, or NULL (with *error set when present but not a
+ * string). */
+static const char *
+s_arg (json_t *args, const char *key, json_t **error)
+{
+    json_t *v = json_object_get (args, key);
+    if (v && !json_is_string (v) && !json_is_null (v) && !*error)
+        *error = gw_mcp_tool_error ("'%s' must be a string", key);
+    return json_string_value (v);
+}
+
+/* A fake request carrying the caller's tenant and limits, for the shared
+ * session code. */
+static gw_request_t
+s_caller (gw_mcp_ctx_t *ctx)
+{
+    gw_request_t req = {0};
+    snprintf (req.tenant, sizeof req.tenant, "%s", ctx->client->tenant);
+    if (ctx->overrides)
+        req.overrides = *ctx->overrides;
+    return req;
+}
+
+/* The session named by args.session_id, created when unknown and create
+ * is set. NULL with *error (a tool result) set otherwise. */
+static gw_session_t *
+s_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
+{
+    const char *id = s_arg (args, "session_id", error);
+    if (*error)
+        return NULL;
+    if (!id) {
+        *error = gw_mcp_tool_error ("session_id is required: pick a name such as 'main' and "
+                                    "reuse it in every call");
+        return NULL;
+    }
+    if (!gw_path_valid_session_id (id)) {
+        *error = gw_mcp_tool_error ("invalid session_id '%.80s': use 1-64 characters of A-Z "
+                                    "a-z 0-9 _ . - not starting with '.'", id);
+        return NULL;
+    }
+    gw_session_t *session = gw_loop_find_session (ctx->mcp->loop, id, ctx->client->tenant);
+    if (session || !create) {
+        if (!session)
+            *error = gw_mcp_tool_error ("no session '%s'; list_sessions shows yours", id);
+        else
+            gw_session_touch (session);
+        return session;
+    }
+    const char *language = s_arg (args, "language", error);
+    const char *kernel = s_arg (args, "kernel", error);
+    if (*error)
+        return NULL;
+    gw_request_t caller = s_caller (ctx);
+    gw_error_t e;
+    char err[1200];
+    session = gw_rest_create_session (ctx->mcp->loop, &caller, id, kernel, language, &e, err,
+                                      sizeof err);
+    if (!session) {
+        *error = gw_mcp_tool_error ("cannot create session '%s': %s", id, err);
+        return NULL;
+    }
+    char note[300];
+    snprintf (note, sizeof note, "starting a %s kernel for the new session '%s'",
+              session->spec->name, id);
+    gw_mcp_log (ctx, "info", note);
+    return session;
+}
+
+/* Queues code in session and hands the reply to a call. */
+static json_t *
+s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_s, bool oneshot)
+{
+    gw_request_t caller = s_caller (ctx);
+    long seconds = gw_rest_effective (caller.overrides.exec_timeout,
+                                      session->limits.exec_timeout_s);
+    seconds = gw_rest_effective (timeout_s, seconds);
+    gw_job_t *job = gw_jobs_add (gw_loop_jobs (ctx->mcp->loop), session, session->id,
+                                 session->tenant, code, seconds * 1000);
+    if (!job || !gw_mcp_call_start (ctx, job, oneshot))
+        return gw_mcp_tool_error ("out of memory");
+    gw_session_enqueue (session, job);
+    return NULL;
+}
+
+static json_t *
+s_exec_code (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    const char *code = s_arg (args, "code", &error);
+    json_t *timeout = json_object_get (args, "timeout");
+    if (!error && !code)
+        error = gw_mcp_tool_error ("code is required: the source to run");
+    if (!error && timeout && !json_is_null (timeout)
+        && !(json_is_integer (timeout) && json_integer_value (timeout) > 0))
+        error = gw_mcp_tool_error ("timeout must be a positive whole number of seconds");
+    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    if (error)
+        return error;
+    const char *kernel = json_string_value (json_object_get (args, "kernel"));
+    const char *language = json_string_value (json_object_get (args, "language"));
+    if ((kernel && strcasecmp (kernel, session->spec->name) != 0)
+        || (language && strcasecmp (language, session->spec->language) != 0))
+        return gw_mcp_tool_error ("session '%s' runs %s (%s); use another session_id for "
+                                  "another language", session->id, session->spec->name,
+                                  session->spec->language);
+    return s_run (ctx, session, code, json_is_integer (timeout) ? (long) json_integer_value (timeout)
+                                                                 : 0, false);
+}
+
+/* run_python_code / run_javascript_code: a throw-away session. */
+static json_t *
+s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
+{
+    json_t *error = NULL;
+    const char *code = s_arg (args, "code", &error);
+    if (error)
+        return error;
+    if (!code)
+        return gw_mcp_tool_error ("code is required: the source to run");
+    char id[JP_UUID_LEN + 8];
+    char uuid[JP_UUID_LEN + 1];
+    jp_random_uuid (uuid);
+    snprintf (id, sizeof id, "run-%s", uuid);
+    gw_request_t caller = s_caller (ctx);
+    gw_error_t e;
+    char err[1200];
+    gw_session_t *session = gw_rest_create_session (ctx->mcp->loop, &caller, id, NULL, language,
+                                                    &e, err, sizeof err);
+    if (!session)
+        return gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
+    session->ephemeral = true;
+    return s_run (ctx, session, code, 0, true);
+}
+
+static json_t *
+s_run_python (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    return s_run_once (ctx, args, "python");
+}
+
+static json_t *
+s_run_javascript (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    return s_run_once (ctx, args, "javascript");
+}
+
+/* Checks a client path and opens the session folder. Returns the folder's
+ * descriptor, or -1 with *error set. */
+static int
+s_open_workdir (gw_session_t *session, const char *path, json_t **error)
+{
+    char err[256];
+    if (path && gw_path_check_relative (path, err, sizeof err)) {
+        *error = gw_mcp_tool_error ("%s; paths are relative to the session folder, such as "
+                                    "input/data.csv", err);
+        return -1;
+    }
+    int dirfd = open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        *error = gw_mcp_tool_error ("the session folder is gone: %s", strerror (errno));
+    return dirfd;
+}
+
+/* A tool error for a failed open beneath the session folder. */
+static json_t *
+s_open_error (const char *path, int rc)
+{
+    if (rc == -ENOENT)
+        return gw_mcp_tool_error ("no file '%s' in the session; list_files shows what is there",
+                                  path);
+    if (rc == -EXDEV || rc == -ELOOP)
+        return gw_mcp_tool_error ("'%s' leads outside the session folder", path);
+    return gw_mcp_tool_error ("cannot open '%s': %s", path, strerror (-rc));
+}
+
+static json_t *
+s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    const char *path = s_arg (args, "path", &error);
+    const char *content = s_arg (args, "content", &error);
+    const char *encoding = s_arg (args, "encoding", &error);
+    if (!error && (!path || !content))
+        error = gw_mcp_tool_error ("path and content are required");
+    if (!error && encoding && strcmp (encoding, "utf-8") != 0 && strcmp (encoding, "base64") != 0)
+        error = gw_mcp_tool_error ("encoding must be utf-8 or base64");
+    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    int dirfd = error ? -1 : s_open_workdir (session, path, &error);
+    if (error)
+        return error;
+    size_t len = json_string_length (json_object_get (args, "content"));
+    uint8_t *bytes = NULL;
+    if (encoding && strcmp (encoding, "base64") == 0 && gw_base64_decode (content, len, &bytes, &len)) {
+        close (dirfd);
+        return gw_mcp_tool_error ("content is not valid base64");
+    }
+    json_t *result;
+    int fd = len > MAX_FILE_BYTES ? -EFBIG
+             : gw_path_open_beneath (dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        result = fd == -EFBIG ? gw_mcp_tool_error ("content is larger than 64 MiB")
+                              : s_open_error (path, fd);
+    else {
+        int rc = gw_fs_write_all (fd, bytes ? (const void *) bytes : content, len);
+        close (fd);
+        char full[2200];
+        snprintf (full, sizeof full, "%s/%s", session->workdir, path);
+        result = rc ? gw_mcp_tool_error ("cannot write '%s': %s", path, strerror (-rc))
+                    : gw_mcp_tool_ok (json_pack ("{s:s, s:I}", "path", full, "size",
+                                                 (json_int_t) len), NULL);
+    }
+    free (bytes);
+    close (dirfd);
+    return result;
+}
+
+/* True when len bytes are valid UTF-8 without NUL. */
+static bool
+s_is_text (const char *data, size_t len)
+{
+    json_t *s = memchr (data, '\0', len) ? NULL : json_stringn (data, len);
+    json_decref (s);
+    return s != NULL;
+}
+
+static json_t *
+s_read_file (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    const char *path = s_arg (args, "path", &error);
+    if (!error && !path)
+        error = gw_mcp_tool_error ("path is required, such as output/plot.png");
+    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    int dirfd = error ? -1 : s_open_workdir (session, path, &error);
+    if (error)
+        return error;
+    int fd = gw_path_open_beneath (dirfd, path, O_RDONLY | O_CLOEXEC, 0);
+    close (dirfd);
+    if (fd < 0)
+        return s_open_error (path, fd);
+    struct stat st;
+    if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)) {
+        close (fd);
+        return gw_mcp_tool_error ("'%s' is not a file; list_files shows a folder", path);
+    }
+    char *data;
+    size_t len;
+    int rc = gw_fs_read_fd (fd, MAX_FILE_BYTES, &data, &len);
+    close (fd);
+    if (rc)
+        return rc == -EFBIG ? gw_mcp_tool_error ("'%s' is larger than 64 MiB", path)
+                            : gw_mcp_tool_error ("cannot read '%s': %s", path, strerror (-rc));
+    const char *mime = gw_mime_for_path (path);
+    json_t *structured = json_pack ("{s:s, s:I, s:s}", "path", path, "size", (json_int_t) len,
+                                    "mime", mime);
+    json_t *item;
+    bool image = strcmp (mime, "image/png") == 0 || strcmp (mime, "image/jpeg") == 0
+                 || strcmp (mime, "image/gif") == 0 || strcmp (mime, "image/webp") == 0;
+    char uri[1200];
+    snprintf (uri, sizeof uri, "artifact://%s/%s", session->id, path);
+    if (!image && s_is_text (data, len))
+        item = json_pack ("{s:s, s:s%}", "type", "text", "text", data, len);
+    else {
+        char *b64 = gw_base64_encode ((const uint8_t *) data, len);
+        item = image ? json_pack ("{s:s, s:s, s:s}", "type", "image", "data", b64 ? b64 : "",
+                                  "mimeType", mime)
+                     : json_pack ("{s:s, s:{s:s, s:s, s:s}}", "type", "resource", "resource",
+                                  "uri", uri, "mimeType", mime, "blob", b64 ? b64 : "");
+        free (b64);
+    }
+    free (data);
+    return json_pack ("{s:[o], s:o, s:b}", "content", item, "structuredContent", structured,
+                      "isError", 0);
+}
+
+static json_t *
+s_list_files (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    const char *path = s_arg (args, "path", &error);
+    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    bool top = !path || !*path || strcmp (path, ".") == 0 || strcmp (path, "./") == 0;
+    int workdir = error ? -1 : s_open_workdir (session, top ? NULL : path, &error);
+    if (error)
+        return error;
+    int fd = top ? dup (workdir)
+                 : gw_path_open_beneath (workdir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    close (workdir);
+    if (fd < 0)
+        return fd == -ENOTDIR ? gw_mcp_tool_error ("'%s' is a file, not a folder", path)
+                              : s_open_error (path, fd);
+    DIR *dir = fdopendir (fd);
+    if (!dir) {
+        close (fd);
+        return gw_mcp_tool_error ("cannot list '%s': %s", path, strerror (errno));
+    }
+    json_t *entries = json_array ();
+    struct dirent *e;
+    while ((e = readdir (dir)) && json_array_size (entries) < 10000) {
+        if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat (dirfd (dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        const char *kind = S_ISREG (st.st_mode) ? "file" : S_ISDIR (st.st_mode) ? "directory"
+                           : S_ISLNK (st.st_mode) ? "symlink" : "other";
+        json_t *name = json_string (e->d_name);
+        if (name)
+            json_array_append_new (entries, json_pack ("{s:o, s:I, s:s}", "name", name, "size",
+                                                       (json_int_t) st.st_size, "kind", kind));
+    }
+    closedir (dir);
+    return gw_mcp_tool_ok (json_pack ("{s:s, s:o}", "path", top ? "." : path, "entries",
+                                      entries), NULL);
+}
+
+static json_t *
+s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    gw_session_t *session = s_session (ctx, args, true, &error);
+    if (error)
+        return error;
+    return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts",
+                                      gw_artifacts_list (session->output_dir, session->output_dir)),
+                           NULL);
+}
+
+static json_t *
+s_session_info (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    gw_session_t *session = s_session (ctx, args, true, &error);
+    if (error)
+        return error;
+    return gw_mcp_tool_ok (gw_session_json (session, true), NULL);
+}
+
+static json_t *
+s_list_sessions (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    (void) args;
+    json_t *list = json_array ();
+    gw_loop_t *loop = ctx->mcp->loop;
+    for (size_t i = 0; i < gw_loop_session_count (loop); i++) {
+        gw_session_t *s = gw_loop_session_at (loop, i);
+        if (strcmp (s->tenant, ctx->client->tenant) == 0 && !s->ephemeral)
+            json_array_append_new (list, gw_session_json (s, false));
+    }
+    return gw_mcp_tool_ok (json_pack ("{s:o}", "sessions", list), NULL);
+}
+
+static json_t *
+s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    gw_session_t *session = s_session (ctx, args, false, &error);
+    if (error)
+        return error;
+    char id[65];
+    snprintf (id, sizeof id, "%s", session->id);
+    fprintf (stderr, "codebox: session event=deleted session=%s\n", id);
+    gw_loop_remove_session (ctx->mcp->loop, session);
+    return gw_mcp_tool_ok (json_pack ("{s:s, s:b}", "session_id", id, "destroyed", 1), NULL);
+}
+
+static json_t *
+s_list_kernels (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    (void) args;
+    const gw_config_t *c = gw_loop_config (ctx->mcp->loop);
+    ks_spec_t **specs;
+    size_t n;
+    if (ks_search_all (gw_config_str (c, GW_SET_KERNEL_PATH), &specs, &n, NULL, NULL))
+        return gw_mcp_tool_error ("out of memory");
+    json_t *list = json_array ();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new (list, json_pack ("{s:s, s:s, s:s, s:s}", "name", specs[i]->name,
+                                                "language", specs[i]->language, "display_name",
+                                                specs[i]->display_name, "path",
+                                                specs[i]->resource_dir));
+    ks_search_free (specs, n);
+    return gw_mcp_tool_ok (json_pack ("{s:o, s:s}", "kernels", list, "default",
+                                      gw_config_str (c, GW_SET_DEFAULT_KERNEL)),
+                           NULL);
+}

@@ -1,0 +1,46 @@
+/* gw_stream: the body of a streamed HTTP answer (Server-Sent Events), fed
+ * by the loop thread and drained by libmicrohttpd's thread. When the
+ * drain finds nothing it suspends the connection; a write resumes it, so
+ * neither side polls. Shared by both sides with a reference count.
+ *
+ * Threads: gw_stream_write/close from the loop thread; gw_stream_read and
+ * the connection hooks from libmicrohttpd's threads; a mutex guards all. */
+#ifndef GW_STREAM_H
+#define GW_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct gw_stream gw_stream_t;   /* struct gw_stream in gw_request.h too */
+
+/* A new open stream with one reference. NULL on OOM. */
+gw_stream_t *gw_stream_new (void);
+
+/* Takes one more reference. */
+gw_stream_t *gw_stream_ref (gw_stream_t *self);
+/* Drops one reference and nulls *self_p; frees at zero. */
+void gw_stream_unref (gw_stream_t **self_p);
+
+/* Appends bytes (loop thread). No-op once closed or gone. */
+void gw_stream_write (gw_stream_t *self, const char *data, size_t len);
+/* Appends one SSE event "data: JSON\n\n" for text (one line). */
+void gw_stream_write_event (gw_stream_t *self, const char *json_text);
+/* Ends the stream after what was written (loop thread). */
+void gw_stream_close (gw_stream_t *self);
+
+/* Ties the stream to its HTTP connection (libmicrohttpd's
+ * struct MHD_Connection *), so writes can resume it. */
+void gw_stream_attach (gw_stream_t *self, void *connection);
+
+/* Copies up to max pending bytes into buf (libmicrohttpd's thread).
+ * Returns the count; 0 after suspending the connection when nothing is
+ * pending; -1 when closed and drained. */
+ssize_t gw_stream_read (gw_stream_t *self, char *buf, size_t max);
+
+/* The client went away (libmicrohttpd's thread); later writes are dropped. */
+void gw_stream_set_gone (gw_stream_t *self);
+bool gw_stream_gone (gw_stream_t *self);
+bool gw_stream_closed (gw_stream_t *self);
+
+#endif
