@@ -28,7 +28,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test unit e2e run fuzz fuzz-build clean
+.PHONY: all deps test check unit e2e mcp-test run fuzz fuzz-build clean
 
 all: $(BUILD)/codebox
 
@@ -49,14 +49,28 @@ $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcodebox.a
 deps:
 	@bash scripts/deps.sh
 
-# Every test: C unit tests, then end-to-end tests against the real binary.
-test: deps all unit e2e
+# Every test: C unit tests, end-to-end tests against the real binary, the
+# MCP tests; then (unless this run is itself a sanitizer run) the unit and
+# end-to-end tests again against an ASan+UBSan build.
+test: deps all check
+ifeq ($(SANITIZE),)
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit e2e
+endif
+
+check: unit e2e mcp-test
 
 unit: $(BUILD)/unit-tests
-	cd tests/unit && CK_DEFAULT_TIMEOUT=30 ../../$(BUILD)/unit-tests
+	cd tests/unit && CK_DEFAULT_TIMEOUT=60 ../../$(BUILD)/unit-tests
+
+# LeakSanitizer runs at exit: a leak makes codebox exit non-zero, which the
+# tests check after SIGTERM.
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 e2e: $(BUILD)/codebox
-	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e
+
+mcp-test: $(BUILD)/codebox
+	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) node --test --test-concurrency=1 .
 
 run: deps all
 	$(BUILD)/codebox serve

@@ -100,4 +100,12 @@ if ! { [ -f "$SPEC_DIR/kernel.json" ] && [ -f "$KERNEL_JS" ] \
 }
 JSON
 fi
+# The MCP tests' npm packages (the official SDK, Inspector and conformance
+# suite), pinned by tests/mcp/package-lock.json.
+if [ -f tests/mcp/package-lock.json ]; then
+    if [ ! -d tests/mcp/node_modules ] || [ tests/mcp/package-lock.json -nt tests/mcp/node_modules ]; then
+        echo "deps: npm ci in tests/mcp"
+        (cd tests/mcp && npm ci --no-audit --no-fund --silent && touch node_modules)
+    fi
+fi
 echo "deps: ready"
