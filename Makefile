@@ -4,7 +4,7 @@
 # runs the suite against a sanitizer build in build/sanitize/.
 
 CC        ?= cc
-PKGS      := libzmq jansson libcrypto libmicrohttpd libcurl odbc
+PKGS      := libzmq jansson libcrypto libmicrohttpd libcurl odbc vips
 SANITIZE  ?=
 PYTHON    ?= /usr/bin/python3
 
@@ -21,7 +21,7 @@ CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec -Igateway
 CFLAGS    ?= -O2 -g
 CFLAGS    += $(WARN) $(SANFLAGS) -fPIC $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS   += $(SANFLAGS)
-LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) $(filter-out gateway/main.c,$(wildcard gateway/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

@@ -15,6 +15,7 @@
 
 #include "gw_base64.h"
 #include "gw_fs.h"
+#include "gw_image.h"
 #include "gw_mcp_internal.h"
 #include "gw_path.h"
 #include "gw_session.h"
@@ -80,44 +81,74 @@ s_newline (s_text_t *t)
 }
 
 /* Saves an image too large to send inline under output/ and returns a
- * resource_link to it (new), or NULL. */
+ * resource_link to it (new), or NULL. The bytes are decoded into *bytes_p
+ * (caller frees) for downscaling. */
 static json_t *
-s_link_large_image (gw_session_t *session, const char *b64, const char *mime, int n)
+s_link_large_image (gw_session_t *session, const char *b64, const char *mime, int count,
+                    int n, uint8_t **bytes_p, size_t *len_p)
 {
+    *bytes_p = NULL;
+    if (gw_base64_decode (b64, strlen (b64), bytes_p, len_p))
+        return NULL;
     if (!session)
         return NULL;
-    uint8_t *bytes;
-    size_t len;
-    if (gw_base64_decode (b64, strlen (b64), &bytes, &len))
-        return NULL;
     char rel[128];
-    snprintf (rel, sizeof rel, "output/codebox-image-%d-%d.%s", (int) getpid (), n,
+    snprintf (rel, sizeof rel, "output/image-%d-%d.%s", count, n,
               strcmp (mime, "image/png") == 0 ? "png" : "jpg");
     int dirfd = open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int fd = dirfd < 0 ? -1
                        : gw_path_open_beneath (dirfd, rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                                0644);
-    bool ok = fd >= 0 && gw_fs_write_all (fd, bytes, len) == 0;
+    bool ok = fd >= 0 && gw_fs_write_all (fd, *bytes_p, *len_p) == 0;
     if (fd >= 0)
         close (fd);
     if (dirfd >= 0)
         close (dirfd);
-    free (bytes);
     if (!ok)
         return NULL;
-    char uri[1200], name[64];
+    char uri[1200];
     snprintf (uri, sizeof uri, "artifact://%s/%s", session->id, rel);
-    snprintf (name, sizeof name, "%s", strrchr (rel, '/') + 1);
     return json_pack ("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", "resource_link", "uri", uri,
-                      "name", name, "mimeType", mime, "description",
-                      "the full-size image (too large to send inline)", "size",
-                      (json_int_t) len);
+                      "name", strrchr (rel, '/') + 1, "mimeType", mime, "description",
+                      "the full-size image", "size", (json_int_t) *len_p);
+}
+
+/* An image item for an image over the inline limit: downscaled to fit,
+ * plus a link to the full file. */
+static void
+s_add_large_image (json_t *content, gw_session_t *session, const char *b64, const char *mime,
+                   size_t max_image, int count, int n, s_text_t *text)
+{
+    uint8_t *bytes;
+    size_t len;
+    json_t *link = s_link_large_image (session, b64, mime, count, n, &bytes, &len);
+    void *small = NULL;
+    size_t small_len = 0;
+    int w = 0, h = 0;
+    int rc = bytes ? gw_image_fit (bytes, len, mime, max_image, &small, &small_len, &w, &h) : -1;
+    free (bytes);
+    char note[300];
+    if (rc == 0) {
+        char *small_b64 = gw_base64_encode (small, small_len);
+        gw_image_free (small);
+        if (small_b64)
+            json_array_append_new (content, json_pack ("{s:s, s:s, s:s}", "type", "image",
+                                                       "data", small_b64, "mimeType", mime));
+        free (small_b64);
+        snprintf (note, sizeof note, "[%s of %zu bytes sent downscaled to %dx%d%s]\n", mime,
+                  len, w, h, link ? "; the full image is linked" : "");
+    } else
+        snprintf (note, sizeof note, "[%s of %zu bytes is over the %zu-byte inline limit%s]\n",
+                  mime, len, max_image, link ? "; see the linked file" : "");
+    s_adds (text, note);
+    if (link)
+        json_array_append_new (content, link);
 }
 
 /* Adds the rich parts of one display/result to content and displays. */
 static void
 s_add_display (json_t *content, json_t *displays, json_t *data, gw_session_t *session,
-               size_t max_image, int *image_no, s_text_t *text)
+               size_t max_image, int count, int *image_no, s_text_t *text)
 {
     bool shown = false;
     static const char *const images[] = {"image/png", "image/jpeg"};
@@ -134,13 +165,8 @@ s_add_display (json_t *content, json_t *displays, json_t *data, gw_session_t *se
                                                        "data", b64, "mimeType", images[i]));
             continue;
         }
-        json_t *link = s_link_large_image (session, b64, images[i], ++*image_no);
-        char note[200];
-        snprintf (note, sizeof note, "[%s of %zu bytes is over the %zu-byte inline limit%s]\n",
-                  images[i], bytes, max_image, link ? "; see the linked file" : "");
-        s_adds (text, note);
-        if (link)
-            json_array_append_new (content, link);
+        s_add_large_image (content, session, b64, images[i], max_image, count, ++*image_no,
+                           text);
     }
     static const char *const texts[] = {"image/svg+xml", "text/html", "text/markdown",
                                         "application/json"};
@@ -177,6 +203,7 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
     s_text_t all = {0}, out = {0}, err = {0}, result = {0};
     json_t *content = json_array (), *displays = json_array (), *error = json_null ();
     int image_no = 0;
+    int count = job->exec ? gw_execution_count (job->exec) : 0;
     bool has_result = false;
     size_t i;
     json_t *item;
@@ -192,11 +219,11 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
             s_adds (&result, json_string_value (json_object_get (item, "content")));
             s_newline (&all);
             s_add_display (content, displays, json_object_get (item, "data"), job->session,
-                           max_image, &image_no, &all);
+                           max_image, count, &image_no, &all);
         } else if (strcmp (type, "display") == 0) {
             s_newline (&all);
             s_add_display (content, displays, json_object_get (item, "data"), job->session,
-                           max_image, &image_no, &all);
+                           max_image, count, &image_no, &all);
         } else if (strcmp (type, "error") == 0) {
             s_newline (&all);
             json_t *tb = json_object_get (item, "traceback");

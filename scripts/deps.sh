@@ -16,7 +16,7 @@ export DEBIAN_FRONTEND=noninteractive
 # Build and run-time libraries, the kernels' runtimes, and test tools.
 DEBIAN_PACKAGES=(
     build-essential pkg-config clang
-    libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev
+    libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
     bubblewrap check libsubunit-dev
     python3 python3-pytest
