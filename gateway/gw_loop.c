@@ -16,6 +16,7 @@
 
 #include "gw_fs.h"
 #include "gw_mailbox.h"
+#include "gw_pool.h"
 #include "jp_time.h"
 
 #define MAX_SESSIONS_HARD 4096
@@ -41,6 +42,7 @@ struct gw_loop {
     gw_loop_tick_fn *timer_tick;
     void *timer_arg;
     void *app;
+    gw_pool_t *pool;
 };
 
 gw_loop_t *
@@ -80,7 +82,8 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     self->mailbox = gw_mailbox_new ();
     self->jobs = gw_jobs_new ();
     self->metrics = gw_metrics_new ();
-    if (self->signal_fd < 0 || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
+    self->pool = gw_pool_new (self);
+    if (self->signal_fd < 0 || !self->pool || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the loop: %s", strerror (errno));
         gw_loop_destroy (&self);
         return NULL;
@@ -111,6 +114,7 @@ gw_loop_destroy (gw_loop_t **self_p)
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
+    gw_pool_destroy (&self->pool);
     if (self->mailbox)
         s_drain_mailbox_refusing (self);
     gw_jobs_destroy (&self->jobs);
@@ -173,6 +177,9 @@ s_next_deadline (gw_loop_t *self, int64_t now)
     int64_t w = gw_jobs_expire_waits (self->jobs, now);
     if (w >= 0 && w < next)
         next = w;
+    int64_t p = gw_pool_deadline (self->pool);
+    if (p >= 0 && p < next)
+        next = p;
     int64_t t = self->timer_deadline ? self->timer_deadline (self->timer_arg) : -1;
     if (t >= 0 && t < next)
         next = t;
@@ -184,7 +191,7 @@ static void
 s_turn (gw_loop_t *self)
 {
     size_t n_sessions = self->n_sessions;
-    size_t max_items = 3 + n_sessions * KS_KERNEL_POLL_ITEMS;
+    size_t max_items = 3 + n_sessions * KS_KERNEL_POLL_ITEMS + (size_t) gw_pool_poll_count (self->pool);
     zmq_pollitem_t *items = calloc (max_items, sizeof *items);
     int *first = calloc (n_sessions + 1, sizeof *first);
     gw_session_t **polled = calloc (n_sessions + 1, sizeof *polled);
@@ -205,6 +212,8 @@ s_turn (gw_loop_t *self)
         n += gw_session_poll_items (self->sessions[i], items + n, (int) max_items - n);
     }
     first[n_sessions] = n;
+    int pool_first = n;
+    n += gw_pool_poll_items (self->pool, items + n, (int) max_items - n);
     int64_t now = jp_time_now_ms ();
     int64_t deadline = s_next_deadline (self, now);
     long timeout = deadline < 0 ? -1 : deadline > now ? (long) (deadline - now) : 0;
@@ -215,6 +224,7 @@ s_turn (gw_loop_t *self)
        requests below may end sessions polled here */
     for (size_t i = 0; i < n_sessions; i++)
         gw_session_dispatch (polled[i], items + first[i], first[i + 1] - first[i]);
+    gw_pool_dispatch (self->pool, items + pool_first, n - pool_first);
     if (rc > 0 && (items[1].revents & ZMQ_POLLIN)) {
         struct signalfd_siginfo info;
         if (read (self->signal_fd, &info, sizeof info) == (ssize_t) sizeof info) {
@@ -242,6 +252,8 @@ s_turn (gw_loop_t *self)
     now = jp_time_now_ms ();
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_tick (self->sessions[i], now);
+    if (!self->stopping)
+        gw_pool_tick (self->pool, now);
     if (self->timer_tick)
         self->timer_tick (self->timer_arg, now);
     for (size_t i = 0; i < self->n_sessions;) {
@@ -268,6 +280,7 @@ gw_loop_run (gw_loop_t *self)
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     self->n_sessions = 0;
+    gw_pool_destroy (&self->pool);
     gw_jobs_fail_all_waiters (self->jobs);
     return 0;
 }
@@ -329,6 +342,12 @@ gw_jobs_t *
 gw_loop_jobs (gw_loop_t *self)
 {
     return self->jobs;
+}
+
+gw_pool_t *
+gw_loop_pool (gw_loop_t *self)
+{
+    return self->pool;
 }
 
 gw_metrics_t *

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "gw_fs.h"
+#include "gw_launch.h"
+#include "gw_pool.h"
 #include "gw_loop.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
@@ -21,25 +23,34 @@ static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 static int
 s_start_kernel (gw_session_t *self)
 {
-    ks_kernel_options_t options = {
-        .cwd = self->workdir,
-        .runtime_dir = gw_loop_runtime_dir (self->loop),
-        .start_timeout_ms =
-            (int) gw_config_int (gw_loop_config (self->loop), GW_SET_KERNEL_START_TIMEOUT) * 1000,
-    };
-    self->kernel = ks_kernel_new (gw_loop_zmq (self->loop), self->spec, &options);
-    if (!self->kernel) {
-        snprintf (self->error, sizeof self->error, "out of memory");
-        return -ENOMEM;
-    }
+    self->kernel = gw_launch_kernel (self->loop, self->spec, self->workdir, self->error,
+                                     sizeof self->error);
+    if (!self->kernel)
+        return -EIO;
     ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
-    gw_metrics_kernel_start (gw_loop_metrics (self->loop));
     fprintf (stderr, "codebox: kernel event=start session=%s kernel=%s id=%s\n", self->id,
              self->spec->name, ks_kernel_id (self->kernel));
-    int rc = ks_kernel_start (self->kernel);
-    if (rc)
-        snprintf (self->error, sizeof self->error, "%s", ks_kernel_error (self->kernel));
-    return rc;
+    return 0;
+}
+
+/* Takes a warm kernel from the pool when one of this kernelspec is ready:
+ * its folder becomes the session's. Returns true if it did. */
+static bool
+s_take_warm (gw_session_t *self)
+{
+    ks_spec_t *spec = NULL;
+    ks_kernel_t *kernel = gw_pool_take (gw_loop_pool (self->loop), self->spec->name,
+                                        self->workdir, &spec);
+    if (!kernel)
+        return false;
+    ks_spec_destroy (&self->spec);      /* the kernel uses the pool's copy */
+    self->spec = spec;
+    self->kernel = kernel;
+    self->ever_ready = true;
+    ks_kernel_set_handlers (kernel, s_on_msg, s_on_state, self);
+    fprintf (stderr, "codebox: kernel event=warm session=%s kernel=%s id=%s\n", self->id,
+             spec->name, ks_kernel_id (kernel));
+    return true;
 }
 
 gw_session_t *
@@ -61,6 +72,8 @@ gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t *
     snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_loop_state_dir (loop), id);
     snprintf (self->input_dir, sizeof self->input_dir, "%s/input", self->workdir);
     snprintf (self->output_dir, sizeof self->output_dir, "%s/output", self->workdir);
+    if (s_take_warm (self))
+        return self;
     int rc = gw_fs_mkdirs (self->input_dir, 0755);
     if (!rc)
         rc = gw_fs_mkdirs (self->output_dir, 0755);
@@ -243,12 +256,12 @@ s_restart (gw_session_t *self)
     self->restart_pending = false;
     ks_kernel_destroy (&self->kernel);
     self->restarts++;
-    gw_metrics_kernel_restart (gw_loop_metrics (self->loop));
     if (s_start_kernel (self)) {
         self->failed = true;
         s_fail_queue (self, self->error);
         return;
     }
+    gw_metrics_kernel_restart (gw_loop_metrics (self->loop));
     self->starting_again = true;
 }
 
@@ -337,6 +350,11 @@ gw_session_cancel (gw_session_t *self, gw_job_t *job)
 void
 gw_session_wait_started (gw_session_t *self, gw_request_t *req)
 {
+    if (self->ever_ready || self->failed) {     /* a warm kernel, or too late */
+        if (self->on_started)
+            self->on_started (self, req, self->ever_ready && !self->failed);
+        return;
+    }
     req->next = self->start_waiters;
     self->start_waiters = req;
 }

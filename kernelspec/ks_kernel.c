@@ -26,6 +26,8 @@ struct ks_kernel {
     ks_kernel_options_t options;
     char id[16];
     char runtime_dir[256];
+    char *cwd;                  /* copied from the options */
+    char **extra_env;           /* copied from the options */
     char conn_path[320];
     char log_path[320];
     ks_kernel_state_t state;
@@ -65,6 +67,18 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
     if (self->options.heartbeat_ms <= 0)
         self->options.heartbeat_ms = 5000;
     self->pidfd = -1;
+    if (options->cwd && !(self->cwd = strdup (options->cwd))) {
+        free (self);
+        return NULL;
+    }
+    self->options.cwd = self->cwd;
+    size_t n_env = 0;
+    while (options->extra_env && options->extra_env[n_env])
+        n_env++;
+    self->extra_env = calloc (n_env + 1, sizeof (char *));
+    for (size_t i = 0; self->extra_env && i < n_env; i++)
+        self->extra_env[i] = strdup (options->extra_env[i]);
+    self->options.extra_env = (const char *const *) self->extra_env;
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
     snprintf (self->id, sizeof self->id, "%.8s", uuid);
@@ -160,6 +174,8 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     s_remove_runtime_files (self);
     unlink (self->log_path);
     json_decref (self->info);
+    free (self->cwd);
+    ks_strv_free (self->extra_env);
     free (self);
     *self_p = NULL;
 }

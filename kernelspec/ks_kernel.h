@@ -57,7 +57,7 @@ typedef void (ks_kernel_state_fn) (ks_kernel_t *kernel, ks_kernel_state_t state,
                                    void *arg);
 
 /* Makes a kernel for spec (borrowed; must outlive the kernel) without
- * starting it. Returns NULL on OOM. */
+ * starting it; the options' strings are copied. Returns NULL on OOM. */
 ks_kernel_t *ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec,
                             const ks_kernel_options_t *options);
 

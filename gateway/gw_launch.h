@@ -1,0 +1,18 @@
+/* gw_launch: how the gateway starts a kernel for a session folder: the
+ * runtime folder, the start timeout and the environment, in one place for
+ * sessions and the warm pool. Threads: the loop thread. */
+#ifndef GW_LAUNCH_H
+#define GW_LAUNCH_H
+
+#include <stddef.h>
+
+#include "ks_kernel.h"
+
+typedef struct gw_loop gw_loop_t;
+
+/* Makes and starts a kernel of spec (borrowed; must outlive the kernel)
+ * working in workdir. Returns it STARTING, or NULL with err set. */
+ks_kernel_t *gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir,
+                               char *err, size_t err_len);
+
+#endif

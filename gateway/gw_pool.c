@@ -1,0 +1,261 @@
+/* gw_pool: warm kernels waiting in empty folders. Loop thread only. */
+#include "gw_pool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw_fs.h"
+#include "gw_launch.h"
+#include "gw_loop.h"
+#include "jp_random.h"
+#include "jp_time.h"
+#include "ks_search.h"
+
+#define MAX_KINDS 16
+#define MAX_BACKOFF_MS 60000
+
+typedef struct {
+    ks_spec_t *spec;
+    ks_kernel_t *kernel;
+    char folder[1100];
+    int kind;
+    bool failed_start;          /* died before it was ever ready */
+} s_slot_t;
+
+typedef struct {
+    char name[65];
+    int failures;
+    int64_t retry_after;
+} s_kind_t;
+
+struct gw_pool {
+    gw_loop_t *loop;
+    int size;
+    s_kind_t kinds[MAX_KINDS];
+    int n_kinds;
+    s_slot_t *slots;
+    int n_slots, cap_slots;
+    int *first;                 /* per slot: its first poll item (dispatch) */
+};
+
+gw_pool_t *
+gw_pool_new (gw_loop_t *loop)
+{
+    gw_pool_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->loop = loop;
+    const gw_config_t *c = gw_loop_config (loop);
+    self->size = (int) gw_config_int (c, GW_SET_POOL_SIZE);
+    const char *list = gw_config_str (c, GW_SET_POOL_KERNELS);
+    if (!*list)
+        list = gw_config_str (c, GW_SET_DEFAULT_KERNEL);
+    char *copy = strdup (list), *save = NULL;
+    for (char *tok = copy ? strtok_r (copy, ", ", &save) : NULL; tok && self->n_kinds < MAX_KINDS;
+         tok = strtok_r (NULL, ", ", &save))
+        if (ks_search_valid_name (tok))
+            snprintf (self->kinds[self->n_kinds++].name, sizeof self->kinds[0].name, "%s", tok);
+    free (copy);
+    return self;
+}
+
+/* Ends one slot's kernel and removes its folder. */
+static void
+s_slot_clear (s_slot_t *slot)
+{
+    if (slot->kernel) {
+        ks_kernel_set_handlers (slot->kernel, NULL, NULL, NULL);
+        ks_kernel_destroy (&slot->kernel);
+    }
+    if (slot->folder[0])
+        gw_fs_remove_tree (slot->folder);
+    ks_spec_destroy (&slot->spec);
+}
+
+void
+gw_pool_destroy (gw_pool_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_pool_t *self = *self_p;
+    for (int i = 0; i < self->n_slots; i++)
+        s_slot_clear (&self->slots[i]);
+    free (self->slots);
+    free (self->first);
+    free (self);
+    *self_p = NULL;
+}
+
+/* Notes whether a pool kernel ever became ready. */
+static void
+s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
+{
+    gw_pool_t *self = arg;
+    for (int i = 0; i < self->n_slots; i++) {
+        s_slot_t *slot = &self->slots[i];
+        if (slot->kernel != kernel)
+            continue;
+        if (state == KS_KERNEL_READY)
+            self->kinds[slot->kind].failures = 0;
+        else if (state == KS_KERNEL_DEAD && ks_kernel_start_ms (kernel) < 0)
+            slot->failed_start = true;
+    }
+}
+
+/* Starts one more kernel of a kind. Returns 0 or -1. */
+static int
+s_start_one (gw_pool_t *self, int kind)
+{
+    const gw_config_t *c = gw_loop_config (self->loop);
+    char err[1024];
+    ks_spec_t *spec = ks_search_find (gw_config_str (c, GW_SET_KERNEL_PATH),
+                                      self->kinds[kind].name, err, sizeof err);
+    if (!spec)
+        return -1;
+    if (self->n_slots == self->cap_slots) {
+        int cap = self->cap_slots ? self->cap_slots * 2 : 8;
+        s_slot_t *grown = realloc (self->slots, (size_t) cap * sizeof *grown);
+        if (!grown) {
+            ks_spec_destroy (&spec);
+            return -1;
+        }
+        self->slots = grown;
+        self->cap_slots = cap;
+    }
+    s_slot_t slot = {.spec = spec, .kind = kind};
+    char uuid[JP_UUID_LEN + 1], sub[1200];
+    jp_random_uuid (uuid);
+    snprintf (slot.folder, sizeof slot.folder, "%s/.pool-%.8s", gw_loop_state_dir (self->loop),
+              uuid);
+    snprintf (sub, sizeof sub, "%s/input", slot.folder);
+    int rc = gw_fs_mkdirs (sub, 0755);
+    snprintf (sub, sizeof sub, "%s/output", slot.folder);
+    if (!rc)
+        rc = gw_fs_mkdirs (sub, 0755);
+    slot.kernel = rc ? NULL : gw_launch_kernel (self->loop, spec, slot.folder, err, sizeof err);
+    if (!slot.kernel) {
+        fprintf (stderr, "codebox: pool event=start-failed kernel=%s why=\"%s\"\n",
+                 self->kinds[kind].name, rc ? strerror (-rc) : err);
+        s_slot_clear (&slot);
+        return -1;
+    }
+    ks_kernel_set_handlers (slot.kernel, NULL, s_on_state, self);
+    self->slots[self->n_slots++] = slot;
+    return 0;
+}
+
+ks_kernel_t *
+gw_pool_take (gw_pool_t *self, const char *spec_name, const char *workdir, ks_spec_t **spec_p)
+{
+    for (int i = 0; self && i < self->n_slots; i++) {
+        s_slot_t *slot = &self->slots[i];
+        if (strcasecmp (slot->spec->name, spec_name) != 0
+            || ks_kernel_state (slot->kernel) != KS_KERNEL_READY)
+            continue;
+        if (rename (slot->folder, workdir) != 0)
+            return NULL;    /* the session folder exists already: start cold */
+        ks_kernel_t *kernel = slot->kernel;
+        ks_kernel_set_handlers (kernel, NULL, NULL, NULL);
+        *spec_p = slot->spec;
+        self->slots[i] = self->slots[--self->n_slots];
+        return kernel;
+    }
+    return NULL;
+}
+
+int
+gw_pool_poll_count (gw_pool_t *self)
+{
+    return self ? self->n_slots * KS_KERNEL_POLL_ITEMS : 0;
+}
+
+int
+gw_pool_poll_items (gw_pool_t *self, zmq_pollitem_t *items, int max)
+{
+    if (!self)
+        return 0;
+    free (self->first);
+    self->first = calloc ((size_t) self->n_slots + 1, sizeof (int));
+    int n = 0;
+    for (int i = 0; i < self->n_slots; i++) {
+        if (self->first)
+            self->first[i] = n;
+        n += ks_kernel_poll_items (self->slots[i].kernel, items + n, max - n);
+    }
+    if (self->first)
+        self->first[self->n_slots] = n;
+    return n;
+}
+
+int64_t
+gw_pool_deadline (gw_pool_t *self)
+{
+    int64_t next = -1;
+    for (int i = 0; self && i < self->n_slots; i++) {
+        int64_t d = ks_kernel_deadline (self->slots[i].kernel);
+        if (ks_kernel_state (self->slots[i].kernel) == KS_KERNEL_DEAD)
+            d = 0;      /* to be replaced */
+        if (d >= 0 && (next < 0 || d < next))
+            next = d;
+    }
+    for (int k = 0; self && self->size > 0 && k < self->n_kinds; k++) {
+        int have = 0;
+        for (int i = 0; i < self->n_slots; i++)
+            have += self->slots[i].kind == k;
+        /* under-filled: refill now, or when the back-off ends */
+        int64_t due = have >= self->size ? -1 : self->kinds[k].retry_after;
+        if (due >= 0 && (next < 0 || due < next))
+            next = due;
+    }
+    return next;
+}
+
+void
+gw_pool_dispatch (gw_pool_t *self, const zmq_pollitem_t *items, int n)
+{
+    if (!self || !self->first)
+        return;
+    for (int i = 0; i < self->n_slots && self->first[i] < n; i++)
+        ks_kernel_dispatch (self->slots[i].kernel, items + self->first[i],
+                            self->first[i + 1] - self->first[i]);
+}
+
+void
+gw_pool_tick (gw_pool_t *self, int64_t now)
+{
+    if (!self || self->size <= 0)
+        return;
+    for (int i = 0; i < self->n_slots;) {
+        s_slot_t *slot = &self->slots[i];
+        if (ks_kernel_state (slot->kernel) != KS_KERNEL_DEAD) {
+            i++;
+            continue;
+        }
+        s_kind_t *kind = &self->kinds[slot->kind];
+        if (slot->failed_start) {
+            /* back off: a kernel that cannot start would otherwise spin */
+            kind->failures++;
+            int64_t wait = 1000LL << (kind->failures < 6 ? kind->failures : 6);
+            kind->retry_after = now + (wait < MAX_BACKOFF_MS ? wait : MAX_BACKOFF_MS);
+        }
+        fprintf (stderr, "codebox: pool event=dead kernel=%s why=\"%s\"\n", kind->name,
+                 ks_kernel_error (slot->kernel));
+        s_slot_clear (slot);
+        self->slots[i] = self->slots[--self->n_slots];
+    }
+    for (int k = 0; k < self->n_kinds; k++) {
+        if (now < self->kinds[k].retry_after)
+            continue;
+        self->kinds[k].retry_after = 0;
+        int have = 0;
+        for (int i = 0; i < self->n_slots; i++)
+            have += self->slots[i].kind == k;
+        while (have < self->size && s_start_one (self, k) == 0)
+            have++;
+        if (have < self->size)
+            self->kinds[k].retry_after = now + MAX_BACKOFF_MS;
+    }
+}
