@@ -28,7 +28,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test check unit e2e mcp-test run fuzz fuzz-build clean
+.PHONY: all deps test check unit e2e mcp-test bench run fuzz fuzz-build clean
 
 all: $(BUILD)/codebox
 
@@ -71,6 +71,10 @@ e2e: $(BUILD)/codebox
 
 mcp-test: $(BUILD)/codebox
 	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) node --test --test-concurrency=1 .
+
+# Speed against the peers, measured in the same run (never in tests).
+bench: all
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/bench.py
 
 run: deps all
 	$(BUILD)/codebox serve
