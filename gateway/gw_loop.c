@@ -93,14 +93,17 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     return self;
 }
 
-/* Answers every request still in the mailbox with 503. */
+static bool s_run_call (gw_loop_t *self, gw_request_t *req);
+
+/* Answers every request still in the mailbox with 503 (and runs calls). */
 static void
 s_drain_mailbox_refusing (gw_loop_t *self)
 {
     gw_request_t *req = gw_mailbox_take_all (self->mailbox);
     while (req) {
         gw_request_t *next = req->next;
-        gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
+        if (!s_run_call (self, req))
+            gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
         req = next;
     }
 }
@@ -135,6 +138,45 @@ gw_loop_stop (gw_loop_t *self)
 {
     self->stopping = 1;
     gw_mailbox_wake (self->mailbox);
+}
+
+/* A call carried through the mailbox as a request of method "CALL". */
+typedef struct {
+    gw_request_t req;
+    gw_loop_call_fn *fn;
+    void *arg;
+} s_call_t;
+
+static void
+s_call_free (gw_request_t *req)
+{
+    free (req);
+}
+
+int
+gw_loop_call (gw_loop_t *self, gw_loop_call_fn *fn, void *arg)
+{
+    s_call_t *call = calloc (1, sizeof *call);
+    if (!call)
+        return -ENOMEM;
+    snprintf (call->req.method, sizeof call->req.method, "CALL");
+    call->req.complete = s_call_free;
+    call->fn = fn;
+    call->arg = arg;
+    gw_mailbox_post (self->mailbox, &call->req);
+    return 0;
+}
+
+/* Runs a CALL (and frees it), or returns false for an ordinary request. */
+static bool
+s_run_call (gw_loop_t *self, gw_request_t *req)
+{
+    if (strcmp (req->method, "CALL") != 0)
+        return false;
+    s_call_t *call = (s_call_t *) req;
+    call->fn (self, call->arg);
+    free (call);
+    return true;
 }
 
 void
@@ -239,7 +281,9 @@ s_turn (gw_loop_t *self)
         while (req) {
             gw_request_t *next = req->next;
             req->next = NULL;
-            if (self->stopping)
+            if (s_run_call (self, req))
+                ;
+            else if (self->stopping)
                 gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
             else
                 self->handler (self, req);

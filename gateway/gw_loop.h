@@ -38,6 +38,12 @@ int gw_loop_run (gw_loop_t *self);
 /* Asks the loop to stop (any thread). */
 void gw_loop_stop (gw_loop_t *self);
 
+/* Runs fn(arg) in the loop thread soon (any thread may call this; for
+ * example a worker thread handing back a finished result). Returns 0 or
+ * -ENOMEM. If the loop stops first, fn runs during gw_loop_destroy. */
+typedef void (gw_loop_call_fn) (gw_loop_t *loop, void *arg);
+int gw_loop_call (gw_loop_t *self, gw_loop_call_fn *fn, void *arg);
+
 /* Hands a request to the loop (any thread); matches gw_http_post_fn. */
 void gw_loop_post (gw_request_t *req, void *loop);
 
