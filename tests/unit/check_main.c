@@ -27,6 +27,7 @@ main (void)
     srunner_add_suite (runner, search_suite ());
     srunner_add_suite (runner, path_suite ());
     srunner_add_suite (runner, artifacts_suite ());
+    srunner_add_suite (runner, config_suite ());
     srunner_set_fork_status (runner, CK_FORK);
     srunner_run_all (runner, CK_NORMAL);
     int failed = srunner_ntests_failed (runner);

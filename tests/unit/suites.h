@@ -13,5 +13,6 @@ Suite *spec_suite (void);          /* test_kernelspec.c */
 Suite *search_suite (void);        /* test_kernelspec.c */
 Suite *path_suite (void);          /* test_path.c */
 Suite *artifacts_suite (void);     /* test_artifacts.c */
+Suite *config_suite (void);        /* test_config.c */
 
 #endif

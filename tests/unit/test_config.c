@@ -1,0 +1,208 @@
+/* test_config: settings: defaults, .env parsing (quotes, comments,
+ * export, CRLF, unknown names), validation of kinds, precedence of the
+ * environment over the file, and that errors never echo a value. Also the
+ * token list of gw_auth and base64. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "gw_auth.h"
+#include "gw_base64.h"
+#include "gw_config.h"
+#include "suites.h"
+#include "testutil.h"
+
+static gw_config_t *
+s_config (void)
+{
+    gw_config_t *c = gw_config_new ();
+    ck_assert_ptr_nonnull (c);
+    return c;
+}
+
+START_TEST (test_defaults)
+{
+    gw_config_t *c = s_config ();
+    ck_assert_str_eq (gw_config_str (c, GW_SET_HOST), "127.0.0.1");
+    ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 8000);
+    ck_assert_str_eq (gw_config_str (c, GW_SET_STATE_DIR), "./sessions");
+    ck_assert_str_eq (gw_config_str (c, GW_SET_DEFAULT_KERNEL), "python3");
+    ck_assert_int_eq (gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES), 1048576);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_MAX_IMAGE_BYTES), 262144);
+    ck_assert_str_eq (gw_config_str (c, GW_SET_SANDBOX), "auto");
+    ck_assert (!gw_config_bool (c, GW_SET_DOWNLOAD_ALLOW_PRIVATE));
+    gw_config_destroy (&c);
+    ck_assert_ptr_null (c);
+}
+END_TEST
+
+START_TEST (test_env_file_syntax)
+{
+    gw_config_t *c = s_config ();
+    char err[256] = "";
+    const char *text =
+        "# a comment\n"
+        "\n"
+        "CODEBOX_PORT=9001\r\n"
+        "export CODEBOX_HOST = 127.0.0.2\n"
+        "CODEBOX_STATE_DIR=\"/tmp/with space # not a comment\"\n"
+        "CODEBOX_DEFAULT_KERNEL=javascript # trailing comment\n"
+        "CODEBOX_API_TOKENS='a:b,c'\n"
+        "CODEBOX_PUBLIC_URL=\"http://x/\\\"q\\\"\"\n"
+        "OTHER_TOOL_SETTING=ignored\n";
+    ck_assert_int_eq (gw_config_load_text (c, text, ".env", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 9001);
+    ck_assert_str_eq (gw_config_str (c, GW_SET_HOST), "127.0.0.2");
+    ck_assert_str_eq (gw_config_str (c, GW_SET_STATE_DIR), "/tmp/with space # not a comment");
+    ck_assert_str_eq (gw_config_str (c, GW_SET_DEFAULT_KERNEL), "javascript");
+    ck_assert_str_eq (gw_config_str (c, GW_SET_API_TOKENS), "a:b,c");
+    ck_assert_str_eq (gw_config_str (c, GW_SET_PUBLIC_URL), "http://x/\"q\"");
+    gw_config_destroy (&c);
+}
+END_TEST
+
+START_TEST (test_env_file_errors)
+{
+    static const struct {
+        const char *text;
+        const char *expect;
+    } cases[] = {
+        {"CODEBOX_PORT=abc\n", ".env line 1: CODEBOX_PORT must be a whole number"},
+        {"\nCODEBOX_EXEC_TIMEOUT=0\n", ".env line 2: CODEBOX_EXEC_TIMEOUT must be a positive integer"},
+        {"CODEBOX_EXEC_TIMEOUT=-5\n", "must be a positive integer"},
+        {"CODEBOX_EXEC_TIMEOUT=99999999999999999999\n", "must be a positive integer"},
+        {"CODEBOX_SANDBOX=docker\n", "CODEBOX_SANDBOX must be bwrap|none|auto"},
+        {"CODEBOX_NETWORK=maybe\n", "must be on|off"},
+        {"CODEBOX_DOWNLOAD_ALLOW_PRIVATE=2\n", "must be 0 or 1"},
+        {"CODEBOX_NO_SUCH=1\n", "unknown setting CODEBOX_NO_SUCH"},
+        {"just words\n", ".env line 1: expected NAME=VALUE"},
+        {"CODEBOX_HOST=\"open\n", "unterminated quote"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gw_config_t *c = s_config ();
+        char err[256] = "";
+        ck_assert_int_ne (gw_config_load_text (c, cases[i].text, ".env", err, sizeof err), 0);
+        ck_assert_msg (strstr (err, cases[i].expect), "case %zu: got '%s'", i, err);
+        gw_config_destroy (&c);
+    }
+}
+END_TEST
+
+START_TEST (test_errors_never_echo_values)
+{
+    gw_config_t *c = s_config ();
+    char err[256] = "";
+    ck_assert_int_ne (gw_config_set (c, "CODEBOX_PORT", "secret-token-123", "environment", err,
+                                     sizeof err), 0);
+    ck_assert_ptr_null (strstr (err, "secret-token-123"));
+    ck_assert_ptr_nonnull (strstr (err, "environment: CODEBOX_PORT"));
+    gw_config_destroy (&c);
+}
+END_TEST
+
+START_TEST (test_file_then_environment)
+{
+    char *dir = tu_mkdtemp ();
+    char path[512];
+    snprintf (path, sizeof path, "%s/.env", dir);
+    tu_write_file (path, "CODEBOX_PORT=1111\nCODEBOX_HOST=127.0.0.5\n", 41);
+    gw_config_t *c = s_config ();
+    char err[256] = "";
+    ck_assert_int_eq (gw_config_load_file (c, path, true, err, sizeof err), 0);
+    setenv ("CODEBOX_PORT", "2222", 1);
+    ck_assert_int_eq (gw_config_load_env (c, err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 2222);          /* env wins */
+    ck_assert_str_eq (gw_config_str (c, GW_SET_HOST), "127.0.0.5");   /* file kept */
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_PORT", "3333", "--port", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 3333);          /* flag wins */
+    /* a missing optional file is fine; a missing --config file is not */
+    char missing[600];
+    snprintf (missing, sizeof missing, "%s/none.env", dir);
+    ck_assert_int_eq (gw_config_load_file (c, missing, false, err, sizeof err), 0);
+    ck_assert_int_ne (gw_config_load_file (c, missing, true, err, sizeof err), 0);
+    ck_assert_ptr_nonnull (strstr (err, "cannot read"));
+    gw_config_destroy (&c);
+    tu_rmtree (dir);
+    free (dir);
+}
+END_TEST
+
+START_TEST (test_auth_tokens)
+{
+    char err[256] = "", tenant[65] = "";
+    gw_auth_t *none = gw_auth_new (NULL, err, sizeof err);
+    ck_assert (!gw_auth_enabled (none));
+    ck_assert (gw_auth_check (none, NULL, tenant, sizeof tenant));
+    ck_assert_str_eq (tenant, "default");
+    gw_auth_destroy (&none);
+
+    gw_auth_t *a = gw_auth_new ("alice:tok-a, bob:tok-b ,plain", err, sizeof err);
+    ck_assert_ptr_nonnull (a);
+    ck_assert (gw_auth_enabled (a));
+    ck_assert (gw_auth_check (a, "Bearer tok-a", tenant, sizeof tenant));
+    ck_assert_str_eq (tenant, "alice");
+    ck_assert (gw_auth_check (a, "bearer tok-b", tenant, sizeof tenant));
+    ck_assert_str_eq (tenant, "bob");
+    ck_assert (gw_auth_check (a, "Bearer plain", tenant, sizeof tenant));
+    ck_assert_str_eq (tenant, "default");
+    ck_assert (!gw_auth_check (a, NULL, tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, "Bearer tok-", tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, "Bearer tok-aa", tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, "Basic tok-a", tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, "tok-a", tenant, sizeof tenant));
+    gw_auth_destroy (&a);
+
+    ck_assert_ptr_null (gw_auth_new ("alice:", err, sizeof err));
+    ck_assert_ptr_nonnull (strstr (err, "empty token"));
+    ck_assert_ptr_null (gw_auth_new ("bad tenant:x", err, sizeof err));
+    ck_assert_ptr_nonnull (strstr (err, "bad tenant name"));
+    ck_assert_ptr_null (gw_auth_new (",,", err, sizeof err));
+}
+END_TEST
+
+START_TEST (test_base64)
+{
+    static const struct {
+        const char *plain, *b64;
+    } v[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
+             {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char *enc = gw_base64_encode ((const uint8_t *) v[i].plain, strlen (v[i].plain));
+        ck_assert_str_eq (enc, v[i].b64);
+        free (enc);
+        uint8_t *dec;
+        size_t len;
+        ck_assert_int_eq (gw_base64_decode (v[i].b64, strlen (v[i].b64), &dec, &len), 0);
+        ck_assert_uint_eq (len, strlen (v[i].plain));
+        ck_assert (memcmp (dec, v[i].plain, len) == 0);
+        free (dec);
+    }
+    uint8_t *dec;
+    size_t len;
+    /* line breaks, as kernels send, are skipped */
+    ck_assert_int_eq (gw_base64_decode ("Zm9v\nYmFy\n", 10, &dec, &len), 0);
+    ck_assert_uint_eq (len, 6);
+    free (dec);
+    ck_assert_int_ne (gw_base64_decode ("Zm9v!", 5, &dec, &len), 0);
+    ck_assert_int_ne (gw_base64_decode ("Zg==Zg==", 8, &dec, &len), 0);
+    ck_assert_int_ne (gw_base64_decode ("Z", 1, &dec, &len), 0);
+    ck_assert_int_ne (gw_base64_decode ("Zg=", 3, &dec, &len), 0);
+}
+END_TEST
+
+Suite *
+config_suite (void)
+{
+    Suite *s = suite_create ("config");
+    TCase *tc = tcase_create ("config");
+    tcase_add_test (tc, test_defaults);
+    tcase_add_test (tc, test_env_file_syntax);
+    tcase_add_test (tc, test_env_file_errors);
+    tcase_add_test (tc, test_errors_never_echo_values);
+    tcase_add_test (tc, test_file_then_environment);
+    tcase_add_test (tc, test_auth_tokens);
+    tcase_add_test (tc, test_base64);
+    suite_add_tcase (s, tc);
+    return s;
+}
