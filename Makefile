@@ -28,7 +28,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test check unit e2e mcp-test bench run fuzz fuzz-build clean
+.PHONY: all deps test check unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay clean
 
 all: $(BUILD)/codebox
 
@@ -57,7 +57,7 @@ ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit e2e
 endif
 
-check: unit e2e mcp-test
+check: unit fuzz-replay e2e mcp-test
 
 unit: $(BUILD)/unit-tests
 	cd tests/unit && CK_DEFAULT_TIMEOUT=60 ../../$(BUILD)/unit-tests
@@ -79,16 +79,28 @@ bench: all
 run: deps all
 	$(BUILD)/codebox serve
 
-# libFuzzer targets, built with clang; `make fuzz` runs each for FUZZ_SECONDS.
+# libFuzzer targets, built with clang: the library once, then each target.
+# `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-replay` (part of
+# `make test`) runs each over its seed corpus once.
 FUZZ_SECONDS ?= 30
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
-FUZZ_LIB_SRC := $(LIB_SRC)
+FUZZ_FLAGS := -std=c11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+              -fsanitize=fuzzer-no-link
+FUZZ_OBJ  := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
 
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
-	@mkdir -p build/fuzz
-	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	    $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(FUZZ_LIB_SRC) $(LDLIBS)
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC (fuzz) $<"
+	@clang $(CPPFLAGS) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS)) -MMD -MP -c $< -o $@
+
+build/fuzz/libfuzzlib.a: $(FUZZ_OBJ)
+	@ar rcs $@ $^
+
+build/fuzz/%: tests/fuzz/%.c build/fuzz/libfuzzlib.a
+	@echo "  LD (fuzz) $@"
+	@clang $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(shell pkg-config --cflags $(PKGS)) \
+	    -Itests/fuzz -o $@ $< build/fuzz/libfuzzlib.a $(LDLIBS)
 
 fuzz-build: $(FUZZ_BIN)
 
@@ -97,7 +109,13 @@ fuzz: $(FUZZ_BIN)
 	  echo "== $$f ($(FUZZ_SECONDS)s)"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; done
 
+fuzz-replay: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$${f#build/fuzz/fuzz_}; \
+	  $$f -runs=0 tests/fuzz/corpus/$$n > build/fuzz/replay-$$n.log 2>&1 \
+	    || { cat build/fuzz/replay-$$n.log; exit 1; }; \
+	  echo "fuzz replay: $$n $$(ls tests/fuzz/corpus/$$n | wc -l) inputs ok"; done
+
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/obj/gateway/main.d
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/obj/gateway/main.d $(FUZZ_OBJ:.o=.d)
