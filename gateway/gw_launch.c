@@ -1,24 +1,54 @@
-/* gw_launch: kernel start options for sessions and the pool. Loop thread. */
+/* gw_launch: how a kernel is started for a session folder: its own
+ * runtime folder, the start timeout, and the sandbox's wrapper, user,
+ * limits and clean environment. Loop thread. */
 #include "gw_launch.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gw_loop.h"
 #include "gw_metrics.h"
+#include "gw_sandbox.h"
+#include "jp_random.h"
 
 ks_kernel_t *
 gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, char *err,
                   size_t err_len)
 {
     const gw_config_t *config = gw_loop_config (loop);
+    /* each kernel sees only its own runtime folder inside the sandbox */
+    char uuid[JP_UUID_LEN + 1], runtime[128];
+    jp_random_uuid (uuid);
+    snprintf (runtime, sizeof runtime, "%s/%.8s", gw_loop_runtime_dir (loop), uuid);
+    if (mkdir (runtime, 0700) < 0) {
+        snprintf (err, err_len, "cannot make %s: %s", runtime, strerror (errno));
+        return NULL;
+    }
     ks_kernel_options_t options = {
         .cwd = workdir,
-        .runtime_dir = gw_loop_runtime_dir (loop),
+        .runtime_dir = runtime,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
+        .own_runtime_dir = true,
     };
+    gw_sandbox_launch_t launch;
+    char cgroup_id[16];
+    snprintf (cgroup_id, sizeof cgroup_id, "%.8s", uuid);
+    int rc = gw_sandbox_prepare (gw_loop_sandbox (loop), spec, workdir, runtime, cgroup_id,
+                                 &launch, &options);
+    if (rc) {
+        snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
+        gw_sandbox_launch_clear (&launch);
+        rmdir (runtime);
+        return NULL;
+    }
     ks_kernel_t *kernel = ks_kernel_new (gw_loop_zmq (loop), spec, &options);
+    gw_sandbox_launch_clear (&launch);
     if (!kernel) {
         snprintf (err, err_len, "out of memory");
+        rmdir (runtime);
         return NULL;
     }
     gw_metrics_kernel_start (gw_loop_metrics (loop));

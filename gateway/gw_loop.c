@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -17,6 +18,7 @@
 #include "gw_fs.h"
 #include "gw_mailbox.h"
 #include "gw_pool.h"
+#include "gw_sandbox.h"
 #include "jp_time.h"
 
 #define MAX_SESSIONS_HARD 4096
@@ -43,6 +45,7 @@ struct gw_loop {
     void *timer_arg;
     void *app;
     gw_pool_t *pool;
+    gw_sandbox_t *sandbox;
 };
 
 gw_loop_t *
@@ -67,7 +70,8 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
         return NULL;
     }
     snprintf (self->runtime_dir, sizeof self->runtime_dir, "/tmp/codebox-XXXXXX");
-    if (!mkdtemp (self->runtime_dir)) {
+    /* 0711: the kernel user may pass through to its own folder, not list */
+    if (!mkdtemp (self->runtime_dir) || chmod (self->runtime_dir, 0711) < 0) {
         snprintf (err, err_len, "cannot make a runtime folder in /tmp: %s", strerror (errno));
         self->runtime_dir[0] = '\0';
         gw_loop_destroy (&self);
@@ -82,6 +86,11 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     self->mailbox = gw_mailbox_new ();
     self->jobs = gw_jobs_new ();
     self->metrics = gw_metrics_new ();
+    self->sandbox = gw_sandbox_new (config, err, err_len);
+    if (!self->sandbox) {
+        gw_loop_destroy (&self);
+        return NULL;
+    }
     self->pool = gw_pool_new (self);
     if (self->signal_fd < 0 || !self->pool || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the loop: %s", strerror (errno));
@@ -118,6 +127,7 @@ gw_loop_destroy (gw_loop_t **self_p)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
     gw_pool_destroy (&self->pool);
+    gw_sandbox_destroy (&self->sandbox);
     if (self->mailbox)
         s_drain_mailbox_refusing (self);
     gw_jobs_destroy (&self->jobs);
@@ -386,6 +396,12 @@ gw_jobs_t *
 gw_loop_jobs (gw_loop_t *self)
 {
     return self->jobs;
+}
+
+gw_sandbox_t *
+gw_loop_sandbox (gw_loop_t *self)
+{
+    return self->sandbox;
 }
 
 gw_pool_t *

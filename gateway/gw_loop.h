@@ -67,6 +67,8 @@ const char *gw_loop_runtime_dir (gw_loop_t *self);
 const char *gw_loop_state_dir (gw_loop_t *self);
 gw_jobs_t *gw_loop_jobs (gw_loop_t *self);
 gw_metrics_t *gw_loop_metrics (gw_loop_t *self);
+/* The sandbox policy for kernels. */
+struct gw_sandbox *gw_loop_sandbox (gw_loop_t *self);
 /* The warm pool (NULL once the loop stopped). */
 struct gw_pool *gw_loop_pool (gw_loop_t *self);
 

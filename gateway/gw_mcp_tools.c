@@ -21,6 +21,7 @@
 #include "gw_mcp_internal.h"
 #include "gw_path.h"
 #include "gw_rest.h"
+#include "gw_sandbox.h"
 #include "gw_session.h"
 #include "ks_search.h"
 
@@ -414,9 +415,10 @@ s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
                               : s_open_error (path, fd);
     else {
         int rc = gw_fs_write_all (fd, bytes ? (const void *) bytes : content, len);
+        gw_sandbox_own_fd (gw_loop_sandbox (ctx->mcp->loop), fd);
         close (fd);
         char full[2200];
-        snprintf (full, sizeof full, "%s/%s", session->workdir, path);
+        snprintf (full, sizeof full, "%s/%s", session->visible_workdir, path);
         result = rc ? gw_mcp_tool_error ("cannot write '%s': %s", path, strerror (-rc))
                     : gw_mcp_tool_ok (json_pack ("{s:s, s:I}", "path", full, "size",
                                                  (json_int_t) len), NULL);
@@ -534,7 +536,7 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
     if (error)
         return error;
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts",
-                                      gw_artifacts_list (session->output_dir, session->output_dir)),
+                                      gw_artifacts_list (session->output_dir, session->visible_output)),
                            NULL);
 }
 

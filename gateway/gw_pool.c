@@ -10,6 +10,7 @@
 #include "gw_fs.h"
 #include "gw_launch.h"
 #include "gw_loop.h"
+#include "gw_sandbox.h"
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
@@ -135,6 +136,14 @@ s_start_one (gw_pool_t *self, int kind)
     snprintf (sub, sizeof sub, "%s/output", slot.folder);
     if (!rc)
         rc = gw_fs_mkdirs (sub, 0755);
+    if (!rc)
+        rc = gw_sandbox_own (gw_loop_sandbox (self->loop), slot.folder);
+    snprintf (sub, sizeof sub, "%s/input", slot.folder);
+    if (!rc)
+        rc = gw_sandbox_own (gw_loop_sandbox (self->loop), sub);
+    snprintf (sub, sizeof sub, "%s/output", slot.folder);
+    if (!rc)
+        rc = gw_sandbox_own (gw_loop_sandbox (self->loop), sub);
     slot.kernel = rc ? NULL : gw_launch_kernel (self->loop, spec, slot.folder, err, sizeof err);
     if (!slot.kernel) {
         fprintf (stderr, "codebox: pool event=start-failed kernel=%s why=\"%s\"\n",

@@ -15,6 +15,7 @@
 #include "gw_fs.h"
 #include "gw_path.h"
 #include "gw_rest.h"
+#include "gw_sandbox.h"
 
 #define MAX_DOWNLOAD_BYTES (256u << 20)
 
@@ -83,6 +84,7 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
         return;
     }
     int rc = gw_fs_write_all (fd, req->body, req->body_len);
+    gw_sandbox_own_fd (gw_loop_sandbox (session->loop), fd);
     if (close (fd) < 0 && !rc)
         rc = -errno;
     if (rc) {
@@ -92,7 +94,7 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
     }
     gw_session_touch (session);
     char full[2200];
-    snprintf (full, sizeof full, "%s/%s", session->workdir, path);
+    snprintf (full, sizeof full, "%s/%s", session->visible_workdir, path);
     gw_request_reply_json (req, 201, json_pack ("{s:s, s:I}", "path", full, "size",
                                                 (json_int_t) req->body_len));
 }
@@ -109,7 +111,7 @@ gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id, const 
             gw_request_reply_json (req, 200,
                                    json_pack ("{s:o}", "artifacts",
                                               gw_artifacts_list (session->output_dir,
-                                                                 session->output_dir)));
+                                                                 session->visible_output)));
         return;
     }
     if (strcmp (what, "files") != 0 || !(get || put)) {

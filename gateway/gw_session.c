@@ -9,6 +9,7 @@
 #include "gw_fs.h"
 #include "gw_launch.h"
 #include "gw_pool.h"
+#include "gw_sandbox.h"
 #include "gw_loop.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
@@ -72,11 +73,23 @@ gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t *
     snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_loop_state_dir (loop), id);
     snprintf (self->input_dir, sizeof self->input_dir, "%s/input", self->workdir);
     snprintf (self->output_dir, sizeof self->output_dir, "%s/output", self->workdir);
+    snprintf (self->visible_workdir, sizeof self->visible_workdir, "%s",
+              gw_sandbox_visible (gw_loop_sandbox (loop), self->workdir));
+    snprintf (self->visible_input, sizeof self->visible_input, "%s/input", self->visible_workdir);
+    snprintf (self->visible_output, sizeof self->visible_output, "%s/output",
+              self->visible_workdir);
     if (s_take_warm (self))
         return self;
     int rc = gw_fs_mkdirs (self->input_dir, 0755);
     if (!rc)
         rc = gw_fs_mkdirs (self->output_dir, 0755);
+    const gw_sandbox_t *sandbox = gw_loop_sandbox (loop);
+    if (!rc)
+        rc = gw_sandbox_own (sandbox, self->workdir);
+    if (!rc)
+        rc = gw_sandbox_own (sandbox, self->input_dir);
+    if (!rc)
+        rc = gw_sandbox_own (sandbox, self->output_dir);
     if (rc) {
         snprintf (err, err_len, "cannot make the session folder %s: %s", self->workdir,
                   strerror (-rc));
@@ -121,7 +134,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     gw_snapshot_t *after = gw_snapshot_take (self->output_dir);
     if (job->before && after) {
         json_decref (job->new_artifacts);
-        job->new_artifacts = gw_snapshot_diff (job->before, after, self->output_dir);
+        job->new_artifacts = gw_snapshot_diff (job->before, after, self->visible_output);
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
@@ -442,8 +455,8 @@ gw_session_json (const gw_session_t *self, bool with_limits)
     int64_t now = jp_time_now_ms ();
     json_t *json = json_pack (
         "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "session_id", self->id, "kernel",
-        self->spec->name, "workdir", self->workdir, "input_dir", self->input_dir, "output_dir",
-        self->output_dir, "age_seconds", (json_int_t) ((now - self->created_ms) / 1000),
+        self->spec->name, "workdir", self->visible_workdir, "input_dir", self->visible_input,
+        "output_dir", self->visible_output, "age_seconds", (json_int_t) ((now - self->created_ms) / 1000),
         "idle_seconds", (json_int_t) ((now - self->last_used_ms) / 1000), "status",
         gw_session_status (self), "language", self->spec->language);
     if (json && with_limits) {
@@ -455,6 +468,8 @@ gw_session_json (const gw_session_t *self, bool with_limits)
                                         "max_output_bytes",
                                         (json_int_t) self->limits.max_output_bytes));
         json_object_set_new (json, "restarts", json_integer (self->restarts));
+        json_object_set_new (json, "sandbox",
+                             gw_sandbox_describe (gw_loop_sandbox (self->loop), self->spec));
         if (self->failed)
             json_object_set_new (json, "error", json_string (self->error));
     }

@@ -38,6 +38,10 @@ struct gw_session {
     char workdir[1024];
     char input_dir[1040];
     char output_dir[1040];
+    /* the same three as kernel code sees them (differ under the sandbox) */
+    char visible_workdir[1024];
+    char visible_input[1040];
+    char visible_output[1040];
     ks_spec_t *spec;
     ks_kernel_t *kernel;
     gw_loop_t *loop;

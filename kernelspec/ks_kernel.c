@@ -28,6 +28,8 @@ struct ks_kernel {
     char runtime_dir[256];
     char *cwd;                  /* copied from the options */
     char **extra_env;           /* copied from the options */
+    char **wrap_argv;           /* copied from the options */
+    char *cgroups[KS_MAX_CGROUPS];  /* copied from the options */
     char conn_path[320];
     char log_path[320];
     ks_kernel_state_t state;
@@ -79,6 +81,19 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
     for (size_t i = 0; self->extra_env && i < n_env; i++)
         self->extra_env[i] = strdup (options->extra_env[i]);
     self->options.extra_env = (const char *const *) self->extra_env;
+    if (options->wrap_argv) {
+        size_t n_wrap = 0;
+        while (options->wrap_argv[n_wrap])
+            n_wrap++;
+        self->wrap_argv = calloc (n_wrap + 1, sizeof (char *));
+        for (size_t i = 0; self->wrap_argv && i < n_wrap; i++)
+            self->wrap_argv[i] = strdup (options->wrap_argv[i]);
+        self->options.wrap_argv = (const char *const *) self->wrap_argv;
+    }
+    for (int i = 0; i < KS_MAX_CGROUPS && options->spawn.cgroups[i]; i++) {
+        self->cgroups[i] = strdup (options->spawn.cgroups[i]);
+        self->options.spawn.cgroups[i] = self->cgroups[i];
+    }
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
     snprintf (self->id, sizeof self->id, "%.8s", uuid);
@@ -174,8 +189,21 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     s_remove_runtime_files (self);
     unlink (self->log_path);
     json_decref (self->info);
+    if (self->options.own_runtime_dir)
+        rmdir (self->runtime_dir);
+    for (int i = 0; i < KS_MAX_CGROUPS; i++) {
+        /* the sandbox's inner processes take a moment to be reaped after
+           SIGKILL; the cgroup can go once they have */
+        for (int tries = 0; self->cgroups[i] && tries < 100; tries++)
+            if (rmdir (self->cgroups[i]) == 0 || errno != EBUSY)
+                break;
+            else
+                usleep (2000);
+        free (self->cgroups[i]);
+    }
     free (self->cwd);
     ks_strv_free (self->extra_env);
+    ks_strv_free (self->wrap_argv);
     free (self);
     *self_p = NULL;
 }
@@ -188,6 +216,27 @@ s_send_kernel_info (ks_kernel_t *self)
     if (msg)
         jp_channels_send (self->channels, JP_CHANNEL_SHELL, msg);
     jp_msg_destroy (&msg);
+}
+
+/* The kernelspec's argv, with the wrapper prefix (a sandbox) first. */
+static char **
+s_wrapped_argv (ks_kernel_t *self)
+{
+    char **argv = ks_spec_argv (self->spec, self->conn_path);
+    if (!argv || !self->wrap_argv)
+        return argv;
+    size_t n_wrap = 0, n = 0;
+    while (self->wrap_argv[n_wrap])
+        n_wrap++;
+    while (argv[n])
+        n++;
+    char **all = calloc (n_wrap + n + 1, sizeof (char *));
+    for (size_t i = 0; all && i < n_wrap; i++)
+        all[i] = strdup (self->wrap_argv[i]);
+    for (size_t i = 0; all && i < n; i++)
+        all[n_wrap + i] = argv[i];
+    free (argv);    /* its strings moved into all */
+    return all;
 }
 
 /* One launch attempt: connection info, connection file, channels, process. */
@@ -221,17 +270,25 @@ s_launch (ks_kernel_t *self)
                   strerror (errno));
         return rc;
     }
-    char **argv = ks_spec_argv (self->spec, self->conn_path);
+    if (self->options.spawn.set_user
+        && chown (self->conn_path, self->options.spawn.uid, self->options.spawn.gid) < 0) {
+        rc = -errno;
+        snprintf (self->error, sizeof self->error, "cannot give %s to the kernel user: %s",
+                  self->conn_path, strerror (errno));
+        return rc;
+    }
+    char **argv = s_wrapped_argv (self);
     const char *extra[64] = {"PYDEVD_DISABLE_FILE_VALIDATION=1", "JPY_PARENT_PID=0"};
     size_t n_extra = 2;
     for (const char *const *e = self->options.extra_env; e && *e && n_extra < 63; e++)
         extra[n_extra++] = *e;
     extra[n_extra] = NULL;
-    char **envp = ks_process_env (self->spec->env, extra);
+    char **envp = ks_process_env (self->spec->env, extra, self->options.clean_env);
     rc = argv && envp ? 0 : -ENOMEM;
     if (!rc)
-        rc = ks_process_spawn (argv, envp, self->options.cwd, self->log_path, &self->pid,
-                               &self->pidfd, self->error, sizeof self->error);
+        rc = ks_process_spawn (argv, envp, self->options.cwd, self->log_path,
+                               &self->options.spawn, &self->pid, &self->pidfd, self->error,
+                               sizeof self->error);
     ks_strv_free (argv);
     ks_strv_free (envp);
     if (rc)
@@ -348,8 +405,12 @@ s_on_exit (ks_kernel_t *self)
         return;
     }
     /* after start the log holds only the kernel's banner: leave it out */
-    snprintf (self->error, sizeof self->error,
-              "the kernel process (%s) %s; its state is lost", self->spec->name, how);
+    bool oom = false;
+    for (int i = 0; i < KS_MAX_CGROUPS && self->cgroups[i]; i++)
+        oom |= strstr (self->cgroups[i], "/memory/") && ks_process_cgroup_oom (self->cgroups[i]);
+    snprintf (self->error, sizeof self->error, "the kernel process (%s) %s%s", self->spec->name,
+              how,
+              oom ? " after using all the memory it may (CODEBOX_MEMORY_LIMIT_MB)" : "");
     s_set_state (self, KS_KERNEL_DEAD);
 }
 
@@ -501,6 +562,13 @@ ks_kernel_interrupt (ks_kernel_t *self)
 {
     if (self->state != KS_KERNEL_READY)
         return -ENOTCONN;
+    if (!self->spec->interrupt_by_message && self->wrap_argv) {
+        /* the launcher (bwrap) would die of SIGINT and end the sandbox:
+           signal everything else in the group */
+        const char *launcher = strrchr (self->wrap_argv[0], '/');
+        launcher = launcher ? launcher + 1 : self->wrap_argv[0];
+        return ks_process_signal_group_except (self->pid, SIGINT, launcher) > 0 ? 0 : -ESRCH;
+    }
     if (!self->spec->interrupt_by_message)
         return ks_process_signal_group (self->pid, SIGINT);
     jp_msg_t *msg = ks_kernel_msg_new (self, "interrupt_request");

@@ -25,6 +25,7 @@
 #include <zmq.h>
 
 #include "jp_channels.h"
+#include "ks_process.h"
 #include "ks_spec.h"
 
 typedef enum {
@@ -46,6 +47,13 @@ typedef struct {
     int start_timeout_ms;       /* 0: 30 s */
     int heartbeat_ms;           /* 0: 5 s between beats; 4 missed = dead */
     const char *const *extra_env;   /* "NAME=value", NULL-terminated, or NULL */
+    const char *const *wrap_argv;   /* a prefix such as bwrap's arguments,
+                                       NULL-terminated, or NULL */
+    ks_spawn_extra_t spawn;         /* cgroups, limits, user; with set_user
+                                       the connection file is given to uid */
+    bool own_runtime_dir;           /* remove runtime_dir when destroyed */
+    bool clean_env;                 /* pass only PATH, LANG, TZ, HOME, LC_*
+                                       of the gateway's environment */
 } ks_kernel_options_t;
 
 /* A message arrived for a READY kernel. The handler may take the message

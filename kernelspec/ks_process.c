@@ -2,6 +2,7 @@
  * group signals and reaping. Runs in the thread that owns the kernel. */
 #include "ks_process.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,10 +29,81 @@ s_child_fail (int fd)
     _exit (127);
 }
 
+/* In the child: joins cgroups, sets limits, drops privileges. Only
+ * async-signal-safe calls. Returns 0 or -1 with errno set. */
+static int
+s_child_extra (const ks_spawn_extra_t *extra, pid_t self_pid)
+{
+    if (!extra)
+        return 0;
+    char pid_text[24];
+    int n = 0;
+    for (pid_t p = self_pid; p > 0 && n < 22; p /= 10)
+        pid_text[n++] = (char) ('0' + p % 10);
+    for (int i = 0; i < n / 2; i++) {
+        char t = pid_text[i];
+        pid_text[i] = pid_text[n - 1 - i];
+        pid_text[n - 1 - i] = t;
+    }
+    for (int i = 0; i < KS_MAX_CGROUPS && extra->cgroups[i]; i++) {
+        char path[512];
+        size_t len = strlen (extra->cgroups[i]);
+        if (len + 14 > sizeof path)
+            return -1;
+        memcpy (path, extra->cgroups[i], len);
+        memcpy (path + len, "/cgroup.procs", 14);
+        int fd = open (path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write (fd, pid_text, (size_t) n) != n) {
+            if (fd >= 0)
+                close (fd);
+            return -1;
+        }
+        close (fd);
+    }
+    for (int i = 0; i < extra->n_rlimits; i++) {
+        struct rlimit rl = {extra->rlimits[i].value, extra->rlimits[i].value};
+        if (setrlimit (extra->rlimits[i].resource, &rl) < 0)
+            return -1;
+    }
+    if (extra->set_user
+        && (setgroups (0, NULL) < 0 || setgid (extra->gid) < 0 || setuid (extra->uid) < 0))
+        return -1;
+    return 0;
+}
+
+/* Reads the first number after key in dir/file (key "" reads the first
+ * number). Returns 0 when absent. */
+static unsigned long long
+s_cgroup_number (const char *dir, const char *file, const char *key)
+{
+    char path[600], line[128];
+    snprintf (path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen (path, "re");
+    unsigned long long value = 0;
+    while (f && fgets (line, sizeof line, f)) {
+        size_t n = strlen (key);
+        if (strncmp (line, key, n) == 0) {
+            value = strtoull (line + n, NULL, 10);
+            break;
+        }
+    }
+    if (f)
+        fclose (f);
+    return value;
+}
+
+bool
+ks_process_cgroup_oom (const char *dir)
+{
+    return s_cgroup_number (dir, "memory.oom_control", "oom_kill ") > 0
+           || s_cgroup_number (dir, "memory.failcnt", "") > 0
+           || s_cgroup_number (dir, "memory.memsw.failcnt", "") > 0;
+}
+
 int
 ks_process_spawn (char *const argv[], char *const envp[], const char *cwd,
-                  const char *log_path, pid_t *pid_p, int *pidfd_p, char *err,
-                  size_t err_len)
+                  const char *log_path, const ks_spawn_extra_t *extra, pid_t *pid_p,
+                  int *pidfd_p, char *err, size_t err_len)
 {
     int log_fd = open (log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (log_fd < 0) {
@@ -57,7 +130,10 @@ ks_process_spawn (char *const argv[], char *const envp[], const char *cwd,
     }
     if (pid == 0) {
         /* child: only async-signal-safe calls from here to exec */
-        if (setsid () < 0 || prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+        /* the death signal is armed after dropping privileges, which
+           would clear it */
+        if (setsid () < 0 || s_child_extra (extra, getpid ()) < 0
+            || prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
             s_child_fail (report[1]);
         if (getppid () != parent)
             _exit (1);      /* the parent died before the signal was armed */
@@ -115,6 +191,45 @@ ks_process_signal_group (pid_t pgid, int sig)
 }
 
 int
+ks_process_signal_group_except (pid_t pgid, int sig, const char *skip_comm)
+{
+    DIR *proc = opendir ("/proc");
+    if (!proc)
+        return 0;
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir (proc))) {
+        char *end;
+        long pid = strtol (e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], stat[512];
+        snprintf (path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen (path, "re");
+        size_t n = f ? fread (stat, 1, sizeof stat - 1, f) : 0;
+        if (f)
+            fclose (f);
+        stat[n] = '\0';
+        /* pid (comm) state ppid pgrp ...; comm may hold spaces and parens */
+        char *open_paren = strchr (stat, '(');
+        char *close_paren = strrchr (stat, ')');
+        if (!open_paren || !close_paren || close_paren < open_paren)
+            continue;
+        int ppid, pgrp;
+        char state;
+        if (sscanf (close_paren + 2, "%c %d %d", &state, &ppid, &pgrp) != 3 || pgrp != pgid)
+            continue;
+        *close_paren = '\0';
+        if (skip_comm && strcmp (open_paren + 1, skip_comm) == 0)
+            continue;
+        if (kill ((pid_t) pid, sig) == 0)
+            count++;
+    }
+    closedir (proc);
+    return count;
+}
+
+int
 ks_process_reap (pid_t pid, int *status)
 {
     pid_t r;
@@ -163,14 +278,27 @@ s_env_put (char ***env_p, size_t *n, char *entry)
     return 0;
 }
 
+/* True for the variables a clean environment keeps. */
+static bool
+s_env_kept (const char *entry)
+{
+    static const char *const kept[] = {"PATH=", "LANG=", "LANGUAGE=", "TZ=", "HOME=", "LC_",
+                                       NULL};
+    for (int i = 0; kept[i]; i++)
+        if (strncmp (entry, kept[i], strlen (kept[i])) == 0)
+            return true;
+    return false;
+}
+
 char **
-ks_process_env (json_t *spec_env, const char *const *extra)
+ks_process_env (json_t *spec_env, const char *const *extra, bool clean)
 {
     char **env = calloc (1, sizeof (char *));
     size_t n = 0;
     int rc = env ? 0 : -ENOMEM;
     for (char **e = environ; e && *e && !rc; e++)
-        rc = s_env_put (&env, &n, strdup (*e));
+        if (!clean || s_env_kept (*e))
+            rc = s_env_put (&env, &n, strdup (*e));
     const char *key;
     json_t *value;
     json_object_foreach (spec_env, key, value) {

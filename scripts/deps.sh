@@ -50,6 +50,12 @@ apt_install "${DEBIAN_PACKAGES[@]}"
 command -v node >/dev/null || apt_install nodejs
 command -v npm >/dev/null || apt_install npm
 
+# The unprivileged user kernels run as when the gateway runs as root.
+if [ "$(id -u)" = 0 ] && ! id codebox-kernel >/dev/null 2>&1; then
+    echo "deps: adding the system user codebox-kernel"
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin codebox-kernel
+fi
+
 # Python kernel packages: requirement names without version specifiers.
 PY=/usr/bin/python3
 mapfile -t REQS < <(sed -e 's/#.*//' -e 's/[<>=!~; \[].*//' pyproject-kernels.txt | grep -v '^$')

@@ -1,0 +1,313 @@
+/* gw_sandbox: bubblewrap arguments, the kernel user, cgroups and rlimits.
+ * Threads: made by the main thread, used by the loop thread. */
+#include "gw_sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define VISIBLE_WORKDIR "/session"
+#define CGROUP_ROOT "/sys/fs/cgroup"
+#define MAX_ARGS 160
+
+struct gw_sandbox {
+    bool bwrap;
+    bool network;
+    bool set_user;
+    uid_t uid;
+    gid_t gid;
+    char user[65];
+    long memory_mb;
+    bool cgroup_memory, cgroup_pids;
+    char why_none[200];
+};
+
+/* Runs a trial sandbox (as the kernel user). True when it works. */
+static bool
+s_bwrap_works (const gw_sandbox_t *self)
+{
+    pid_t pid = fork ();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        int devnull = open ("/dev/null", O_RDWR);
+        dup2 (devnull, 1);
+        dup2 (devnull, 2);
+        if (self->set_user && (setgroups (0, NULL) < 0 || setgid (self->gid) < 0
+                               || setuid (self->uid) < 0))
+            _exit (1);
+        execlp ("bwrap", "bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net",
+                "--die-with-parent", "true", (char *) NULL);
+        _exit (127);
+    }
+    int status;
+    while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+/* Makes the codebox folder of a cgroup hierarchy; true when usable. */
+static bool
+s_cgroup_ready (const char *controller)
+{
+    char dir[256];
+    snprintf (dir, sizeof dir, CGROUP_ROOT "/%s/codebox", controller);
+    return (mkdir (dir, 0755) == 0 || errno == EEXIST) && access (dir, W_OK) == 0;
+}
+
+gw_sandbox_t *
+gw_sandbox_new (const gw_config_t *config, char *err, size_t err_len)
+{
+    gw_sandbox_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
+    self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
+    const char *mode = gw_config_str (config, GW_SET_SANDBOX);
+    if (geteuid () == 0) {
+        const char *name = gw_config_str (config, GW_SET_KERNEL_USER);
+        struct passwd *pw = getpwnam (name);
+        if (!pw) {
+            fprintf (stderr, "codebox: kernel user %s does not exist (make deps makes it); "
+                     "kernels run as nobody\n", name);
+            pw = getpwnam ("nobody");
+        }
+        if (pw) {
+            self->set_user = true;
+            self->uid = pw->pw_uid;
+            self->gid = pw->pw_gid;
+            snprintf (self->user, sizeof self->user, "%s", pw->pw_name);
+        }
+        self->cgroup_memory = s_cgroup_ready ("memory");
+        self->cgroup_pids = s_cgroup_ready ("pids");
+    }
+    if (!self->user[0]) {
+        struct passwd *pw = getpwuid (geteuid ());
+        snprintf (self->user, sizeof self->user, "%s", pw ? pw->pw_name : "?");
+    }
+    if (strcmp (mode, "none") == 0)
+        snprintf (self->why_none, sizeof self->why_none, "CODEBOX_SANDBOX=none");
+    else if (s_bwrap_works (self))
+        self->bwrap = true;
+    else if (strcmp (mode, "bwrap") == 0) {
+        snprintf (err, err_len, "CODEBOX_SANDBOX=bwrap but bubblewrap cannot start a sandbox "
+                  "here (is bwrap installed, and are user namespaces allowed?)");
+        free (self);
+        return NULL;
+    } else {
+        snprintf (self->why_none, sizeof self->why_none,
+                  "bubblewrap cannot start a sandbox here");
+        fprintf (stderr, "codebox: sandbox=none: %s; kernels run unconfined\n", self->why_none);
+    }
+    return self;
+}
+
+void
+gw_sandbox_destroy (gw_sandbox_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    free (*self_p);
+    *self_p = NULL;
+}
+
+bool
+gw_sandbox_bwrap (const gw_sandbox_t *self)
+{
+    return self->bwrap;
+}
+
+/* True when the kernel can only speak TCP (so no network namespace). */
+static bool
+s_tcp_only (const ks_spec_t *spec)
+{
+    return !ks_spec_supports_ipc (spec);
+}
+
+/* Appends arguments to the vector. */
+static void
+s_args (char **argv, int *n, int count, ...)
+{
+    va_list ap;
+    va_start (ap, count);
+    for (int i = 0; i < count && *n < MAX_ARGS - 1; i++)
+        argv[(*n)++] = strdup (va_arg (ap, const char *));
+    va_end (ap);
+    argv[*n] = NULL;
+}
+
+/* The read-only system folders; merged-/usr links stay links. */
+static void
+s_system_mounts (char **argv, int *n)
+{
+    s_args (argv, n, 3, "--ro-bind", "/usr", "/usr");
+    static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        char target[256];
+        ssize_t len = readlink (top[i], target, sizeof target - 1);
+        if (len > 0) {
+            target[len] = '\0';
+            s_args (argv, n, 3, "--symlink", target, top[i]);
+        } else if (access (top[i], F_OK) == 0)
+            s_args (argv, n, 3, "--ro-bind", top[i], top[i]);
+    }
+    /* /etc: only what programs need to run; no secrets, no ODBC passwords */
+    static const char *const etc[] = {
+        "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
+        "/etc/host.conf", "/etc/gai.conf", "/etc/protocols", "/etc/services", "/etc/ssl",
+        "/etc/ca-certificates", "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/matplotlibrc",
+        "/etc/fonts", "/etc/mime.types", "/etc/python3", "/etc/python3.11", "/etc/jupyter",
+        "/etc/ipython", "/etc/os-release", "/etc/debian_version", "/etc/magic",
+    };
+    for (size_t i = 0; i < sizeof etc / sizeof etc[0]; i++)
+        s_args (argv, n, 3, "--ro-bind-try", etc[i], etc[i]);
+    s_args (argv, n, 3, "--ro-bind-try", "/opt/codebox", "/opt/codebox");
+    s_args (argv, n, 3, "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu");
+}
+
+int
+gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
+                    const char *runtime_dir, const char *kernel_id,
+                    gw_sandbox_launch_t *launch, ks_kernel_options_t *options)
+{
+    memset (launch, 0, sizeof *launch);
+    options->clean_env = true;
+    ks_spawn_extra_t *x = &options->spawn;
+    x->set_user = self->set_user;
+    x->uid = self->uid;
+    x->gid = self->gid;
+    if (self->set_user && chown (runtime_dir, self->uid, self->gid) < 0)
+        return -errno;
+    /* cgroups: memory and processes per kernel */
+    int cg = 0;
+    if (self->cgroup_memory) {
+        char *dir = launch->cgroups[cg];
+        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/memory/codebox/%s", kernel_id);
+        char file[320], value[32];
+        snprintf (value, sizeof value, "%lld", (long long) self->memory_mb << 20);
+        snprintf (file, sizeof file, "%s/memory.limit_in_bytes", dir);
+        FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
+        bool ok = f && fputs (value, f) >= 0;
+        ok = f && fclose (f) == 0 && ok;
+        /* and no escape into swap, where the kernel accounts for it */
+        snprintf (file, sizeof file, "%s/memory.memsw.limit_in_bytes", dir);
+        if (ok && (f = fopen (file, "we"))) {
+            fputs (value, f);
+            fclose (f);
+        }
+        if (ok)
+            x->cgroups[cg++] = dir;
+        else
+            rmdir (dir);
+    }
+    if (self->cgroup_pids) {
+        char *dir = launch->cgroups[cg];
+        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/pids/codebox/%s", kernel_id);
+        char file[320];
+        snprintf (file, sizeof file, "%s/pids.max", dir);
+        FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
+        bool ok = f && fputs ("512", f) >= 0;
+        ok = f && fclose (f) == 0 && ok;
+        if (ok)
+            x->cgroups[cg++] = dir;
+        else
+            rmdir (dir);
+    }
+    /* rlimits: always open files, core dumps, file size; memory and
+       processes when no cgroup does it (V8 reserves far more address space
+       than it uses, so RLIMIT_AS is left alone for JavaScript) */
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NOFILE, 4096};
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) 4 << 30};
+    if (!self->cgroup_memory && strcmp (spec->language, "javascript") != 0)
+        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS,
+                                                               (rlim_t) self->memory_mb << 20};
+    if (!self->cgroup_pids && self->set_user)
+        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NPROC, 8192};
+
+    if (!self->bwrap)
+        return 0;
+    char **argv = calloc (MAX_ARGS, sizeof (char *));
+    if (!argv)
+        return -ENOMEM;
+    int n = 0;
+    s_args (argv, &n, 5, "bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts");
+    s_args (argv, &n, 1, "--unshare-cgroup-try");
+    if (!self->network && !s_tcp_only (spec))
+        s_args (argv, &n, 1, "--unshare-net");
+    s_system_mounts (argv, &n);
+    s_args (argv, &n, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+    s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
+    s_args (argv, &n, 3, "--bind", workdir, VISIBLE_WORKDIR);
+    s_args (argv, &n, 2, "--chdir", VISIBLE_WORKDIR);
+    s_args (argv, &n, 3, "--setenv", "HOME", "/tmp");
+    s_args (argv, &n, 3, "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib");
+    s_args (argv, &n, 3, "--setenv", "IPYTHONDIR", "/tmp/.ipython");
+    s_args (argv, &n, 1, "--");
+    launch->wrap = argv;
+    options->wrap_argv = (const char *const *) argv;
+    /* without bwrap, cwd is the host folder; with it, bwrap changes there */
+    options->cwd = NULL;
+    return 0;
+}
+
+void
+gw_sandbox_launch_clear (gw_sandbox_launch_t *launch)
+{
+    if (launch->wrap) {
+        for (char **p = launch->wrap; *p; p++)
+            free (*p);
+        free (launch->wrap);
+        launch->wrap = NULL;
+    }
+}
+
+const char *
+gw_sandbox_visible (const gw_sandbox_t *self, const char *host_workdir)
+{
+    return self && self->bwrap ? VISIBLE_WORKDIR : host_workdir;
+}
+
+int
+gw_sandbox_own (const gw_sandbox_t *self, const char *path)
+{
+    if (!self || !self->set_user)
+        return 0;
+    return lchown (path, self->uid, self->gid) < 0 ? -errno : 0;
+}
+
+int
+gw_sandbox_own_fd (const gw_sandbox_t *self, int fd)
+{
+    if (!self || !self->set_user)
+        return 0;
+    return fchown (fd, self->uid, self->gid) < 0 ? -errno : 0;
+}
+
+json_t *
+gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
+{
+    bool tcp = s_tcp_only (spec);
+    bool net_on = !self->bwrap || self->network || tcp;
+    json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:s}", "sandbox", self->bwrap ? "bwrap" : "none",
+                           "network", net_on ? "on" : "off", "user", self->user,
+                           "memory_limit_mb", (json_int_t) self->memory_mb, "limits_by",
+                           self->cgroup_memory ? "cgroup" : "rlimit");
+    if (d && !self->bwrap)
+        json_object_set_new (d, "why", json_string (self->why_none));
+    else if (d && tcp && !self->network)
+        json_object_set_new (d, "why", json_string ("this kernel speaks only TCP, which a "
+                                                    "private network namespace would cut off "
+                                                    "from the gateway; its network stays on"));
+    return d;
+}

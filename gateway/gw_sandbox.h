@@ -1,0 +1,66 @@
+/* gw_sandbox: how kernels are confined (CODEBOX_SANDBOX, CODEBOX_NETWORK,
+ * CODEBOX_KERNEL_USER, CODEBOX_MEMORY_LIMIT_MB). With bwrap each kernel
+ * runs under bubblewrap: system folders read-only, a handful of /etc
+ * files, a private /tmp, its session folder (writable, seen as /session)
+ * and its own runtime folder (connection file and ipc sockets) and nothing
+ * else of the host; new PID, IPC, UTS and, with the network off, network
+ * namespaces; no capabilities. When the gateway runs as root, kernels run
+ * as the kernel user. Memory and process counts are capped by a cgroup (v1)
+ * per kernel where the gateway may make one, otherwise by rlimits; open
+ * files, core dumps and file sizes by rlimits. Kernels get a clean
+ * environment: no secret of the gateway's reaches them.
+ *
+ * Threads: built by the main thread; used by the loop thread. */
+#ifndef GW_SANDBOX_H
+#define GW_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "gw_config.h"
+#include "ks_kernel.h"
+
+typedef struct gw_sandbox gw_sandbox_t;
+
+/* The strings one kernel's launch options point at (the kernel copies
+ * them; clear after ks_kernel_new). */
+typedef struct {
+    char **wrap;
+    char *env[8];
+    char cgroups[KS_MAX_CGROUPS][256];
+} gw_sandbox_launch_t;
+
+/* Decides the mode (auto: bwrap when a trial sandbox starts), finds the
+ * kernel user and the cgroup hierarchies. NULL with err set when bwrap was
+ * asked for and does not work. */
+gw_sandbox_t *gw_sandbox_new (const gw_config_t *config, char *err, size_t err_len);
+void gw_sandbox_destroy (gw_sandbox_t **self_p);
+
+/* True when kernels run under bubblewrap. */
+bool gw_sandbox_bwrap (const gw_sandbox_t *self);
+
+/* Fills options (wrap_argv, spawn, extra_env, clean_env) for a kernel of
+ * spec working in workdir, with its own runtime_dir (made by the caller),
+ * and gives runtime_dir to the kernel user. Returns 0 or -errno. */
+int gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
+                        const char *runtime_dir, const char *kernel_id,
+                        gw_sandbox_launch_t *launch, ks_kernel_options_t *options);
+void gw_sandbox_launch_clear (gw_sandbox_launch_t *launch);
+
+/* The path kernel code sees for the session folder at host_workdir. */
+const char *gw_sandbox_visible (const gw_sandbox_t *self, const char *host_workdir);
+
+/* Gives path to the kernel user (when kernels run as one). Returns 0 or
+ * -errno. */
+int gw_sandbox_own (const gw_sandbox_t *self, const char *path);
+int gw_sandbox_own_fd (const gw_sandbox_t *self, int fd);
+
+/* {"sandbox","network","user","memory_limit_mb","limits_by"} (new). The
+ * network is "on" for kernels that speak only TCP (they cannot be reached
+ * inside a network namespace), and the reason says so. */
+json_t *gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec);
+
+#endif
