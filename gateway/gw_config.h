@@ -34,6 +34,8 @@
     X (SANDBOX, "CODEBOX_SANDBOX", "auto", "bwrap|none|auto", "kernel sandbox") \
     X (NETWORK, "CODEBOX_NETWORK", "off", "on|off", "whether kernel code may reach the network") \
     X (MEMORY_LIMIT_MB, "CODEBOX_MEMORY_LIMIT_MB", "2048", INT, "memory per kernel, MiB") \
+    X (MAX_PROCESSES, "CODEBOX_MAX_PROCESSES", "128", INT, "processes and threads per kernel") \
+    X (DISK_QUOTA_MB, "CODEBOX_DISK_QUOTA_MB", "1024", INT, "size of a session folder, MiB; also the largest file") \
     X (MAX_OUTPUT_BYTES, "CODEBOX_MAX_OUTPUT_BYTES", "1048576", INT, "text kept per execution") \
     X (DOWNLOAD_TIMEOUT, "CODEBOX_DOWNLOAD_TIMEOUT", "120", INT, "seconds for upload_file") \
     X (MAX_DOWNLOAD_SIZE, "CODEBOX_MAX_DOWNLOAD_SIZE", "524288000", INT, "bytes for upload_file") \

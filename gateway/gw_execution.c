@@ -437,6 +437,22 @@ gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *e
         self->started_ms = self->finished_ms;
 }
 
+void
+gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why)
+{
+    char *line = NULL;
+    if (asprintf (&line, "%s: %s", ename, why) < 0)
+        line = NULL;
+    json_t *content = json_pack ("{s:s, s:s, s:[s]}", "ename", ename, "evalue", why,
+                                 "traceback", line ? line : why);
+    free (line);
+    s_add_item (self, s_error_item (self, content));
+    json_decref (content);
+    s_close_stream (self);
+    if (self->status == GW_EXEC_COMPLETED)
+        self->status = GW_EXEC_ERROR;
+}
+
 bool
 gw_execution_finished (const gw_execution_t *self)
 {

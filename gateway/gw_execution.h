@@ -64,6 +64,10 @@ bool gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg
 void gw_execution_abort (gw_execution_t *self, gw_exec_status_t status,
                          const char *ename, const char *why);
 
+/* Adds an error output to a finished execution and marks it an error
+ * (for example a disk quota found exceeded afterwards). */
+void gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why);
+
 bool gw_execution_finished (const gw_execution_t *self);
 gw_exec_status_t gw_execution_status (const gw_execution_t *self);
 const char *gw_exec_status_name (gw_exec_status_t status);

@@ -12,6 +12,10 @@ int gw_fs_mkdirs (const char *path, mode_t mode);
 /* rm -rf path, never following a symlink. Returns 0 or -errno. */
 int gw_fs_remove_tree (const char *path);
 
+/* The bytes of the regular files under path (symlinks not followed; stops
+ * counting past 1,000,000 entries). */
+long long gw_fs_tree_size (const char *path);
+
 /* Reads all of fd (up to max bytes) into a new buffer. Returns 0, -EFBIG
  * when larger than max, or -errno. */
 int gw_fs_read_fd (int fd, size_t max, char **data_p, size_t *len_p);

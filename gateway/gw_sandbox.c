@@ -26,6 +26,8 @@ struct gw_sandbox {
     gid_t gid;
     char user[65];
     long memory_mb;
+    long max_processes;
+    long quota_mb;
     bool cgroup_memory, cgroup_pids;
     char why_none[200];
 };
@@ -54,6 +56,25 @@ s_bwrap_works (const gw_sandbox_t *self)
     return WIFEXITED (status) && WEXITSTATUS (status) == 0;
 }
 
+/* True when the kernel user can pass through every folder above path and
+ * into it (bubblewrap resolves the session folders as that user). */
+static bool
+s_user_reaches (const gw_sandbox_t *self, const char *path)
+{
+    pid_t pid = fork ();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        if (setgroups (0, NULL) < 0 || setgid (self->gid) < 0 || setuid (self->uid) < 0)
+            _exit (1);
+        _exit (access (path, X_OK) == 0 ? 0 : 1);
+    }
+    int status;
+    while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
 /* Makes the codebox folder of a cgroup hierarchy; true when usable. */
 static bool
 s_cgroup_ready (const char *controller)
@@ -64,13 +85,15 @@ s_cgroup_ready (const char *controller)
 }
 
 gw_sandbox_t *
-gw_sandbox_new (const gw_config_t *config, char *err, size_t err_len)
+gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, size_t err_len)
 {
     gw_sandbox_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
     self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
+    self->max_processes = gw_config_int (config, GW_SET_MAX_PROCESSES);
+    self->quota_mb = gw_config_int (config, GW_SET_DISK_QUOTA_MB);
     const char *mode = gw_config_str (config, GW_SET_SANDBOX);
     if (geteuid () == 0) {
         const char *name = gw_config_str (config, GW_SET_KERNEL_USER);
@@ -97,6 +120,13 @@ gw_sandbox_new (const gw_config_t *config, char *err, size_t err_len)
         snprintf (self->why_none, sizeof self->why_none, "CODEBOX_SANDBOX=none");
     else if (s_bwrap_works (self))
         self->bwrap = true;
+    if (self->bwrap && self->set_user && !s_user_reaches (self, state_dir)) {
+        snprintf (err, err_len, "the kernel user %s cannot reach the state folder %s: a folder "
+                  "above it is private (chmod o+x on it), or choose another "
+                  "CODEBOX_STATE_DIR", self->user, state_dir);
+        free (self);
+        return NULL;
+    }
     else if (strcmp (mode, "bwrap") == 0) {
         snprintf (err, err_len, "CODEBOX_SANDBOX=bwrap but bubblewrap cannot start a sandbox "
                   "here (is bwrap installed, and are user namespaces allowed?)");
@@ -214,8 +244,10 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/pids/codebox/%s", kernel_id);
         char file[320];
         snprintf (file, sizeof file, "%s/pids.max", dir);
+        char value[32];
+        snprintf (value, sizeof value, "%ld", self->max_processes);
         FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
-        bool ok = f && fputs ("512", f) >= 0;
+        bool ok = f && fputs (value, f) >= 0;
         ok = f && fclose (f) == 0 && ok;
         if (ok)
             x->cgroups[cg++] = dir;
@@ -227,10 +259,12 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
        than it uses, so RLIMIT_AS is left alone for JavaScript) */
     x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NOFILE, 4096};
     x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) 4 << 30};
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) self->quota_mb << 20};
     if (!self->cgroup_memory && strcmp (spec->language, "javascript") != 0)
         x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS,
                                                                (rlim_t) self->memory_mb << 20};
+    /* RLIMIT_NPROC counts every process of the kernel user, all kernels
+       together: a loose backstop only */
     if (!self->cgroup_pids && self->set_user)
         x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NPROC, 8192};
 
@@ -240,8 +274,8 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     if (!argv)
         return -ENOMEM;
     int n = 0;
-    s_args (argv, &n, 5, "bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts");
+    s_args (argv, &n, 6, "bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
+            "--unshare-ipc", "--unshare-uts");
     s_args (argv, &n, 1, "--unshare-cgroup-try");
     if (!self->network && !s_tcp_only (spec))
         s_args (argv, &n, 1, "--unshare-net");
@@ -299,9 +333,11 @@ gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
 {
     bool tcp = s_tcp_only (spec);
     bool net_on = !self->bwrap || self->network || tcp;
-    json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:s}", "sandbox", self->bwrap ? "bwrap" : "none",
-                           "network", net_on ? "on" : "off", "user", self->user,
-                           "memory_limit_mb", (json_int_t) self->memory_mb, "limits_by",
+    json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:I, s:I, s:s}", "sandbox",
+                           self->bwrap ? "bwrap" : "none", "network", net_on ? "on" : "off",
+                           "user", self->user, "memory_limit_mb", (json_int_t) self->memory_mb,
+                           "max_processes", (json_int_t) self->max_processes, "disk_quota_mb",
+                           (json_int_t) self->quota_mb, "limits_by",
                            self->cgroup_memory ? "cgroup" : "rlimit");
     if (d && !self->bwrap)
         json_object_set_new (d, "why", json_string (self->why_none));

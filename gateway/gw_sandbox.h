@@ -35,8 +35,10 @@ typedef struct {
 
 /* Decides the mode (auto: bwrap when a trial sandbox starts), finds the
  * kernel user and the cgroup hierarchies. NULL with err set when bwrap was
- * asked for and does not work. */
-gw_sandbox_t *gw_sandbox_new (const gw_config_t *config, char *err, size_t err_len);
+ * asked for and does not work, or when the kernel user cannot reach
+ * state_dir (the session folders are bound into sandboxes as that user). */
+gw_sandbox_t *gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err,
+                              size_t err_len);
 void gw_sandbox_destroy (gw_sandbox_t **self_p);
 
 /* True when kernels run under bubblewrap. */

@@ -138,6 +138,16 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
+    long long quota = gw_config_int (gw_loop_config (self->loop), GW_SET_DISK_QUOTA_MB) << 20;
+    long long used = gw_fs_tree_size (self->workdir);
+    if (used > quota && job->exec) {
+        char why[300];
+        snprintf (why, sizeof why, "the session folder holds %lld MiB, over its quota of %lld "
+                  "MiB (CODEBOX_DISK_QUOTA_MB); delete files to go on", used >> 20, quota >> 20);
+        gw_execution_add_error (job->exec, "DiskQuotaExceeded", why);
+        if (status == GW_EXEC_COMPLETED)
+            status = GW_EXEC_ERROR;
+    }
     gw_job_finish (job, status);
     gw_metrics_execution (gw_loop_metrics (self->loop), status,
                           gw_execution_duration_ms (job->exec));

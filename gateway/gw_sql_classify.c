@@ -210,8 +210,10 @@ s_refuse_head (s_pass_t *p, bool in_explain)
         }
         if (in_explain)
             return s_fail (p, -EPERM, "%s; EXPLAIN is allowed of a read only, and this explains "
-                           "a %s statement.", s_allowed, kind);
-        return s_fail (p, -EPERM, "%s; this is a %s statement.", s_allowed, kind);
+                           "%s %s statement.", s_allowed,
+                           strchr ("AEIOU", kind[0]) && kind[0] ? "an" : "a", kind);
+        return s_fail (p, -EPERM, "%s; this is %s %s statement.", s_allowed,
+                       strchr ("AEIOU", kind[0]) && kind[0] ? "an" : "a", kind);
     }
     if (p->tok.kind == GW_SQL_TOK_END)
         return s_fail (p, in_explain ? -EPERM : -EINVAL, in_explain
@@ -386,14 +388,42 @@ s_pass (const char *sql, size_t len, unsigned flags, gw_sql_kind_t *kind, char *
 }
 
 static const char *s_flag_names[GW_SQL_LEX_FLAG_COUNT] = {
-    "backslash escapes in strings (MySQL)", "nested comments (PostgreSQL)",
+    "backslash escapes in strings (MySQL; PostgreSQL with standard_conforming_strings off)",
+    "nested comments (PostgreSQL)",
     "# comments (MySQL)", "[names] (SQLite, SQL Server)", "`names` (MySQL, SQLite)",
     "$$ strings (PostgreSQL)", "E'' strings (PostgreSQL)",
     "-- comments only before a space (MySQL)", "q'' strings (Oracle)",
 };
 
+/* Per dialect: the rules always on, and those a setting may turn over. */
+static const struct {
+    unsigned fixed, variable;
+} s_dialects[] = {
+    [GW_SQL_DIALECT_ANY] = {0, (1u << GW_SQL_LEX_FLAG_COUNT) - 1},
+    [GW_SQL_DIALECT_POSTGRESQL] = {GW_SQL_LEX_DOLLAR | GW_SQL_LEX_ESTRING | GW_SQL_LEX_NESTED,
+                                   GW_SQL_LEX_BACKSLASH},
+    [GW_SQL_DIALECT_SQLITE] = {GW_SQL_LEX_BRACKET | GW_SQL_LEX_BACKTICK, 0},
+    [GW_SQL_DIALECT_MYSQL] = {GW_SQL_LEX_BACKSLASH | GW_SQL_LEX_HASH | GW_SQL_LEX_BACKTICK
+                              | GW_SQL_LEX_DASH_SPACE, GW_SQL_LEX_BACKSLASH},
+};
+
+gw_sql_dialect_t
+gw_sql_dialect_for_dbms (const char *dbms_name)
+{
+    if (!dbms_name)
+        return GW_SQL_DIALECT_ANY;
+    if (strncasecmp (dbms_name, "PostgreSQL", 10) == 0)
+        return GW_SQL_DIALECT_POSTGRESQL;
+    if (strncasecmp (dbms_name, "SQLite", 6) == 0)
+        return GW_SQL_DIALECT_SQLITE;
+    if (strncasecmp (dbms_name, "MySQL", 5) == 0 || strncasecmp (dbms_name, "MariaDB", 7) == 0)
+        return GW_SQL_DIALECT_MYSQL;
+    return GW_SQL_DIALECT_ANY;
+}
+
 int
-gw_sql_classify (const char *sql, size_t len, gw_sql_kind_t *kind_p, char *err, size_t err_len)
+gw_sql_classify (const char *sql, size_t len, gw_sql_dialect_t dialect, gw_sql_kind_t *kind_p,
+                 char *err, size_t err_len)
 {
     gw_sql_kind_t kind = GW_SQL_KIND_SELECT, ignored;
     if (err_len > 0)
@@ -408,24 +438,31 @@ gw_sql_classify (const char *sql, size_t len, gw_sql_kind_t *kind_p, char *err, 
             snprintf (err, err_len, "The query holds a NUL byte.");
         return -EINVAL;
     }
-    int rc = s_pass (sql, len, 0, &kind, err, err_len);
+    if ((unsigned) dialect >= sizeof s_dialects / sizeof s_dialects[0])
+        dialect = GW_SQL_DIALECT_ANY;
+    unsigned fixed = s_dialects[dialect].fixed;
+    int rc = s_pass (sql, len, fixed, &kind, err, err_len);
     if (rc != 0)
         return rc;
-    unsigned relevant = gw_sql_lex_relevant_flags (sql, len);
-    for (unsigned sub = relevant; sub != 0; sub = (sub - 1) & relevant) {
-        rc = s_pass (sql, len, sub, &ignored, err, err_len);
+    unsigned open = s_dialects[dialect].variable & gw_sql_lex_relevant_flags (sql, len);
+    for (unsigned sub = open; sub != 0; sub = (sub - 1) & open) {
+        unsigned flags = fixed ^ sub;
+        rc = s_pass (sql, len, flags, &ignored, err, err_len);
         if (rc == 0)
             continue;
+        /* say which reading refused it: the rules turned over */
         size_t n = strnlen (err, err_len);
+        bool first = true;
         for (int b = 0; b < GW_SQL_LEX_FLAG_COUNT && n + 1 < err_len; b++)
             if (sub & (1u << b)) {
-                int w = snprintf (err + n, err_len - n, "%s%s", n > 0 && (sub & ((1u << b) - 1))
-                                  ? ", " : " (This is how the query reads with ",
-                                  s_flag_names[b]);
+                int w = snprintf (err + n, err_len - n, "%s%s %s",
+                                  first ? " (This is how the query reads " : ", ",
+                                  flags & (1u << b) ? "with" : "without", s_flag_names[b]);
                 n = w < 0 ? err_len : n + (size_t) w;
+                first = false;
             }
         if (n + 1 < err_len)
-            snprintf (err + n, err_len - n, ", as some databases read SQL.)");
+            snprintf (err + n, err_len - n, ", as the database may read it.)");
         return rc;
     }
     if (kind_p)

@@ -99,11 +99,16 @@ s_skip_blank (gw_sql_lexer_t *self, const char **error)
             continue;
         }
         if (c == '/' && s_at (self, self->pos + 1) == '*') {
+            int x = s_at (self, self->pos + 2);
+            if (x == '!' || (x == 'M' && s_at (self, self->pos + 3) == '!')) {
+                *error = "MySQL executable comments (/*! ... */) are not accepted.";
+                return false;
+            }
             size_t depth = 1;
             self->pos += 2;
             while (depth > 0) {
                 if (self->pos >= self->len) {
-                    *error = "the query has a comment (/* ... */) that is never closed.";
+                    *error = "The query has a comment (/* ... */) that is never closed.";
                     return false;
                 }
                 if (self->text[self->pos] == '*' && s_at (self, self->pos + 1) == '/') {
@@ -210,7 +215,7 @@ gw_sql_lex_next (gw_sql_lexer_t *self, gw_sql_token_t *tok)
 {
     const char *error = NULL;
     if (self->failed)
-        return s_fail (self, tok, self->len, "the query could not be read.");
+        return s_fail (self, tok, self->len, "The query could not be read.");
     if (!s_skip_blank (self, &error))
         return s_fail (self, tok, self->pos, error);
     size_t start = self->pos;
@@ -222,28 +227,28 @@ gw_sql_lex_next (gw_sql_lexer_t *self, gw_sql_token_t *tok)
     if (c == '\'') {
         self->pos++;
         if (!s_scan_quoted (self, '\'', bs))
-            return s_fail (self, tok, start, "the query has a string ('...') that is never closed.");
+            return s_fail (self, tok, start, "The query has a string ('...') that is never closed.");
         return s_emit (self, tok, GW_SQL_TOK_STRING, start);
     }
     if (c == '"') {
         self->pos++;
         if (!s_scan_quoted (self, '"', bs))
             return s_fail (self, tok, start,
-                           "the query has a quoted name (\"...\") that is never closed.");
+                           "The query has a quoted name (\"...\") that is never closed.");
         return s_emit (self, tok, GW_SQL_TOK_QIDENT, start);
     }
     if (c == '`' && (self->flags & GW_SQL_LEX_BACKTICK)) {
         self->pos++;
         if (!s_scan_quoted (self, '`', false))
             return s_fail (self, tok, start,
-                           "the query has a quoted name (`...`) that is never closed.");
+                           "The query has a quoted name (`...`) that is never closed.");
         return s_emit (self, tok, GW_SQL_TOK_QIDENT, start);
     }
     if (c == '[' && (self->flags & GW_SQL_LEX_BRACKET)) {
         self->pos++;
         if (!s_scan_quoted (self, ']', false))
             return s_fail (self, tok, start,
-                           "the query has a quoted name ([...]) that is never closed.");
+                           "The query has a quoted name ([...]) that is never closed.");
         return s_emit (self, tok, GW_SQL_TOK_QIDENT, start);
     }
     if (c == '$') {
@@ -263,7 +268,7 @@ gw_sql_lex_next (gw_sql_lexer_t *self, gw_sql_token_t *tok)
                     return s_emit (self, tok, GW_SQL_TOK_STRING, start);
                 }
             return s_fail (self, tok, start,
-                           "the query has a dollar-quoted string ($$...$$) that is never closed.");
+                           "The query has a dollar-quoted string ($$...$$) that is never closed.");
         }
     }
     if (s_digit (c) || (c == '.' && s_digit (s_at (self, start + 1)))) {
@@ -298,7 +303,7 @@ gw_sql_lex_next (gw_sql_lexer_t *self, gw_sql_token_t *tok)
                 self->pos++;
                 if (!s_scan_quoted (self, '\'', true))
                     return s_fail (self, tok, start,
-                                   "the query has a string (E'...') that is never closed.");
+                                   "The query has a string (E'...') that is never closed.");
                 return s_emit (self, tok, GW_SQL_TOK_STRING, start);
             }
             if ((self->flags & GW_SQL_LEX_QQUOTE)
@@ -306,7 +311,7 @@ gw_sql_lex_next (gw_sql_lexer_t *self, gw_sql_token_t *tok)
                     || (n == 2 && (w[0] == 'n' || w[0] == 'N') && (w[1] == 'q' || w[1] == 'Q')))) {
                 if (!s_scan_qquote (self))
                     return s_fail (self, tok, start,
-                                   "the query has a string (q'...') that is never closed.");
+                                   "The query has a string (q'...') that is never closed.");
                 return s_emit (self, tok, GW_SQL_TOK_STRING, start);
             }
         }

@@ -1,0 +1,419 @@
+/* gw_sql: the worker threads of exec_sql and the connection of each
+ * session; see gw_sql.h. The public functions run in the loop thread;
+ * s_worker_main runs in GW_SQL_WORKERS threads; results travel back by
+ * gw_loop_call. One mutex guards the queue and the slots (a slot is a
+ * session's connection); a slot is busy while a worker uses it, so one
+ * session's queries run one at a time, in order, while other sessions'
+ * run beside them. */
+#include "gw_sql.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gw_error.h"
+#include "gw_loop.h"
+#include "gw_sql_conn.h"
+#include "gw_sql_value.h"
+
+#define GW_SQL_WORKERS 4
+
+typedef enum { S_RUN, S_CLOSE } s_kind_t;
+
+typedef struct s_job {
+    struct s_job *next;
+    s_kind_t kind;
+    char *session_key;
+    char *dsn;                  /* NULL: the server's */
+    char *query;
+    char *input_dir, *shown_input_dir;
+    gw_sql_options_t opts;
+    gw_sql_done_fn *done;
+    void *arg;
+    json_t *result;
+} s_job_t;
+
+typedef struct s_slot {
+    struct s_slot *next;
+    char *session_key;
+    gw_sql_conn_t *conn;        /* the worker's while busy */
+    gw_sql_conn_t *active;      /* conn while a query runs on it (for cancel) */
+    bool busy;
+} s_slot_t;
+
+struct gw_sql {
+    gw_loop_t *loop;
+    char *server_dsn;           /* NULL when none could be found */
+    char *server_dsn_shown;
+    char missing[1100];         /* where the sample database was looked for */
+    long max_inline_rows, exec_timeout_s;
+    bool allow_client_dsn;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    s_job_t *head, *tail;
+    s_slot_t *slots;
+    bool stopping;
+    pthread_t threads[GW_SQL_WORKERS];
+    int n_threads;
+};
+
+static void
+s_job_free (s_job_t *job)
+{
+    if (!job)
+        return;
+    free (job->session_key);
+    if (job->dsn) {
+        explicit_bzero (job->dsn, strlen (job->dsn));
+        free (job->dsn);
+    }
+    free (job->query);
+    free (job->input_dir);
+    free (job->shown_input_dir);
+    json_decref (job->result);
+    free (job);
+}
+
+/* Runs in the loop thread: hands the result over. */
+static void
+s_deliver (gw_loop_t *loop, void *arg)
+{
+    (void) loop;
+    s_job_t *job = arg;
+    json_t *result = job->result;
+    job->result = NULL;
+    if (!result)
+        result = gw_sql_error (gw_error_code (GW_E_INTERNAL), "Out of memory.");
+    job->done (result, job->arg);
+    s_job_free (job);
+}
+
+/* Any thread: posts the job's result to the loop thread. */
+static void
+s_post (gw_sql_t *self, s_job_t *job)
+{
+    for (int i = 0; i < 200; i++) {
+        if (gw_loop_call (self->loop, s_deliver, job) == 0)
+            return;
+        nanosleep (&(struct timespec) {.tv_nsec = 10 * 1000 * 1000}, NULL);
+    }
+    s_job_free (job);           /* out of memory for 2 s: the answer is lost */
+}
+
+static s_slot_t *
+s_slot_find (gw_sql_t *self, const char *key)
+{
+    for (s_slot_t *s = self->slots; s; s = s->next)
+        if (strcmp (s->session_key, key) == 0)
+            return s;
+    return NULL;
+}
+
+static void
+s_slot_remove (gw_sql_t *self, s_slot_t *slot)
+{
+    for (s_slot_t **p = &self->slots; *p; p = &(*p)->next)
+        if (*p == slot) {
+            *p = slot->next;
+            break;
+        }
+    gw_sql_conn_destroy (&slot->conn);
+    free (slot->session_key);
+    free (slot);
+}
+
+/* Takes the first queued job whose session is not busy (mutex held). */
+static s_job_t *
+s_take (gw_sql_t *self)
+{
+    s_job_t *prev = NULL;
+    for (s_job_t *job = self->head; job; prev = job, job = job->next) {
+        s_slot_t *slot = s_slot_find (self, job->session_key);
+        if (slot && slot->busy)
+            continue;
+        if (prev)
+            prev->next = job->next;
+        else
+            self->head = job->next;
+        if (self->tail == job)
+            self->tail = prev;
+        job->next = NULL;
+        return job;
+    }
+    return NULL;
+}
+
+/* Runs one query on the slot's connection, opening or replacing it as
+ * needed (no mutex held, except to publish the connection for cancel). */
+static json_t *
+s_run (gw_sql_t *self, s_slot_t *slot, s_job_t *job)
+{
+    const char *dsn = job->dsn ? job->dsn : self->server_dsn;
+    if (!dsn)
+        return gw_sql_error (gw_error_code (GW_E_INTERNAL), "No database is configured: "
+                             "CODEBOX_SQL_DSN is not set and the sample database was not found "
+                             "at %s (make builds it).", self->missing);
+    if (slot->conn && (gw_sql_conn_broken (slot->conn)
+                       || strcmp (gw_sql_conn_dsn (slot->conn), dsn) != 0))
+        gw_sql_conn_destroy (&slot->conn);
+    if (!slot->conn) {
+        json_t *error = NULL;
+        slot->conn = gw_sql_conn_open (dsn, &job->opts, &error);
+        if (!slot->conn)
+            return error;
+    }
+    pthread_mutex_lock (&self->mutex);
+    slot->active = slot->conn;
+    pthread_mutex_unlock (&self->mutex);
+    json_t *result = gw_sql_conn_run (slot->conn, job->query, &job->opts);
+    pthread_mutex_lock (&self->mutex);
+    slot->active = NULL;
+    pthread_mutex_unlock (&self->mutex);
+    return result;
+}
+
+static void *
+s_worker_main (void *arg)
+{
+    gw_sql_t *self = arg;
+    pthread_mutex_lock (&self->mutex);
+    for (;;) {
+        s_job_t *job = s_take (self);
+        if (!job) {
+            if (self->stopping)
+                break;
+            pthread_cond_wait (&self->cond, &self->mutex);
+            continue;
+        }
+        s_slot_t *slot = s_slot_find (self, job->session_key);
+        if (!slot && job->kind == S_CLOSE) {
+            s_job_free (job);
+            continue;
+        }
+        if (!slot) {
+            slot = calloc (1, sizeof *slot);
+            if (slot && !(slot->session_key = strdup (job->session_key))) {
+                free (slot);
+                slot = NULL;
+            }
+            if (!slot) {
+                job->result = gw_sql_error (gw_error_code (GW_E_INTERNAL), "Out of memory.");
+                pthread_mutex_unlock (&self->mutex);
+                s_post (self, job);
+                pthread_mutex_lock (&self->mutex);
+                continue;
+            }
+            slot->next = self->slots;
+            self->slots = slot;
+        }
+        slot->busy = true;
+        pthread_mutex_unlock (&self->mutex);
+
+        if (job->kind == S_RUN)
+            job->result = s_run (self, slot, job);
+        else
+            gw_sql_conn_destroy (&slot->conn);
+
+        pthread_mutex_lock (&self->mutex);
+        slot->busy = false;
+        if (job->kind == S_CLOSE)
+            s_slot_remove (self, slot);
+        pthread_cond_broadcast (&self->cond);   /* the session's next job may go */
+        if (job->kind == S_RUN) {
+            pthread_mutex_unlock (&self->mutex);
+            s_post (self, job);
+            pthread_mutex_lock (&self->mutex);
+        } else
+            s_job_free (job);
+    }
+    pthread_mutex_unlock (&self->mutex);
+    return NULL;
+}
+
+gw_sql_t *
+gw_sql_new (gw_loop_t *loop, const gw_config_t *config)
+{
+    gw_sql_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->loop = loop;
+    self->max_inline_rows = gw_config_int (config, GW_SET_SQL_MAX_INLINE_ROWS);
+    self->exec_timeout_s = gw_config_int (config, GW_SET_EXEC_TIMEOUT);
+    self->allow_client_dsn = gw_config_bool (config, GW_SET_ALLOW_CLIENT_SQL_DSN);
+    const char *dsn = gw_config_str (config, GW_SET_SQL_DSN);
+    char found[1100];
+    if (dsn && dsn[0])
+        self->server_dsn = strdup (dsn);
+    else if (gw_sql_default_dsn (found, sizeof found) == 0)
+        self->server_dsn = strdup (found);
+    else
+        snprintf (self->missing, sizeof self->missing, "%s", found);
+    self->server_dsn_shown = gw_sql_redact_dsn (self->server_dsn ? self->server_dsn : "");
+    pthread_mutex_init (&self->mutex, NULL);
+    pthread_cond_init (&self->cond, NULL);
+    if (!self->server_dsn_shown || ((dsn && dsn[0]) && !self->server_dsn)) {
+        gw_sql_destroy (&self);
+        return NULL;
+    }
+    for (int i = 0; i < GW_SQL_WORKERS; i++) {
+        if (pthread_create (&self->threads[i], NULL, s_worker_main, self) != 0)
+            break;
+        self->n_threads++;
+    }
+    if (self->n_threads == 0) {
+        gw_sql_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+/* Removes the queued run jobs of key (every key when NULL) and answers
+ * each with an error (mutex held); cancels the running query too. */
+static void
+s_drop (gw_sql_t *self, const char *key, gw_error_t code, const char *message)
+{
+    s_job_t **p = &self->head, *prev = NULL, *dropped = NULL;
+    while (*p) {
+        s_job_t *job = *p;
+        if (job->kind == S_RUN && (!key || strcmp (job->session_key, key) == 0)) {
+            *p = job->next;
+            if (self->tail == job)
+                self->tail = prev;
+            job->next = dropped;
+            dropped = job;
+        } else {
+            prev = job;
+            p = &job->next;
+        }
+    }
+    for (s_slot_t *s = self->slots; s; s = s->next)
+        if (s->active && (!key || strcmp (s->session_key, key) == 0))
+            gw_sql_conn_cancel (s->active);
+    while (dropped) {
+        s_job_t *job = dropped;
+        dropped = job->next;
+        job->next = NULL;
+        job->result = gw_sql_error (gw_error_code (code), "%s", message);
+        s_post (self, job);
+    }
+}
+
+void
+gw_sql_destroy (gw_sql_t **self_p)
+{
+    gw_sql_t *self = *self_p;
+    if (!self)
+        return;
+    pthread_mutex_lock (&self->mutex);
+    self->stopping = true;
+    s_drop (self, NULL, GW_E_SHUTTING_DOWN, "The gateway is shutting down; the query was not run.");
+    pthread_cond_broadcast (&self->cond);
+    pthread_mutex_unlock (&self->mutex);
+    for (int i = 0; i < self->n_threads; i++)
+        pthread_join (self->threads[i], NULL);
+    while (self->head) {                        /* close jobs nobody took */
+        s_job_t *job = self->head;
+        self->head = job->next;
+        s_job_free (job);
+    }
+    while (self->slots)
+        s_slot_remove (self, self->slots);
+    pthread_cond_destroy (&self->cond);
+    pthread_mutex_destroy (&self->mutex);
+    if (self->server_dsn) {
+        explicit_bzero (self->server_dsn, strlen (self->server_dsn));
+        free (self->server_dsn);
+    }
+    free (self->server_dsn_shown);
+    free (self);
+    *self_p = NULL;
+}
+
+static long
+s_clamp (long wish, long server)
+{
+    return wish > 0 && wish < server ? wish : server;
+}
+
+static void
+s_enqueue (gw_sql_t *self, s_job_t *job)
+{
+    pthread_mutex_lock (&self->mutex);
+    if (self->tail)
+        self->tail->next = job;
+    else
+        self->head = job;
+    self->tail = job;
+    pthread_cond_broadcast (&self->cond);
+    pthread_mutex_unlock (&self->mutex);
+}
+
+int
+gw_sql_query (gw_sql_t *self, const gw_sql_request_t *req, gw_sql_done_fn *done, void *arg)
+{
+    s_job_t *job = calloc (1, sizeof *job);
+    if (!job)
+        return -ENOMEM;
+    job->kind = S_RUN;
+    job->done = done;
+    job->arg = arg;
+    job->session_key = strdup (req->session_key ? req->session_key : "");
+    job->query = strdup (req->query ? req->query : "");
+    job->dsn = req->dsn ? strdup (req->dsn) : NULL;
+    job->input_dir = req->input_dir ? strdup (req->input_dir) : NULL;
+    job->shown_input_dir = req->shown_input_dir ? strdup (req->shown_input_dir) : NULL;
+    if (!job->session_key || !job->query || (req->dsn && !job->dsn)
+        || (req->input_dir && !job->input_dir) || (req->shown_input_dir && !job->shown_input_dir)) {
+        s_job_free (job);
+        return -ENOMEM;
+    }
+    job->opts = gw_sql_options_default ();
+    job->opts.max_inline_rows = s_clamp (req->max_inline_rows, self->max_inline_rows);
+    job->opts.timeout_s = s_clamp (req->timeout_s, self->exec_timeout_s);
+    job->opts.csv_dir = job->input_dir;
+    job->opts.csv_shown_dir = job->shown_input_dir;
+    job->opts.csv_uid = req->csv_uid;
+    job->opts.csv_gid = req->csv_gid;
+    job->opts.client_dsn = req->dsn != NULL;
+    if (req->dsn && !self->allow_client_dsn) {
+        job->result = gw_sql_error (gw_error_code (GW_E_FORBIDDEN), "This server does not take "
+                                    "a client's connection string (CODEBOX_ALLOW_CLIENT_SQL_DSN "
+                                    "is 0); leave X-Codebox-Sql-Dsn out to use the server's "
+                                    "database.");
+        s_post (self, job);
+        return 0;
+    }
+    s_enqueue (self, job);
+    return 0;
+}
+
+void
+gw_sql_cancel (gw_sql_t *self, const char *session_key)
+{
+    pthread_mutex_lock (&self->mutex);
+    s_drop (self, session_key, GW_E_BAD_REQUEST, "The query was cancelled before it ran.");
+    pthread_mutex_unlock (&self->mutex);
+}
+
+void
+gw_sql_close_session (gw_sql_t *self, const char *session_key)
+{
+    pthread_mutex_lock (&self->mutex);
+    s_drop (self, session_key, GW_E_SESSION_NOT_FOUND, "The session ended before the query ran.");
+    pthread_mutex_unlock (&self->mutex);
+    s_job_t *job = calloc (1, sizeof *job);
+    if (!job || !(job->session_key = strdup (session_key))) {
+        free (job);
+        return;                 /* out of memory: the connection stays until shutdown */
+    }
+    job->kind = S_CLOSE;
+    s_enqueue (self, job);
+}
+
+const char *
+gw_sql_server_dsn_shown (const gw_sql_t *self)
+{
+    return self->server_dsn_shown;
+}

@@ -1,0 +1,86 @@
+/* gw_sql: exec_sql for the gateway. It owns a few worker threads and
+ * every session's ODBC connection (opened on the session's first query,
+ * closed with the session), runs queries on the workers, one at a time
+ * per session and in the order they came, and hands each result back to
+ * the loop thread through gw_loop_call. The work itself (read-only
+ * layers, limits, values, CSV) is gw_sql_conn's.
+ *
+ * The result handed to done is a new JSON object, either
+ *   {"statement": "select"|"with"|"values"|"table"|"explain"|"show",
+ *    "columns": [{"name", "type": "integer"|"number"|"text"|"boolean"|
+ *                 "binary"|"date"|"time"|"timestamp", "db_type"}...],
+ *    "rows": [[value...]...],     the first max_inline_rows rows
+ *    "row_count": N,              rows fetched in all
+ *    "truncated": true,           when row_count > rows shown
+ *    "csv_path": PATH,            then: every row as RFC 4180 CSV with a
+ *                                 header line, in the session's input/
+ *                                 folder as kernel code sees it
+ *    "row_limit_reached": true,   fetching stopped at GW_SQL_MAX_ROWS
+ *    "cells_cut": N,              values cut at GW_SQL_MAX_CELL_BYTES
+ *    "note": TEXT}                a sentence on any of the above
+ * with values as JSON: integers, numbers, null, true/false, strings
+ * (invalid UTF-8 replaced by U+FFFD), binary as base64; or
+ *   {"error": {"code": CODE, "message": TEXT, "sqlstate"?: STATE}}
+ * where CODE is a gw_error code string: "forbidden" (not a read: layer
+ * (a) refused it), "bad_request" (malformed, refused or failed by the
+ * database, timed out, cancelled, a client DSN that cannot connect, a
+ * client DSN when CODEBOX_ALLOW_CLIENT_SQL_DSN is 0), "too_large" (query
+ * over 256 KiB), "internal_error" (the server's DSN cannot connect or be
+ * made read-only), "session_not_found" (the session ended first),
+ * "shutting_down". Messages never hold a password.
+ *
+ * Threads: every function here is for the loop thread; done runs in the
+ * loop thread too. */
+#ifndef GW_SQL_H
+#define GW_SQL_H
+
+#include <jansson.h>
+
+#include "gw_config.h"
+
+typedef struct gw_loop gw_loop_t;
+typedef struct gw_sql gw_sql_t;
+
+/* Gets the result (a new reference, the callee's to free) in the loop
+ * thread. */
+typedef void (gw_sql_done_fn) (json_t *result, void *arg);
+
+typedef struct {
+    const char *session_key;    /* the connection's owner, e.g. "tenant/session-id" */
+    const char *dsn;            /* a client's ODBC connection string; NULL: the server's */
+    const char *query;
+    long max_inline_rows;       /* the client's wish; <= 0: the server's; never above it */
+    long timeout_s;             /* the client's wish; <= 0: CODEBOX_EXEC_TIMEOUT; never above it */
+    const char *input_dir;      /* host path of the session's input/ (NULL: no CSV) */
+    const char *shown_input_dir; /* input/ as kernel code sees it (NULL: input_dir) */
+    int csv_uid, csv_gid;       /* owner for the CSV file (the kernel user); -1: leave */
+} gw_sql_request_t;
+
+/* Starts the workers. The server's DSN is CODEBOX_SQL_DSN, or the bundled
+ * sample database (gw_sql_default_dsn); a missing sample is reported on
+ * each query, not here. NULL on failure (OOM, no threads). */
+gw_sql_t *gw_sql_new (gw_loop_t *loop, const gw_config_t *config);
+
+/* Answers every queued query with "shutting_down", cancels the running
+ * ones, joins the workers and closes every connection. Call it before
+ * gw_loop_destroy: the answers are delivered through gw_loop_call, so they
+ * run on a later loop turn or in gw_loop_destroy. NULL-safe. */
+void gw_sql_destroy (gw_sql_t **self_p);
+
+/* Queues a query (every string is copied). done(result, arg) is called
+ * exactly once, later, in the loop thread, also for errors found here.
+ * Returns 0, or -ENOMEM (then done is not called). */
+int gw_sql_query (gw_sql_t *self, const gw_sql_request_t *req, gw_sql_done_fn *done, void *arg);
+
+/* Cancels the session's running query and drops its queued ones (each
+ * answered with a bad_request "cancelled" error). */
+void gw_sql_cancel (gw_sql_t *self, const char *session_key);
+
+/* The session ended: cancels and drops its queries (answered with
+ * "session_not_found") and closes its connection on a worker. */
+void gw_sql_close_session (gw_sql_t *self, const char *session_key);
+
+/* The server's DSN redacted for display ("" when none), e.g. for logs. */
+const char *gw_sql_server_dsn_shown (const gw_sql_t *self);
+
+#endif

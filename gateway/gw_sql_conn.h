@@ -1,0 +1,102 @@
+/* gw_sql_conn: one ODBC connection made read-only, and the synchronous
+ * core of exec_sql that the worker threads of gw_sql run (and that the
+ * tests call directly).
+ *
+ * Read-only in three layers:
+ *   (a) gw_sql_classify admits one read statement, lexed by the rules of
+ *       the connection's database (SQL_DBMS_NAME);
+ *   (b) SQL_ATTR_ACCESS_MODE = SQL_MODE_READ_ONLY, and what the database
+ *       itself enforces: on PostgreSQL every transaction of the session
+ *       is READ ONLY (SET SESSION CHARACTERISTICS at connect, SET
+ *       TRANSACTION READ ONLY before each statement); on SQLite PRAGMA
+ *       query_only=1 (at connect and before each statement); on MySQL
+ *       SET SESSION TRANSACTION READ ONLY;
+ *   (c) autocommit off and a rollback after every statement, whether it
+ *       succeeded or failed.
+ * A connection whose guard cannot be set up is not used. For the
+ * strongest setup, give CODEBOX_SQL_DSN a database user that may only
+ * read.
+ *
+ * Limits: a query timeout (SQL_ATTR_QUERY_TIMEOUT, and a watchdog thread
+ * that calls SQLCancel, since some drivers ignore the attribute), at most
+ * max_rows rows fetched, at most max_cell_bytes bytes kept per cell.
+ *
+ * Results and errors are JSON objects in the exec_sql shape (documented
+ * in gw_sql.h). No message ever holds the connection string's password:
+ * DSNs are shown redacted and driver messages are scrubbed of it.
+ *
+ * Threads: a connection is used by one thread at a time;
+ * gw_sql_conn_cancel may be called from any thread. */
+#ifndef GW_SQL_CONN_H
+#define GW_SQL_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "gw_sql_classify.h"
+
+#define GW_SQL_MAX_ROWS 100000          /* rows fetched at most */
+#define GW_SQL_MAX_CELL_BYTES 65536     /* bytes kept per cell */
+
+typedef struct gw_sql_conn gw_sql_conn_t;
+
+typedef struct {
+    long max_inline_rows;       /* rows returned in "rows" (0 or more) */
+    long max_rows;              /* rows fetched at most; 0 means GW_SQL_MAX_ROWS */
+    long max_cell_bytes;        /* bytes kept per cell; 0 means GW_SQL_MAX_CELL_BYTES */
+    long timeout_s;             /* seconds the statement may run; 0 means no limit */
+    const char *csv_dir;        /* folder for the CSV of a larger result; NULL: no CSV */
+    const char *csv_shown_dir;  /* csv_dir as the client sees it (NULL: csv_dir) */
+    int csv_uid, csv_gid;       /* owner given to the CSV file; -1 leaves it */
+    bool client_dsn;            /* the DSN came from the client (its failures are bad_request) */
+    bool unsafe_skip_classifier; /* TESTS ONLY: skip layer (a) to show (b) and (c) hold alone */
+} gw_sql_options_t;
+
+/* Options with the defaults: 30 inline rows, the row and cell limits, no
+ * timeout, no CSV, no owner change. */
+gw_sql_options_t gw_sql_options_default (void);
+
+/* Connects with the ODBC connection string dsn and sets up layers (b)
+ * and (c). Returns the connection, or NULL with *error_p set to an
+ * {"error":{...}} object (new) that names the DSN redacted. */
+gw_sql_conn_t *gw_sql_conn_open (const char *dsn, const gw_sql_options_t *opts, json_t **error_p);
+
+/* Disconnects (rolling back) and frees. NULL-safe; nulls the pointer. */
+void gw_sql_conn_destroy (gw_sql_conn_t **self_p);
+
+/* The DSN the connection was made with (holds the password: compare
+ * only, never show), and the database's name (SQL_DBMS_NAME). */
+const char *gw_sql_conn_dsn (const gw_sql_conn_t *self);
+const char *gw_sql_conn_dbms (const gw_sql_conn_t *self);
+
+/* True when the connection failed in a way that needs a new one (a
+ * rollback that did not work, a lost link). */
+bool gw_sql_conn_broken (const gw_sql_conn_t *self);
+
+/* Runs one query on the connection and returns the exec_sql result or
+ * error object (new; NULL only on OOM). */
+json_t *gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_options_t *opts);
+
+/* Opens *conn_p when it is NULL, broken, or made with another DSN, then
+ * runs query on it. The connection stays in *conn_p for the next call
+ * (NULL after a connection failure). */
+json_t *gw_sql_run_sync (gw_sql_conn_t **conn_p, const char *dsn, const char *query,
+                         const gw_sql_options_t *opts);
+
+/* Cancels the statement the connection is running, if any (any thread). */
+void gw_sql_conn_cancel (gw_sql_conn_t *self);
+
+/* Writes the default connection string: the bundled SQLite sample
+ * database (sample.sqlite next to the binary, or one folder up, as
+ * build/sample.sqlite is for build/sanitize/codebox) through the SQLite3
+ * ODBC driver. Returns 0, or -ENOENT (with the place looked at in out) when
+ * there is no sample database. */
+int gw_sql_default_dsn (char *out, size_t out_len);
+
+/* {"error":{"code":code,"message":message}} (new). */
+json_t *gw_sql_error (const char *code, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+#endif

@@ -1,0 +1,35 @@
+/* gw_sql_result: reads a statement's result set over ODBC into the
+ * exec_sql result: the columns with their types, the first rows inline,
+ * and, when there are more, every row as an RFC 4180 CSV file. Also the
+ * driver diagnostics as one tidy message. Internal to gw_sql_conn.
+ *
+ * Threads: the thread that runs the statement. */
+#ifndef GW_SQL_RESULT_H
+#define GW_SQL_RESULT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <sql.h>
+#include <sqlext.h>
+#include <jansson.h>
+
+#include "gw_sql_conn.h"
+
+/* Reads every result row of stmt (executed, with a result set or none):
+ * returns a new object {"columns":[{"name","type","db_type"}...],
+ * "rows":[[...]], "row_count", and as they apply "truncated", "csv_path",
+ * "row_limit_reached", "cells_cut", "note"}. Stops early when *stop turns
+ * true (the watchdog fired). NULL with a sentence in err (and the
+ * SQLSTATE in sqlstate, "" when none) on failure; a partly written CSV is
+ * removed. */
+json_t *gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *stop,
+                            char *err, size_t err_len, char sqlstate[6]);
+
+/* The diagnostic records of a handle as one line: vendor prefixes such
+ * as "[unixODBC][Driver Manager]" dropped, line breaks made spaces, the
+ * first SQLSTATE in sqlstate (may be NULL). Writes "" when none. */
+void gw_sql_diag (SQLSMALLINT type, SQLHANDLE handle, char *out, size_t out_len, char *sqlstate);
+
+#endif
