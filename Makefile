@@ -30,7 +30,11 @@ UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps test check unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay clean
 
-all: $(BUILD)/codebox
+all: $(BUILD)/codebox build/sample.sqlite
+
+# exec_sql's default database, made from SQL text (no binary in git).
+build/sample.sqlite: gateway/sql/sample.sql
+	@mkdir -p build && rm -f $@.tmp && sqlite3 -bail $@.tmp < $< && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -27,6 +27,8 @@ main (void)
     srunner_add_suite (runner, search_suite ());
     srunner_add_suite (runner, path_suite ());
     srunner_add_suite (runner, artifacts_suite ());
+    srunner_add_suite (runner, sql_classify_suite ());
+    srunner_add_suite (runner, sql_run_suite ());
     srunner_add_suite (runner, config_suite ());
     srunner_set_fork_status (runner, CK_FORK);
     srunner_run_all (runner, CK_NORMAL);

@@ -13,6 +13,8 @@ Suite *spec_suite (void);          /* test_kernelspec.c */
 Suite *search_suite (void);        /* test_kernelspec.c */
 Suite *path_suite (void);          /* test_path.c */
 Suite *artifacts_suite (void);     /* test_artifacts.c */
+Suite *sql_classify_suite (void);  /* test_sql_classify.c */
+Suite *sql_run_suite (void);       /* test_sql_run.c */
 Suite *config_suite (void);        /* test_config.c */
 
 #endif
