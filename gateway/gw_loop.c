@@ -426,15 +426,6 @@ gw_loop_find_session (gw_loop_t *self, const char *id, const char *tenant)
     return NULL;
 }
 
-bool
-gw_loop_session_id_taken (gw_loop_t *self, const char *id)
-{
-    for (size_t i = 0; i < self->n_sessions; i++)
-        if (strcmp (self->sessions[i]->id, id) == 0)
-            return true;
-    return false;
-}
-
 int
 gw_loop_add_session (gw_loop_t *self, gw_session_t *session)
 {

@@ -74,8 +74,6 @@ struct gw_pool *gw_loop_pool (gw_loop_t *self);
 
 /* Sessions: find by id within a tenant; add; count; the i-th. */
 gw_session_t *gw_loop_find_session (gw_loop_t *self, const char *id, const char *tenant);
-/* True when any tenant has a session with id (folders are shared). */
-bool gw_loop_session_id_taken (gw_loop_t *self, const char *id);
 int gw_loop_add_session (gw_loop_t *self, gw_session_t *session);
 size_t gw_loop_session_count (gw_loop_t *self);
 gw_session_t *gw_loop_session_at (gw_loop_t *self, size_t i);

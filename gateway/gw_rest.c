@@ -148,7 +148,7 @@ gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
                   "and do not start with '.'");
         return NULL;
     }
-    if (gw_loop_session_id_taken (loop, id)) {
+    if (gw_loop_find_session (loop, id, req->tenant)) {
         *e = GW_E_CONFLICT;
         snprintf (err, err_len, "a session with this id already exists; use it, or DELETE "
                   "it first");

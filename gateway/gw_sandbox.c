@@ -120,13 +120,6 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
         snprintf (self->why_none, sizeof self->why_none, "CODEBOX_SANDBOX=none");
     else if (s_bwrap_works (self))
         self->bwrap = true;
-    if (self->bwrap && self->set_user && !s_user_reaches (self, state_dir)) {
-        snprintf (err, err_len, "the kernel user %s cannot reach the state folder %s: a folder "
-                  "above it is private (chmod o+x on it), or choose another "
-                  "CODEBOX_STATE_DIR", self->user, state_dir);
-        free (self);
-        return NULL;
-    }
     else if (strcmp (mode, "bwrap") == 0) {
         snprintf (err, err_len, "CODEBOX_SANDBOX=bwrap but bubblewrap cannot start a sandbox "
                   "here (is bwrap installed, and are user namespaces allowed?)");
@@ -136,6 +129,13 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
         snprintf (self->why_none, sizeof self->why_none,
                   "bubblewrap cannot start a sandbox here");
         fprintf (stderr, "codebox: sandbox=none: %s; kernels run unconfined\n", self->why_none);
+    }
+    if (self->bwrap && self->set_user && !s_user_reaches (self, state_dir)) {
+        snprintf (err, err_len, "the kernel user %s cannot reach the state folder %s: a folder "
+                  "above it is private (chmod o+x on it), or choose another "
+                  "CODEBOX_STATE_DIR", self->user, state_dir);
+        free (self);
+        return NULL;
     }
     return self;
 }

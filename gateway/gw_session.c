@@ -70,7 +70,16 @@ gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t *
     *spec_p = NULL;
     self->limits = *limits;
     self->created_ms = self->last_used_ms = jp_time_now_ms ();
-    snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_loop_state_dir (loop), id);
+    /* tenants other than the default one get a folder each ('@' cannot
+       start a session id), so two tenants may use the same session id */
+    if (strcmp (tenant, "default") == 0)
+        snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_loop_state_dir (loop), id);
+    else {
+        char parent[900];
+        snprintf (parent, sizeof parent, "%s/@%s", gw_loop_state_dir (loop), tenant);
+        gw_fs_mkdirs (parent, 0755);
+        snprintf (self->workdir, sizeof self->workdir, "%s/%s", parent, id);
+    }
     snprintf (self->input_dir, sizeof self->input_dir, "%s/input", self->workdir);
     snprintf (self->output_dir, sizeof self->output_dir, "%s/output", self->workdir);
     snprintf (self->visible_workdir, sizeof self->visible_workdir, "%s",

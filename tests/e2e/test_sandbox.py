@@ -1,0 +1,278 @@
+"""The sandbox, limits, tokens and tenants (issue 6), against the real
+server with real kernels. The gateway runs as root here, so kernels run as
+the codebox-kernel user under bubblewrap."""
+import json
+import os
+
+import pytest
+
+TOKENS = "alice:tok-alice,bob:tok-bob"
+
+
+def run(server, session, code, timeout=60, token=..., **body):
+    """Executes code in session; returns the results object."""
+    r = server.post("/execute", {"session_id": session, "code": code, **body}, token=token)
+    assert r.status == 202, r.text
+    rid = r.json()["request_id"]
+    r = server.get("/execute/%s/results?wait=%d" % (rid, timeout), token=token)
+    assert r.status == 200, r.text
+    return r.json()
+
+
+def stdout(result):
+    return "".join(o["content"] for o in result["output"]
+                   if o["type"] == "stream" and o["name"] == "stdout")
+
+
+def errors(result):
+    return [o for o in result["output"] if o["type"] == "error"]
+
+
+def create(server, session, token=..., **body):
+    r = server.post("/sessions", {"session_id": session, **body}, token=token)
+    assert r.status == 201, r.text
+    return r.json()
+
+
+@pytest.fixture(scope="module")
+def sandboxed(request):
+    from conftest import Server
+    secret = "tok-alice"
+    s = Server(env={"CODEBOX_API_TOKENS": TOKENS, "CODEBOX_SANDBOX": "bwrap"},
+               token=secret)
+    # a host file next to the state folder that no kernel may read
+    with open(os.path.join(s.tmp, "host-secret.txt"), "w") as f:
+        f.write("do not read")
+    yield s
+    s.stop()
+
+
+def test_kernel_runs_confined(sandboxed):
+    s = sandboxed
+    info = create(s, "a")
+    assert info["workdir"] == "/session"
+    r = run(s, "a", "open('output/mine.txt', 'w').write('a secret of a')\n"
+                    "import os\nprint(os.getuid(), os.getcwd())")
+    assert r["status"] == "completed", r
+    uid, cwd = stdout(r).split()
+    assert uid != "0" and cwd == "/session"
+    host_path = os.path.join(s.state_dir, "@alice", "a", "output", "mine.txt")
+    assert open(host_path).read() == "a secret of a"
+
+    create(s, "b")
+    code = ("import os\n"
+            "found = []\n"
+            "for top in os.listdir('/'):\n"
+            "    if top in ('usr', 'proc', 'sys'):\n"
+            "        continue\n"
+            "    for root, dirs, files in os.walk('/' + top):\n"
+            "        found += [os.path.join(root, f) for f in files if f == 'mine.txt']\n"
+            "print('found', found)\n"
+            "for path in [%r, %r, '/etc/shadow']:\n"
+            "    try:\n"
+            "        open(path).read(); print('READ', path)\n"
+            "    except OSError as e:\n"
+            "        print('denied', type(e).__name__)\n"
+            % (host_path, os.path.join(s.tmp, "host-secret.txt")))
+    r = run(s, "b", code)
+    out = stdout(r)
+    assert "found []" in out, out
+    assert "READ" not in out, out
+    assert out.count("denied") == 3, out
+
+
+def test_gateway_invisible_and_unreachable(sandboxed):
+    s = sandboxed
+    create(s, "net")
+    code = ("import os, socket\n"
+            "print('gateway proc', os.path.exists('/proc/%d'))\n"
+            "print('pids', sorted(int(p) for p in os.listdir('/proc') if p.isdigit())[:3])\n"
+            "try:\n"
+            "    socket.create_connection(('127.0.0.1', %d), timeout=3); print('CONNECTED')\n"
+            "except OSError as e:\n"
+            "    print('no connection', type(e).__name__)\n"
+            "try:\n"
+            "    open('/usr/codebox-test', 'w'); print('WROTE /usr')\n"
+            "except OSError as e:\n"
+            "    print('usr read-only', type(e).__name__)\n"
+            % (s.proc.pid, s.port))
+    out = stdout(run(s, "net", code))
+    assert "gateway proc False" in out, out
+    assert "CONNECTED" not in out and "no connection" in out, out
+    assert "usr read-only" in out, out
+
+
+def test_kernel_environment_is_clean(sandboxed):
+    s = sandboxed
+    create(s, "env")
+    out = stdout(run(s, "env", "import os, json\nprint(json.dumps(dict(os.environ)))"))
+    env = json.loads(out)
+    text = json.dumps(env)
+    assert "tok-alice" not in text and "tok-bob" not in text
+    assert not any(k.startswith("CODEBOX_") for k in env), env
+    assert "PATH" in env and "HOME" in env
+
+
+def test_scientific_stack_works(sandboxed):
+    s = sandboxed
+    create(s, "sci")
+    code = ("import numpy as np, pandas as pd, matplotlib.pyplot as plt\n"
+            "df = pd.DataFrame({'x': np.arange(5)})\n"
+            "print(df.x.sum())\n"
+            "plt.plot(df.x); plt.savefig('output/p.png'); plt.show()\n")
+    r = run(s, "sci", code, timeout=120)
+    assert r["status"] == "completed", r
+    assert stdout(r) == "10\n"
+    assert r["files"], "the plot arrives as a PNG"
+    assert [a["path"] for a in r["new_artifacts"]] == ["/session/output/p.png"]
+
+
+def test_javascript_confined(sandboxed):
+    s = sandboxed
+    info = create(s, "js", language="javascript")
+    assert info["kernel"] == "javascript"
+    code = ("const fs = require('fs');\n"
+            "console.log(process.getuid(), process.cwd());\n"
+            "try { fs.readFileSync(%r); console.log('READ'); } catch (e) { console.log('denied'); }\n"
+            "try { fs.writeFileSync('/usr/x', 'y'); console.log('WROTE'); } catch (e) { console.log('ro'); }\n"
+            "console.log(Object.keys(process.env).filter(k => k.startsWith('CODEBOX_')).length);\n"
+            % os.path.join(s.tmp, "host-secret.txt"))
+    out = stdout(run(s, "js", code))
+    lines = out.split("\n")
+    assert lines[0].split()[0] != "0" and lines[0].split()[1] == "/session", out
+    assert "denied" in out and "READ" not in out
+    assert "ro" in out and "WROTE" not in out
+    assert lines[3] == "0", out
+    sandbox = s.get("/sessions/js").json()["sandbox"]
+    # ijavascript speaks only TCP: its network stays on, and says why
+    assert sandbox["sandbox"] == "bwrap" and sandbox["network"] == "on"
+    assert "TCP" in sandbox["why"]
+    create(s, "py-net")
+    py = s.get("/sessions/py-net").json()["sandbox"]
+    assert py["network"] == "off"
+
+
+@pytest.fixture(scope="module")
+def limited():
+    from conftest import Server
+    s = Server(env={"CODEBOX_MEMORY_LIMIT_MB": "400", "CODEBOX_MAX_PROCESSES": "64",
+                    "CODEBOX_DISK_QUOTA_MB": "8", "CODEBOX_POOL_SIZE": "0"})
+    yield s
+    s.stop()
+
+
+def test_memory_limit(limited):
+    s = limited
+    create(s, "mem")
+    run(s, "mem", "keep = 42")
+    r = run(s, "mem", "x = bytearray(10 * 1024**3)")
+    assert r["status"] == "error"
+    err = errors(r)[0]
+    assert err["ename"] in ("MemoryError", "KernelDied"), err
+    if err["ename"] == "KernelDied":
+        assert "memory" in err["evalue"]
+    r = run(s, "mem", "print('alive')")
+    assert stdout(r) == "alive\n"
+
+
+def test_process_limit(limited):
+    s = limited
+    create(s, "bomb")
+    code = ("import subprocess\n"
+            "procs, refused = [], 0\n"
+            "for i in range(300):\n"
+            "    try:\n"
+            "        procs.append(subprocess.Popen(['sleep', '30']))\n"
+            "    except OSError:\n"
+            "        refused += 1\n"
+            "print(len(procs), refused)\n"
+            "for p in procs: p.kill(); p.wait()\n")
+    r = run(s, "bomb", code, timeout=120)
+    started, refused = map(int, stdout(r).split())
+    assert refused > 0 and started < 64, (started, refused)
+    assert stdout(run(s, "bomb", "print('still here')")) == "still here\n"
+
+
+def test_disk_quota(limited):
+    s = limited
+    create(s, "disk")
+    r = run(s, "disk", "try:\n    open('output/big', 'wb').write(b'x' * (20 << 20))\n"
+                       "except OSError as e:\n    print('refused', e.errno)")
+    assert "refused 27" in stdout(r), r    # EFBIG: larger than the quota
+    r = run(s, "disk", "for i in range(3):\n    open('output/f%d' % i, 'wb').write(b'x' * (6 << 20))")
+    assert r["status"] == "error"
+    assert any(e["ename"] == "DiskQuotaExceeded" for e in errors(r)), r
+    r = run(s, "disk", "import os\nfor i in range(3): os.remove('output/f%d' % i)\nprint('ok')")
+    assert r["status"] == "completed" and stdout(r) == "ok\n"
+
+
+def mcp(server, token, message, session=None):
+    headers = {"Accept": "application/json, text/event-stream"}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    r = server.request("POST", "/mcp", message, headers=headers, token=token)
+    return r
+
+
+def mcp_client(server, token):
+    r = mcp(server, token, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "t", "version": "1"}}})
+    assert r.status == 200, r.text
+    sid = r.headers["Mcp-Session-Id"]
+    ids = iter(range(2, 1000))
+
+    def call(name, args):
+        r = server.request("POST", "/mcp", {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
+                                            "params": {"name": name, "arguments": args}},
+                           headers={"Accept": "application/json", "Mcp-Session-Id": sid},
+                           token=token)
+        assert r.status == 200, r.text
+        return r.json()["result"]
+    return sid, call
+
+
+def test_tokens_and_tenants(sandboxed):
+    s = sandboxed
+    assert s.get("/sessions", token=None).status == 401
+    assert s.get("/sessions", token="wrong").status == 401
+    assert s.get("/healthz", token=None).status == 200
+    create(s, "alice-only")
+    run(s, "alice-only", "v = 'alice'")
+    bob = "tok-bob"
+    assert s.get("/sessions/alice-only", token=bob).status == 404
+    assert "alice-only" not in json.dumps(s.get("/sessions", token=bob).json())
+    r = s.post("/execute", {"session_id": "alice-only", "code": "1"}, token=bob)
+    assert r.status == 404
+    assert s.get("/sessions/alice-only/files/output/x", token=bob).status == 404
+    assert s.delete("/sessions/alice-only", token=bob).status == 404
+    # the same id for bob is a different session (a 409 would leak alice's)
+    r = s.post("/sessions", {"session_id": "alice-only"}, token=bob)
+    assert r.status == 201, r.text
+    assert stdout(run(s, "alice-only", "print(globals().get('v'))", token=bob)) == "None\n"
+    assert stdout(run(s, "alice-only", "print(v)")) == "alice\n"
+
+    # MCP: bob's client sees none of alice's sessions or outputs
+    create(s, "alice-mcp")
+    sid, call = mcp_client(s, bob)
+    listed = call("list_sessions", {})
+    assert "alice-mcp" not in json.dumps(listed)
+    assert "alice-only" in json.dumps(listed)      # bob's own, of that name
+    res = call("exec_code", {"session_id": "bob-s", "code": "print('bob')"})
+    assert res["structuredContent"]["stdout"] == "bob\n"
+    r = mcp(s, "tok-alice", {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}, session=sid)
+    assert r.status == 404, "alice cannot use bob's MCP session"
+    r = mcp(s, bob, {"jsonrpc": "2.0", "id": 10, "method": "resources/read",
+                     "params": {"uri": "session://alice-mcp"}}, session=sid)
+    assert "error" in r.json()
+    _, alice_call = mcp_client(s, "tok-alice")
+    assert "bob-s" not in json.dumps(alice_call("list_sessions", {}))
+    res = alice_call("exec_code", {"session_id": "alice-only", "code": "print(v)"})
+    assert res["structuredContent"]["stdout"] == "alice\n"
+
+
+def test_non_loopback_bind_refused(codebox, tmp_path):
+    r = codebox(["serve", "--host", "0.0.0.0", "--port", "0", "--state-dir", str(tmp_path)],
+                env={"CODEBOX_API_TOKENS": ""}, timeout=30)
+    assert r.returncode != 0
+    assert "CODEBOX_API_TOKENS" in r.stderr
