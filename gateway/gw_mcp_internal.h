@@ -55,6 +55,29 @@ typedef struct {
     const gw_overrides_t *overrides;
 } gw_mcp_ctx_t;
 
+/* One tool: what tools/list shows and the function that runs it. The
+ * function returns the CallToolResult (new), or NULL after taking the
+ * reply over (gw_mcp_call_start, or its own later answer). */
+typedef json_t *(gw_mcp_tool_fn) (gw_mcp_ctx_t *ctx, json_t *args);
+typedef struct {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema;   /* JSON text */
+    const char *output_schema;  /* JSON text, or NULL */
+    bool read_only;
+    gw_mcp_tool_fn *fn;
+} gw_mcp_tool_t;
+
+/* A string argument, or NULL (with *error set to a tool error when present
+ * but not a string). */
+const char *gw_mcp_arg (json_t *args, const char *key, json_t **error);
+
+/* The caller's session named by args.session_id, created on first use
+ * when create is set; NULL with *error (a tool result) otherwise. */
+struct gw_session *gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create,
+                                   json_t **error);
+
 /* tools/list's result (new). */
 json_t *gw_mcp_tools_list (bool conformance);
 

@@ -42,17 +42,8 @@
     "\"new_artifacts\": {\"type\": \"array\"}, \"duration_ms\": {\"type\": \"integer\"}, " \
     "\"session_id\": {\"type\": \"string\"}}, \"required\": [\"status\"]}"
 
-typedef json_t *(s_tool_fn) (gw_mcp_ctx_t *ctx, json_t *args);
-
-typedef struct {
-    const char *name;
-    const char *title;
-    const char *description;
-    const char *input_schema;
-    const char *output_schema;  /* or NULL */
-    bool read_only;
-    s_tool_fn *fn;
-} s_tool_t;
+typedef gw_mcp_tool_fn s_tool_fn;
+typedef gw_mcp_tool_t s_tool_t;
 
 static s_tool_fn s_exec_code, s_run_python, s_run_javascript, s_write_file, s_read_file,
     s_list_files, s_list_artifacts, s_session_info, s_list_sessions, s_destroy_session,
@@ -148,6 +139,11 @@ static const s_tool_t s_tools[] = {
      "{\"type\": \"object\", \"properties\": {\"kernels\": {\"type\": \"array\"}}}", true,
      s_list_kernels},
 };
+
+/* Tools defined in files of their own (SQL, downloads, packages). */
+static const gw_mcp_tool_t *const s_more_tools[] = {
+    NULL,
+};
 #define N_TOOLS (sizeof s_tools / sizeof s_tools[0])
 
 json_t *
@@ -177,8 +173,11 @@ json_t *
 gw_mcp_tools_list (bool conformance)
 {
     json_t *tools = json_array ();
-    for (size_t i = 0; i < N_TOOLS; i++) {
-        const s_tool_t *t = &s_tools[i];
+    size_t n_more = 0;
+    while (s_more_tools[n_more])
+        n_more++;
+    for (size_t i = 0; i < N_TOOLS + n_more; i++) {
+        const s_tool_t *t = i < N_TOOLS ? &s_tools[i] : s_more_tools[i - N_TOOLS];
         json_t *tool = json_pack ("{s:s, s:s, s:s, s:o, s:{s:b, s:b}}", "name", t->name, "title",
                                   t->title, "description", t->description, "inputSchema",
                                   json_loads (t->input_schema, 0, NULL), "annotations",
@@ -200,6 +199,9 @@ gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, int *rpc_e
     for (size_t i = 0; i < N_TOOLS; i++)
         if (strcmp (s_tools[i].name, name) == 0)
             return s_tools[i].fn (ctx, args);
+    for (const gw_mcp_tool_t *const *t = s_more_tools; *t; t++)
+        if (strcmp ((*t)->name, name) == 0)
+            return (*t)->fn (ctx, args);
     if (gw_config_bool (gw_loop_config (ctx->mcp->loop), GW_SET_MCP_CONFORMANCE)) {
         json_t *result = gw_mcp_conformance_call (ctx, name, args);
         if (result)
@@ -212,8 +214,8 @@ gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, int *rpc_e
 
 /* A string argument, or NULL (with *error set when present but not a
  * string). */
-static const char *
-s_arg (json_t *args, const char *key, json_t **error)
+const char *
+gw_mcp_arg (json_t *args, const char *key, json_t **error)
 {
     json_t *v = json_object_get (args, key);
     if (v && !json_is_string (v) && !json_is_null (v) && !*error)
@@ -235,10 +237,10 @@ s_caller (gw_mcp_ctx_t *ctx)
 
 /* The session named by args.session_id, created when unknown and create
  * is set. NULL with *error (a tool result) set otherwise. */
-static gw_session_t *
-s_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
+gw_session_t *
+gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
 {
-    const char *id = s_arg (args, "session_id", error);
+    const char *id = gw_mcp_arg (args, "session_id", error);
     if (*error)
         return NULL;
     if (!id) {
@@ -259,8 +261,8 @@ s_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
             gw_session_touch (session);
         return session;
     }
-    const char *language = s_arg (args, "language", error);
-    const char *kernel = s_arg (args, "kernel", error);
+    const char *language = gw_mcp_arg (args, "language", error);
+    const char *kernel = gw_mcp_arg (args, "kernel", error);
     if (*error)
         return NULL;
     gw_request_t caller = s_caller (ctx);
@@ -299,14 +301,14 @@ static json_t *
 s_exec_code (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    const char *code = s_arg (args, "code", &error);
+    const char *code = gw_mcp_arg (args, "code", &error);
     json_t *timeout = json_object_get (args, "timeout");
     if (!error && !code)
         error = gw_mcp_tool_error ("code is required: the source to run");
     if (!error && timeout && !json_is_null (timeout)
         && !(json_is_integer (timeout) && json_integer_value (timeout) > 0))
         error = gw_mcp_tool_error ("timeout must be a positive whole number of seconds");
-    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
     const char *kernel = json_string_value (json_object_get (args, "kernel"));
@@ -325,7 +327,7 @@ static json_t *
 s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
 {
     json_t *error = NULL;
-    const char *code = s_arg (args, "code", &error);
+    const char *code = gw_mcp_arg (args, "code", &error);
     if (error)
         return error;
     if (!code)
@@ -390,14 +392,14 @@ static json_t *
 s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    const char *path = s_arg (args, "path", &error);
-    const char *content = s_arg (args, "content", &error);
-    const char *encoding = s_arg (args, "encoding", &error);
+    const char *path = gw_mcp_arg (args, "path", &error);
+    const char *content = gw_mcp_arg (args, "content", &error);
+    const char *encoding = gw_mcp_arg (args, "encoding", &error);
     if (!error && (!path || !content))
         error = gw_mcp_tool_error ("path and content are required");
     if (!error && encoding && strcmp (encoding, "utf-8") != 0 && strcmp (encoding, "base64") != 0)
         error = gw_mcp_tool_error ("encoding must be utf-8 or base64");
-    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
     int dirfd = error ? -1 : s_open_workdir (session, path, &error);
     if (error)
         return error;
@@ -441,10 +443,10 @@ static json_t *
 s_read_file (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    const char *path = s_arg (args, "path", &error);
+    const char *path = gw_mcp_arg (args, "path", &error);
     if (!error && !path)
         error = gw_mcp_tool_error ("path is required, such as output/plot.png");
-    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
     int dirfd = error ? -1 : s_open_workdir (session, path, &error);
     if (error)
         return error;
@@ -491,8 +493,8 @@ static json_t *
 s_list_files (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    const char *path = s_arg (args, "path", &error);
-    gw_session_t *session = error ? NULL : s_session (ctx, args, true, &error);
+    const char *path = gw_mcp_arg (args, "path", &error);
+    gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
     bool top = !path || !*path || strcmp (path, ".") == 0 || strcmp (path, "./") == 0;
     int workdir = error ? -1 : s_open_workdir (session, top ? NULL : path, &error);
     if (error)
@@ -532,7 +534,7 @@ static json_t *
 s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    gw_session_t *session = s_session (ctx, args, true, &error);
+    gw_session_t *session = gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts",
@@ -544,7 +546,7 @@ static json_t *
 s_session_info (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    gw_session_t *session = s_session (ctx, args, true, &error);
+    gw_session_t *session = gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
     return gw_mcp_tool_ok (gw_session_json (session, true), NULL);
@@ -568,7 +570,7 @@ static json_t *
 s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
-    gw_session_t *session = s_session (ctx, args, false, &error);
+    gw_session_t *session = gw_mcp_session (ctx, args, false, &error);
     if (error)
         return error;
     char id[65];
