@@ -30,6 +30,7 @@ struct gw_sandbox {
     long quota_mb;
     bool cgroup_memory, cgroup_pids;
     char why_none[200];
+    char exe[512];              /* this binary, for the kernel-proxy */
 };
 
 /* Runs a trial sandbox (as the kernel user). True when it works. */
@@ -91,6 +92,8 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
     if (!self)
         return NULL;
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
+    ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
+    self->exe[exe_len > 0 ? exe_len : 0] = '\0';
     self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
     self->max_processes = gw_config_int (config, GW_SET_MAX_PROCESSES);
     self->quota_mb = gw_config_int (config, GW_SET_DISK_QUOTA_MB);
@@ -277,8 +280,13 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     s_args (argv, &n, 6, "bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
             "--unshare-ipc", "--unshare-uts");
     s_args (argv, &n, 1, "--unshare-cgroup-try");
-    if (!self->network && !s_tcp_only (spec))
+    if (!self->network)
         s_args (argv, &n, 1, "--unshare-net");
+    if (!self->network && s_tcp_only (spec) && self->exe[0]) {
+        /* no way in over TCP: the kernel-proxy bridges to ipc sockets */
+        s_args (argv, &n, 3, "--ro-bind", self->exe, self->exe);
+        options->proxy = self->exe;
+    }
     s_system_mounts (argv, &n);
     s_args (argv, &n, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
     s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
@@ -331,8 +339,7 @@ gw_sandbox_own_fd (const gw_sandbox_t *self, int fd)
 json_t *
 gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
 {
-    bool tcp = s_tcp_only (spec);
-    bool net_on = !self->bwrap || self->network || tcp;
+    bool net_on = !self->bwrap || self->network;
     json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:I, s:I, s:s}", "sandbox",
                            self->bwrap ? "bwrap" : "none", "network", net_on ? "on" : "off",
                            "user", self->user, "memory_limit_mb", (json_int_t) self->memory_mb,
@@ -341,9 +348,9 @@ gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
                            self->cgroup_memory ? "cgroup" : "rlimit");
     if (d && !self->bwrap)
         json_object_set_new (d, "why", json_string (self->why_none));
-    else if (d && tcp && !self->network)
-        json_object_set_new (d, "why", json_string ("this kernel speaks only TCP, which a "
-                                                    "private network namespace would cut off "
-                                                    "from the gateway; its network stays on"));
+    else if (d && !net_on && s_tcp_only (spec))
+        json_object_set_new (d, "bridge", json_string ("this kernel speaks only TCP: a "
+                                                       "kernel-proxy in its sandbox bridges "
+                                                       "its loopback to Unix sockets"));
     return d;
 }

@@ -27,6 +27,8 @@ struct ks_kernel {
     char id[16];
     char runtime_dir[256];
     char *cwd;                  /* copied from the options */
+    char *proxy;                /* copied from the options */
+    char tcp_conn_path[340];    /* the kernel's own connection file (proxy) */
     char **extra_env;           /* copied from the options */
     char **wrap_argv;           /* copied from the options */
     char *cgroups[KS_MAX_CGROUPS];  /* copied from the options */
@@ -69,11 +71,14 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
     if (self->options.heartbeat_ms <= 0)
         self->options.heartbeat_ms = 5000;
     self->pidfd = -1;
-    if (options->cwd && !(self->cwd = strdup (options->cwd))) {
+    if ((options->cwd && !(self->cwd = strdup (options->cwd)))
+        || (options->proxy && !(self->proxy = strdup (options->proxy)))) {
+        free (self->cwd);
         free (self);
         return NULL;
     }
     self->options.cwd = self->cwd;
+    self->options.proxy = self->proxy;
     size_t n_env = 0;
     while (options->extra_env && options->extra_env[n_env])
         n_env++;
@@ -120,6 +125,8 @@ static void
 s_remove_runtime_files (ks_kernel_t *self)
 {
     unlink (self->conn_path);
+    if (self->tcp_conn_path[0])
+        unlink (self->tcp_conn_path);
     if (self->conn.transport == JP_TRANSPORT_IPC)
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
             char path[JP_IPC_PATH_MAX + 16];
@@ -202,6 +209,7 @@ ks_kernel_destroy (ks_kernel_t **self_p)
         free (self->cgroups[i]);
     }
     free (self->cwd);
+    free (self->proxy);
     ks_strv_free (self->extra_env);
     ks_strv_free (self->wrap_argv);
     free (self);
@@ -218,23 +226,29 @@ s_send_kernel_info (ks_kernel_t *self)
     jp_msg_destroy (&msg);
 }
 
-/* The kernelspec's argv, with the wrapper prefix (a sandbox) first. */
+/* The kernelspec's argv, with the wrapper prefix (a sandbox) and the
+ * proxy (if any) first. */
 static char **
 s_wrapped_argv (ks_kernel_t *self)
 {
-    char **argv = ks_spec_argv (self->spec, self->conn_path);
-    if (!argv || !self->wrap_argv)
+    bool proxied = self->proxy != NULL;
+    char **argv = ks_spec_argv (self->spec, proxied ? self->tcp_conn_path : self->conn_path);
+    if (!argv || (!self->wrap_argv && !proxied))
         return argv;
-    size_t n_wrap = 0, n = 0;
-    while (self->wrap_argv[n_wrap])
+    const char *proxy_args[] = {self->proxy, "kernel-proxy", self->conn_path,
+                                self->tcp_conn_path, "--", NULL};
+    size_t n_wrap = 0, n_proxy = proxied ? 5 : 0, n = 0;
+    while (self->wrap_argv && self->wrap_argv[n_wrap])
         n_wrap++;
     while (argv[n])
         n++;
-    char **all = calloc (n_wrap + n + 1, sizeof (char *));
+    char **all = calloc (n_wrap + n_proxy + n + 1, sizeof (char *));
     for (size_t i = 0; all && i < n_wrap; i++)
         all[i] = strdup (self->wrap_argv[i]);
+    for (size_t i = 0; all && i < n_proxy; i++)
+        all[n_wrap + i] = strdup (proxy_args[i]);
     for (size_t i = 0; all && i < n; i++)
-        all[n_wrap + i] = argv[i];
+        all[n_wrap + n_proxy + i] = argv[i];
     free (argv);    /* its strings moved into all */
     return all;
 }
@@ -244,7 +258,7 @@ static int
 s_launch (ks_kernel_t *self)
 {
     int rc;
-    if (ks_spec_supports_ipc (self->spec)) {
+    if (self->proxy || ks_spec_supports_ipc (self->spec)) {
         char prefix[300];
         snprintf (prefix, sizeof prefix, "%s/k-%s", self->runtime_dir, self->id);
         rc = jp_connection_init_ipc (&self->conn, prefix);
@@ -269,6 +283,25 @@ s_launch (ks_kernel_t *self)
         snprintf (self->error, sizeof self->error, "cannot open channels: %s",
                   strerror (errno));
         return rc;
+    }
+    if (self->proxy) {
+        /* the kernel's side: loopback TCP inside the sandbox, same key */
+        jp_connection_t kernel_conn;
+        rc = jp_connection_init_tcp (&kernel_conn, "127.0.0.1");
+        snprintf (self->tcp_conn_path, sizeof self->tcp_conn_path, "%s/kernel-%s-tcp.json",
+                  self->runtime_dir, self->id);
+        if (!rc) {
+            memcpy (kernel_conn.key, self->conn.key, sizeof kernel_conn.key);
+            rc = jp_connection_write (&kernel_conn, self->spec->name, self->tcp_conn_path);
+        }
+        if (!rc && self->options.spawn.set_user
+            && chown (self->tcp_conn_path, self->options.spawn.uid, self->options.spawn.gid) < 0)
+            rc = -errno;
+        if (rc) {
+            snprintf (self->error, sizeof self->error, "cannot write %s: %s",
+                      self->tcp_conn_path, strerror (-rc));
+            return rc;
+        }
     }
     if (self->options.spawn.set_user
         && chown (self->conn_path, self->options.spawn.uid, self->options.spawn.gid) < 0) {
@@ -563,11 +596,12 @@ ks_kernel_interrupt (ks_kernel_t *self)
     if (self->state != KS_KERNEL_READY)
         return -ENOTCONN;
     if (!self->spec->interrupt_by_message && self->wrap_argv) {
-        /* the launcher (bwrap) would die of SIGINT and end the sandbox:
-           signal everything else in the group */
+        /* the launcher (bwrap) would die of SIGINT and end the sandbox, and
+           the kernel runs in a session of its own: signal the launcher's
+           descendants */
         const char *launcher = strrchr (self->wrap_argv[0], '/');
         launcher = launcher ? launcher + 1 : self->wrap_argv[0];
-        return ks_process_signal_group_except (self->pid, SIGINT, launcher) > 0 ? 0 : -ESRCH;
+        return ks_process_signal_tree_except (self->pid, SIGINT, launcher) > 0 ? 0 : -ESRCH;
     }
     if (!self->spec->interrupt_by_message)
         return ks_process_signal_group (self->pid, SIGINT);

@@ -54,6 +54,11 @@ typedef struct {
     bool own_runtime_dir;           /* remove runtime_dir when destroyed */
     bool clean_env;                 /* pass only PATH, LANG, TZ, HOME, LC_*
                                        of the gateway's environment */
+    const char *proxy;              /* for a TCP-only kernel in a sandbox
+                                       without network: the codebox binary,
+                                       run as `kernel-proxy` in front of the
+                                       kernel, which bridges the kernel's
+                                       loopback TCP to our ipc sockets */
 } ks_kernel_options_t;
 
 /* A message arrived for a READY kernel. The handler may take the message

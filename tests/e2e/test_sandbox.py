@@ -144,9 +144,19 @@ def test_javascript_confined(sandboxed):
     assert "ro" in out and "WROTE" not in out
     assert lines[3] == "0", out
     sandbox = s.get("/sessions/js").json()["sandbox"]
-    # ijavascript speaks only TCP: its network stays on, and says why
-    assert sandbox["sandbox"] == "bwrap" and sandbox["network"] == "on"
-    assert "TCP" in sandbox["why"]
+    # ijavascript speaks only TCP: a kernel-proxy bridges it, network off
+    assert sandbox["sandbox"] == "bwrap" and sandbox["network"] == "off"
+    assert "TCP" in sandbox["bridge"]
+    out = stdout(run(s, "js", "console.log(Object.keys(require('os').networkInterfaces()).join(','))"))
+    assert out == "lo\n", out
+    # and the JavaScript kernel itself sees the gateway's port closed
+    code = ("$$.async();\n"     # ijavascript: the result comes with $$.sendResult
+            "const c = require('net').connect({port: %d, host: '127.0.0.1'});\n"
+            "c.on('connect', () => $$.sendResult('CONNECTED'));\n"
+            "c.on('error', e => $$.sendResult('refused ' + e.code));\n" % s.port)
+    r = run(s, "js", code)
+    result = [o for o in r["output"] if o["type"] == "result"]
+    assert result and "refused" in result[0]["content"], r
     create(s, "py-net")
     py = s.get("/sessions/py-net").json()["sandbox"]
     assert py["network"] == "off"
