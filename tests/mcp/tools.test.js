@@ -48,7 +48,10 @@ for (const kind of ['stdio', 'http']) {
 
     test('tools/list shows the 11 tools, each with an object inputSchema', async () => {
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
+      const names = tools.map((t) => t.name);
+      for (const name of TOOL_NAMES) assert.ok(names.includes(name), `${name} in ${names}`);
+      assert.equal(new Set(names).size, names.length, 'no name twice');
+      assert.ok(!names.some((n) => n.startsWith('test_')), 'no conformance fixtures by default');
       for (const tool of tools) {
         assert.equal(tool.inputSchema?.type, 'object', `${tool.name}.inputSchema.type`);
         assert.ok(tool.description?.length > 20, `${tool.name} has a description`);
