@@ -407,6 +407,24 @@ static const struct {
                               | GW_SQL_LEX_DASH_SPACE, GW_SQL_LEX_BACKSLASH},
 };
 
+size_t
+gw_sql_statement_end (const char *sql, size_t len, gw_sql_dialect_t dialect)
+{
+    if ((unsigned) dialect >= sizeof s_dialects / sizeof s_dialects[0])
+        dialect = GW_SQL_DIALECT_ANY;
+    gw_sql_lexer_t lex;
+    gw_sql_token_t tok;
+    size_t end = 0;
+    gw_sql_lex_init (&lex, sql, len, s_dialects[dialect].fixed);
+    while (gw_sql_lex_next (&lex, &tok) != GW_SQL_TOK_END) {
+        if (tok.kind == GW_SQL_TOK_ERROR)
+            return len;
+        if (!(tok.kind == GW_SQL_TOK_PUNCT && sql[tok.start] == ';'))
+            end = tok.start + tok.len;
+    }
+    return end;
+}
+
 gw_sql_dialect_t
 gw_sql_dialect_for_dbms (const char *dbms_name)
 {

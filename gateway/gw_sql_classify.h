@@ -70,6 +70,12 @@ typedef enum {
 int gw_sql_classify (const char *sql, size_t len, gw_sql_dialect_t dialect,
                      gw_sql_kind_t *kind_p, char *err, size_t err_len);
 
+/* The length of an admitted query without what follows its last token
+ * as the dialect reads it: a trailing ';', comments and blanks. Drivers
+ * stumble on those (SQLite's sees a second statement in "SELECT 1; --",
+ * PostgreSQL's appends to a query that ends in a line comment). */
+size_t gw_sql_statement_end (const char *sql, size_t len, gw_sql_dialect_t dialect);
+
 /* "select", "with", "values", "table", "explain" or "show". */
 const char *gw_sql_kind_name (gw_sql_kind_t kind);
 

@@ -20,7 +20,6 @@
 #include <sqlext.h>
 
 #include "gw_error.h"
-#include "gw_sql_lex.h"
 #include "gw_sql_result.h"
 #include "gw_sql_value.h"
 
@@ -402,23 +401,6 @@ s_execute (gw_sql_conn_t *self, const char *query, const gw_sql_options_t *opts,
                                        err[0] ? err : "no reason given by the driver."), state);
 }
 
-/* "SELECT * FROM (query)" without the query's trailing ';' (new). */
-static char *
-s_select_from (const char *query)
-{
-    size_t len = strlen (query), end = len;
-    gw_sql_lexer_t lex;
-    gw_sql_token_t tok;
-    gw_sql_lex_init (&lex, query, len, GW_SQL_LEX_BRACKET | GW_SQL_LEX_BACKTICK);
-    while (gw_sql_lex_next (&lex, &tok) != GW_SQL_TOK_END && tok.kind != GW_SQL_TOK_ERROR)
-        if (tok.kind == GW_SQL_TOK_PUNCT && query[tok.start] == ';')
-            end = tok.start;
-    char *out = malloc (end + 32);
-    if (out)
-        snprintf (out, end + 32, "SELECT * FROM (\n%.*s\n)", (int) end, query);
-    return out;
-}
-
 json_t *
 gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_options_t *opts)
 {
@@ -430,14 +412,18 @@ gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_options_t 
         return gw_sql_error (rc == -EPERM ? gw_error_code (GW_E_FORBIDDEN) : rc == -E2BIG
                              ? gw_error_code (GW_E_TOO_LARGE) : gw_error_code (GW_E_BAD_REQUEST),
                              "%s", err);
-    /* SQLite's driver runs a statement that starts with VALUES without a
-     * result set: ask for the same rows through a SELECT */
-    char *wrapped = NULL;
-    if (rc == 0 && kind == GW_SQL_KIND_VALUES && self->dialect == GW_SQL_DIALECT_SQLITE) {
-        wrapped = s_select_from (query);
-        if (!wrapped)
+    /* what the driver gets: the statement without a trailing ';' and
+     * comments; and as SQLite's driver runs a statement that starts with
+     * VALUES without a result set, the same rows through a SELECT */
+    char *trimmed = NULL;
+    if (rc == 0) {
+        size_t end = gw_sql_statement_end (query, strlen (query), self->dialect);
+        bool values = kind == GW_SQL_KIND_VALUES && self->dialect == GW_SQL_DIALECT_SQLITE;
+        trimmed = malloc (end + 32);
+        if (!trimmed)
             return gw_sql_error (gw_error_code (GW_E_INTERNAL), "Out of memory.");
-        query = wrapped;
+        snprintf (trimmed, end + 32, values ? "SELECT * FROM (%.*s)" : "%.*s", (int) end, query);
+        query = trimmed;
     }
     atomic_store (&self->cancelled, false);
     s_watchdog_t watchdog;
@@ -461,7 +447,7 @@ gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_options_t 
                                    "closed.", err);
         }
     }
-    free (wrapped);
+    free (trimmed);
     if (result && !json_object_get (result, "error"))
         json_object_set_new (result, "statement",
                              json_string (rc == 0 ? gw_sql_kind_name (kind) : "unchecked"));

@@ -45,6 +45,13 @@ apt_install() {
 }
 
 apt_install "${DEBIAN_PACKAGES[@]}"
+# ---- SQL (exec_sql) --------------------------------------------------------
+# unixODBC, the SQLite and PostgreSQL ODBC drivers and the sqlite3 tool (which
+# builds the sample database) are in DEBIAN_PACKAGES above. The PostgreSQL
+# server is for the tests, which start their own with initdb and pg_ctl in a
+# scratch folder; the cluster Debian's package may make is not used.
+apt_install postgresql
+# ---- end SQL ---------------------------------------------------------------
 # Node.js may come from elsewhere than Debian (it does on these machines):
 # install Debian's only when there is none.
 command -v node >/dev/null || apt_install nodejs

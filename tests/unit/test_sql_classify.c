@@ -312,6 +312,24 @@ START_TEST (test_lexer_tokens)
 }
 END_TEST
 
+START_TEST (test_statement_end)
+{
+    static const struct {
+        const char *sql;
+        gw_sql_dialect_t d;
+        size_t end;
+    } cases[] = {
+        {"SELECT 1", A, 8}, {"SELECT 1;", A, 8}, {"SELECT 1 ; -- x\n", A, 8},
+        {"SELECT 1 -- x", A, 8}, {"SELECT 1 /* ; */", A, 8}, {"SELECT ';' ", A, 10},
+        {"SELECT $$ -- $$ -- x", P, 15}, {"SELECT 1 # x", M, 8}, {"SELECT 1 # x", A, 12},
+        {"", A, 0}, {"SELECT 'open", A, 12},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg (gw_sql_statement_end (cases[i].sql, strlen (cases[i].sql), cases[i].d)
+                       == cases[i].end, "case %zu \"%s\"", i, cases[i].sql);
+}
+END_TEST
+
 START_TEST (test_dialect_for_dbms)
 {
     ck_assert_int_eq (gw_sql_dialect_for_dbms ("PostgreSQL"), P);
@@ -334,6 +352,7 @@ sql_classify_suite (void)
     tcase_add_test (tc, test_nul_and_length);
     tcase_add_test (tc, test_all_rules_at_once);
     tcase_add_test (tc, test_dialect_for_dbms);
+    tcase_add_test (tc, test_statement_end);
     suite_add_tcase (s, tc);
     tc = tcase_create ("lexer");
     tcase_add_loop_test (tc, test_lexer_tokens, 0, (int) (sizeof s_cases / sizeof s_cases[0]));

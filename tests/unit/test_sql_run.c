@@ -37,6 +37,9 @@
 
 #include <signal.h>
 
+#include <sql.h>
+#include <sqlext.h>
+
 #include "gw_config.h"
 #include "gw_loop.h"
 #include "gw_sql.h"
@@ -153,6 +156,98 @@ static const char *s_sqlite_writes[] = {
     "VACUUM",
 };
 
+/* ---- values, CSV, redaction (no database) -------------------------------- */
+
+START_TEST (test_values)
+{
+    json_t *v = gw_sql_value_json (GW_SQL_CAT_INTEGER, "42", 2, NULL);
+    ck_assert (json_is_integer (v) && json_integer_value (v) == 42);
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_INTEGER, "-9223372036854775808", 20, NULL);
+    ck_assert (json_is_integer (v));
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_INTEGER, "abc", 3, NULL);   /* SQLite: anything goes */
+    ck_assert_str_eq (json_string_value (v), "abc");
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_FLOAT, "1.5", 3, NULL);
+    ck_assert (json_is_real (v) && json_real_value (v) == 1.5);
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_FLOAT, "NaN", 3, NULL);
+    ck_assert_str_eq (json_string_value (v), "NaN");
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_DECIMAL, "12.34", 5, NULL);
+    ck_assert (json_is_real (v));
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_DECIMAL, "1000", 4, NULL);
+    ck_assert (json_is_integer (v));
+    json_decref (v);
+    /* more digits than a double holds: kept exact, as a string */
+    v = gw_sql_value_json (GW_SQL_CAT_DECIMAL, "12345678901234567.89", 20, NULL);
+    ck_assert_str_eq (json_string_value (v), "12345678901234567.89");
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_BOOLEAN, "t", 1, NULL);
+    ck_assert (json_is_true (v));
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_BINARY, "\x00\xff", 2, NULL);
+    ck_assert_str_eq (json_string_value (v), "AP8=");
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_TEXT, "a\xc3(b\0c\xf0\x9f\x98\x80", 10, NULL);
+    ck_assert_str_eq (json_string_value (v), "a\xef\xbf\xbd(bc\xf0\x9f\x98\x80");
+    json_decref (v);
+    v = gw_sql_value_json (GW_SQL_CAT_INTEGER, "12", 2, "...[cut]");
+    ck_assert_str_eq (json_string_value (v), "12...[cut]");
+    json_decref (v);
+    ck_assert_str_eq (gw_sql_cat_name (GW_SQL_CAT_TEXT, SQL_TYPE_TIMESTAMP), "timestamp");
+    ck_assert_int_eq (gw_sql_cat_for (SQL_VARCHAR, "bool"), GW_SQL_CAT_BOOLEAN);
+    ck_assert_int_eq (gw_sql_cat_for (SQL_BIGINT, "int8"), GW_SQL_CAT_INTEGER);
+}
+END_TEST
+
+START_TEST (test_csv)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    json_t *row = json_pack ("[s, s, s, s, n, b, I, f, s]", "plain", "a,b", "say \"hi\"",
+                             "two\nlines", 1, (json_int_t) -7, 0.1, "");
+    ck_assert_int_eq (gw_sql_csv_row (f, row), 0);
+    fclose (f);
+    ck_assert_str_eq (buf, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",,true,-7,0.1,\r\n");
+    free (buf);
+    json_decref (row);
+}
+END_TEST
+
+START_TEST (test_redact)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"Driver=x;PWD=secret", "Driver=x;PWD=***"},
+        {"pwd=secret;Uid=u", "pwd=***;Uid=u"},
+        {"Password={se;cr}}et};Server=h", "Password=***;Server=h"},
+        {"Server=h; Password = s ;x=1", "Server=h; Password =***;x=1"},
+        {"DSN=x", "DSN=x"},
+        {"PWD=", "PWD="},
+        {"MyPWD=keep;PWD=a;PWD=b", "MyPWD=keep;PWD=***;PWD=***"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = gw_sql_redact_dsn (cases[i].in);
+        ck_assert_str_eq (r, cases[i].out);
+        free (r);
+    }
+    char *secrets[4];
+    size_t n = gw_sql_dsn_secrets ("Uid=u;PWD={p4ss;word};Password=x9", secrets, 4);
+    ck_assert_uint_eq (n, 2);
+    ck_assert_str_eq (secrets[0], "p4ss;word");
+    char msg[128] = "login failed for p4ss;word and x9, p4ss;word";
+    gw_sql_scrub (msg, sizeof msg, secrets, n);
+    ck_assert_str_eq (msg, "login failed for *** and **, ***");
+    for (size_t i = 0; i < n; i++)
+        free (secrets[i]);
+}
+END_TEST
+
 /* ---- SQLite ---------------------------------------------------------------- */
 
 static char *s_dir;             /* scratch folder */
@@ -213,6 +308,13 @@ START_TEST (test_sqlite_reads)
     ck_assert_str_eq (json_string_value (json_object_get (r, "statement")), "with");
     ck_assert_int_gt (json_integer_value (json_object_get (r, "row_count")), 3);
     json_decref (r);
+    static const char *endings[] = {"SELECT 5;", "SELECT 5 -- five", "SELECT 5; -- five",
+                                    "SELECT 5 /* five */", "VALUES (5) -- x", "VALUES (5);"};
+    for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
+        r = s_ok (&conn, s_dsn, endings[i], &o);
+        ck_assert_msg (json_integer_value (s_cell (r, 0, 0)) == 5, "%s", endings[i]);
+        json_decref (r);
+    }
     r = s_ok (&conn, s_dsn, "VALUES (1, 'a'), (2, 'b');", &o);
     ck_assert_int_eq (json_integer_value (json_object_get (r, "row_count")), 2);
     json_decref (r);
@@ -562,6 +664,14 @@ START_TEST (test_pg_reads)
     ck_assert_str_eq (json_string_value (s_cell (r, 0, 1)), "it's");
     ck_assert_str_eq (json_string_value (s_cell (r, 0, 2)), "caf\xc3\xa9");
     json_decref (r);
+    /* a trailing ';' or comment survives the driver's cursor wrapping */
+    static const char *endings[] = {"SELECT 5;", "SELECT 5 -- five", "SELECT 5; -- five",
+                                    "SELECT 5 /* five */", "(SELECT 5)", "VALUES (5) -- x"};
+    for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
+        r = s_ok (&conn, s_pg_dsn, endings[i], &o);
+        ck_assert_msg (json_integer_value (s_cell (r, 0, 0)) == 5, "%s", endings[i]);
+        json_decref (r);
+    }
     r = s_ok (&conn, s_pg_dsn, "SHOW transaction_read_only", &o);
     ck_assert_str_eq (json_string_value (s_cell (r, 0, 0)), "on");
     json_decref (r);
@@ -840,7 +950,12 @@ Suite *
 sql_run_suite (void)
 {
     Suite *s = suite_create ("sql_run");
-    TCase *tc = tcase_create ("sqlite");
+    TCase *tc = tcase_create ("values");
+    tcase_add_test (tc, test_values);
+    tcase_add_test (tc, test_csv);
+    tcase_add_test (tc, test_redact);
+    suite_add_tcase (s, tc);
+    tc = tcase_create ("sqlite");
     tcase_add_checked_fixture (tc, s_sqlite_setup, s_sqlite_teardown);
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_sqlite_reads);
