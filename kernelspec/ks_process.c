@@ -191,14 +191,18 @@ ks_process_signal_group (pid_t pgid, int sig)
 }
 
 int
-ks_process_signal_group_except (pid_t pgid, int sig, const char *skip_comm)
+ks_process_signal_tree_except (pid_t root, int sig, const char *skip_comm)
 {
-    DIR *proc = opendir ("/proc");
-    if (!proc)
-        return 0;
-    int count = 0;
+    /* one pass over /proc: pid, parent and name of every process */
+    typedef struct {
+        pid_t pid, ppid;
+        char comm[32];
+    } s_proc_t;
+    size_t n = 0, cap = 1024;
+    s_proc_t *procs = malloc (cap * sizeof *procs);
+    DIR *dir = procs ? opendir ("/proc") : NULL;
     struct dirent *e;
-    while ((e = readdir (proc))) {
+    while (dir && (e = readdir (dir))) {
         char *end;
         long pid = strtol (e->d_name, &end, 10);
         if (*end || pid <= 0)
@@ -206,26 +210,51 @@ ks_process_signal_group_except (pid_t pgid, int sig, const char *skip_comm)
         char path[64], stat[512];
         snprintf (path, sizeof path, "/proc/%ld/stat", pid);
         FILE *f = fopen (path, "re");
-        size_t n = f ? fread (stat, 1, sizeof stat - 1, f) : 0;
+        size_t len = f ? fread (stat, 1, sizeof stat - 1, f) : 0;
         if (f)
             fclose (f);
-        stat[n] = '\0';
-        /* pid (comm) state ppid pgrp ...; comm may hold spaces and parens */
-        char *open_paren = strchr (stat, '(');
-        char *close_paren = strrchr (stat, ')');
-        if (!open_paren || !close_paren || close_paren < open_paren)
-            continue;
-        int ppid, pgrp;
+        stat[len] = '\0';
+        /* pid (comm) state ppid ...; comm may hold spaces and parens */
+        char *open_paren = strchr (stat, '('), *close_paren = strrchr (stat, ')');
+        int ppid;
         char state;
-        if (sscanf (close_paren + 2, "%c %d %d", &state, &ppid, &pgrp) != 3 || pgrp != pgid)
+        if (!open_paren || !close_paren || close_paren < open_paren
+            || sscanf (close_paren + 2, "%c %d", &state, &ppid) != 2)
             continue;
+        if (n == cap) {
+            s_proc_t *grown = realloc (procs, (cap *= 2) * sizeof *procs);
+            if (!grown)
+                break;
+            procs = grown;
+        }
         *close_paren = '\0';
-        if (skip_comm && strcmp (open_paren + 1, skip_comm) == 0)
-            continue;
-        if (kill ((pid_t) pid, sig) == 0)
-            count++;
+        procs[n].pid = (pid_t) pid;
+        procs[n].ppid = ppid;
+        snprintf (procs[n].comm, sizeof procs[n].comm, "%s", open_paren + 1);
+        n++;
     }
-    closedir (proc);
+    if (dir)
+        closedir (dir);
+    /* walk down from root, breadth first, marking descendants */
+    pid_t *queue = malloc ((n + 1) * sizeof *queue);
+    size_t head = 0, tail = 0;
+    int count = 0;
+    if (queue)
+        queue[tail++] = root;
+    while (queue && head < tail) {
+        pid_t parent = queue[head++];
+        for (size_t i = 0; i < n; i++) {
+            if (procs[i].ppid != parent || procs[i].pid == root)
+                continue;
+            queue[tail++] = procs[i].pid;
+            if (skip_comm && strcmp (procs[i].comm, skip_comm) == 0)
+                continue;
+            if (kill (procs[i].pid, sig) == 0)
+                count++;
+        }
+    }
+    free (queue);
+    free (procs);
     return count;
 }
 

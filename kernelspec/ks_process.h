@@ -50,10 +50,11 @@ bool ks_process_cgroup_oom (const char *dir);
 /* Sends sig to the whole process group led by pgid. Returns 0 or -errno. */
 int ks_process_signal_group (pid_t pgid, int sig);
 
-/* Sends sig to every process of the group led by pgid except those whose
- * command name is skip_comm (a sandbox launcher that would die of the
- * signal and take the sandbox with it). Returns how many were signalled. */
-int ks_process_signal_group_except (pid_t pgid, int sig, const char *skip_comm);
+/* Sends sig to every descendant of root (not root itself) except those
+ * whose command name is skip_comm (a sandbox launcher that would die of
+ * the signal and take the sandbox with it). Works across sessions and PID
+ * namespaces. Returns how many were signalled. */
+int ks_process_signal_tree_except (pid_t root, int sig, const char *skip_comm);
 
 /* Reaps pid if it has ended: returns 1 and sets *status, 0 if it still
  * runs, or -errno. */
