@@ -521,6 +521,7 @@ static char s_pg_bin[512];
 static char s_pg_dsn[1024];
 static int s_pg_port;
 static bool s_pg_up;
+static char s_pg_broken[1400];   /* why the installed server would not serve */
 static const char s_pg_password[] = "Pg-test-S3cret";
 
 static int
@@ -573,8 +574,11 @@ s_pg_setup (void)
         return;
     }
     snprintf (s_pg_dir, sizeof s_pg_dir, "/tmp/codebox-pg-XXXXXX");
-    if (!mkdtemp (s_pg_dir))
+    if (!mkdtemp (s_pg_dir)) {
+        snprintf (s_pg_broken, sizeof s_pg_broken, "cannot make a folder in /tmp");
+        s_pg_dir[0] = '\0';
         return;
+    }
     chmod (s_pg_dir, 0755);
     if (geteuid () == 0)
         s_system ("chown postgres: '%s'", s_pg_dir);
@@ -589,14 +593,18 @@ s_pg_setup (void)
                       "-c listen_addresses=127.0.0.1' start > /dev/null", s_pg_bin, s_pg_dir,
                       s_pg_dir, s_pg_port, s_pg_dir);
     if (rc != 0) {
-        printf ("test_sql_run: cannot start PostgreSQL (see %s)\n", s_pg_dir);
+        snprintf (s_pg_broken, sizeof s_pg_broken, "PostgreSQL is installed (%s) but would not "
+                  "start; see %s/initdb.log and %s/server.log", s_pg_bin, s_pg_dir, s_pg_dir);
         return;
     }
     s_pg_up = true;
     char sql[400];
     snprintf (sql, sizeof sql, "%s/setup.sql", s_pg_dir);
     FILE *f = fopen (sql, "w");
-    ck_assert_ptr_nonnull (f);
+    if (!f) {
+        snprintf (s_pg_broken, sizeof s_pg_broken, "cannot write %s", sql);
+        return;
+    }
     fputs ("CREATE TABLE t (id int PRIMARY KEY, note text, amount numeric(10,2), ratio float8,\n"
            "    flag boolean, data bytea, day date);\n"
            "INSERT INTO t SELECT i, 'note ' || i, i * 1.25, i / 8.0, i % 2 = 0,\n"
@@ -608,7 +616,9 @@ s_pg_setup (void)
     chmod (sql, 0644);
     rc = s_pg_sh ("%s/psql -q -h %s -p %d -U postgres -d postgres -v ON_ERROR_STOP=1 -f %s "
                   "> %s/psql.log 2>&1", s_pg_bin, s_pg_dir, s_pg_port, sql, s_pg_dir);
-    ck_assert_msg (rc == 0, "cannot fill the test database (see %s/psql.log)", s_pg_dir);
+    if (rc != 0)
+        snprintf (s_pg_broken, sizeof s_pg_broken, "cannot fill the test database (see "
+                  "%s/psql.log)", s_pg_dir);
     snprintf (s_pg_dsn, sizeof s_pg_dsn, "Driver={PostgreSQL Unicode};Server=127.0.0.1;"
               "Port=%d;Database=postgres;Uid=postgres;Pwd=%s;", s_pg_port, s_pg_password);
 }
@@ -619,14 +629,15 @@ s_pg_teardown (void)
     if (s_pg_up)
         s_pg_sh ("%s/pg_ctl -D %s/data -m immediate -w stop > /dev/null 2>&1", s_pg_bin,
                  s_pg_dir);
-    if (s_pg_dir[0])
+    if (s_pg_dir[0] && !s_pg_broken[0])      /* kept with its logs when broken */
         s_system ("rm -rf '%s'", s_pg_dir);
 }
 
 #define PG_OR_SKIP() \
     do { \
+        ck_assert_msg (!s_pg_broken[0], "%s", s_pg_broken); \
         if (!s_pg_up) { \
-            printf ("test_sql_run: %s SKIPPED: no PostgreSQL server\n", __func__); \
+            printf ("test_sql_run: %s SKIPPED: PostgreSQL is not installed\n", __func__); \
             return; \
         } \
     } while (0)
