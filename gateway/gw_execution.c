@@ -77,7 +77,11 @@ gw_execution_start (gw_execution_t *self, ks_kernel_t *kernel)
     jp_msg_set_content (msg, json_pack ("{s:s, s:b, s:b, s:{}, s:b, s:b}", "code",
                                         self->code, "silent", 0, "store_history", 1,
                                         "user_expressions", "allow_stdin", 0,
-                                        "stop_on_error", 1));
+                                        /* we send one request at a time: a
+                                           kernel that aborts its queue after
+                                           an error would only abort the next
+                                           request, sent right after */
+                                        "stop_on_error", 0));
     snprintf (self->msg_id, sizeof self->msg_id, "%s", jp_msg_id (msg));
     int rc = ks_kernel_send (kernel, JP_CHANNEL_SHELL, msg);
     jp_msg_destroy (&msg);

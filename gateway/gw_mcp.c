@@ -470,7 +470,7 @@ gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot)
     job->observer = s_on_job;
     job->observer_arg = call;
     if (!ctx->mcp->next_keepalive)
-        ctx->mcp->next_keepalive = jp_time_now_ms () + GW_MCP_KEEPALIVE_MS;
+        ctx->mcp->next_keepalive = jp_time_now_ms () + GW_MCP_PROBE_MS;
     return call;
 }
 
@@ -500,5 +500,5 @@ gw_mcp_tick (gw_mcp_t *self, int64_t now)
             call->reply->keepalive (call->reply);
     }
     if (keepalive || !self->calls)
-        self->next_keepalive = self->calls ? now + GW_MCP_KEEPALIVE_MS : 0;
+        self->next_keepalive = self->calls ? now + GW_MCP_PROBE_MS : 0;
 }

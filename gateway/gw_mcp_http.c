@@ -5,7 +5,7 @@
  * the client accepts them and the call streams (tools/call: progress,
  * log messages, then the result); GET is 405; DELETE ends the MCP session;
  * Origin and Host are checked against DNS rebinding; a client that leaves
- * mid-stream has its call cancelled.
+ * mid-stream has its call cancelled (an SSE comment each second finds out).
  *
  * Threads: the loop thread only. */
 #include "gw_mcp_http.h"
@@ -110,11 +110,14 @@ s_sse_end (gw_mcp_reply_t *base)
     free (r);
 }
 
+/* Called every GW_MCP_PROBE_MS while a call streams: a short comment,
+ * which lets libmicrohttpd find out if the client has gone, and keeps
+ * proxies from closing a quiet stream. */
 static void
 s_sse_keepalive (gw_mcp_reply_t *base)
 {
     s_reply_t *r = (s_reply_t *) base;
-    gw_stream_write (r->stream, ": keepalive\n\n", 13);
+    gw_stream_write (r->stream, ":\n\n", 3);
 }
 
 /* The host part of "host:port", "[v6]:port" or a URL's authority. */
@@ -221,6 +224,15 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
         r->base = (gw_mcp_reply_t) {s_sse_send, s_sse_end, s_sse_keepalive, true};
         r->next = self->streams;
         self->streams = r;
+        /* 2025-11-25 (SEP-1699): prime the stream with an event id and
+           empty data, and say how soon to reconnect; older clients would
+           choke on an empty event */
+        if (strcmp (gw_mcp_client_version (client), "2025-11-25") == 0) {
+            char prime[96];
+            int n = snprintf (prime, sizeof prime, "id: %s-0\nretry: 1000\ndata: \n\n",
+                              gw_mcp_client_id (client));
+            gw_stream_write (r->stream, prime, (size_t) n);
+        }
         /* answer the HTTP request now: the events follow on the stream */
         req->stream = gw_stream_ref (r->stream);
         req->status = 200;

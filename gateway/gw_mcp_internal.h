@@ -9,7 +9,9 @@
 #include "gw_mcp.h"
 
 #define GW_MCP_PROGRESS_MIN_MS 250      /* at most four progress notes a second */
-#define GW_MCP_KEEPALIVE_MS 15000
+/* A streamed call writes an SSE comment this often: a client that left is
+   noticed at the second failed write, so within about two seconds. */
+#define GW_MCP_PROBE_MS 1000
 
 struct gw_mcp_client {
     char id[40];
@@ -68,6 +70,9 @@ typedef struct {
     bool read_only;
     gw_mcp_tool_fn *fn;
 } gw_mcp_tool_t;
+
+/* Tools defined in files of their own. */
+extern const gw_mcp_tool_t gw_mcp_tool_upload_file;    /* gw_mcp_upload.c */
 
 /* A string argument, or NULL (with *error set to a tool error when present
  * but not a string). */

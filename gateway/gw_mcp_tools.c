@@ -23,6 +23,7 @@
 #include "gw_rest.h"
 #include "gw_sandbox.h"
 #include "gw_session.h"
+#include "gw_signed_url.h"
 #include "ks_search.h"
 
 #define MAX_FILE_BYTES (64u << 20)
@@ -142,6 +143,7 @@ static const s_tool_t s_tools[] = {
 
 /* Tools defined in files of their own (SQL, downloads, packages). */
 static const gw_mcp_tool_t *const s_more_tools[] = {
+    &gw_mcp_tool_upload_file,
     NULL,
 };
 #define N_TOOLS (sizeof s_tools / sizeof s_tools[0])
@@ -154,8 +156,11 @@ gw_mcp_tool_error (const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (message, sizeof message, fmt, ap);
     va_end (ap);
-    return json_pack ("{s:[{s:s, s:s}], s:{s:s}, s:b}", "content", "type", "text", "text",
-                      message, "structuredContent", "error", message, "isError", 1);
+    /* the same shape as an execution's error, so it matches every tool's
+       outputSchema (exec tools require status and an error object) */
+    return json_pack ("{s:[{s:s, s:s}], s:{s:s, s:{s:s, s:s}}, s:b}", "content", "type", "text",
+                      "text", message, "structuredContent", "status", "error", "error", "ename",
+                      "ToolError", "evalue", message, "isError", 1);
 }
 
 json_t *
@@ -537,9 +542,9 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
     gw_session_t *session = gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
-    return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts",
-                                      gw_artifacts_list (session->output_dir, session->visible_output)),
-                           NULL);
+    json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
+    gw_signed_url_annotate (list, session);
+    return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts", list), NULL);
 }
 
 static json_t *

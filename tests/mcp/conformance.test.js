@@ -102,8 +102,6 @@ describe('MCP conformance suite 0.1.13', () => {
 
   test('pending scenario server-sse-polling passes without warnings', {
     timeout: 60000,
-    todo: 'SPEC GAP (SHOULD, SEP-1699): POST SSE streams start with no priming event ' +
-      '(an id and empty data) and no retry field',
   }, async () => {
     const dir = join(outDir, 'polling');
     mkdirSync(dir);

@@ -84,11 +84,7 @@ for (const kind of ['stdio', 'http']) {
     // {"error": TEXT}, which does not match their outputSchema (status
     // required, error an object): the SDK client turns the helpful isError
     // result into an MCP error -32602.
-    const SCHEMA_BUG = {
-      ...T,
-      todo: 'BUG: isError results of exec_code have structuredContent {error: TEXT} that ' +
-        'violates the tool\'s outputSchema, so the SDK client throws -32602',
-    };
+    const SCHEMA_BUG = T;   /* fixed: error results match the outputSchema */
 
     test('exec_code refuses another language in an existing session', SCHEMA_BUG, async () => {
       await exec(sid('state'), 'pass');
@@ -177,11 +173,7 @@ for (const kind of ['stdio', 'http']) {
       assert.equal(after.structuredContent.stdout, 'still here\n', 'no restart: variables kept');
     });
 
-    test('the call right after an aborted one runs (is not aborted by the kernel)', {
-      ...T,
-      todo: 'BUG (intermittent): codebox sends execute_request with stop_on_error true, so ' +
-        'ipykernel may answer the next request "aborted" right after an interrupted one',
-    }, async () => {
+    test('the call right after an aborted one runs (is not aborted by the kernel)', T, async () => {
       const s = sid('abort-next');
       await exec(s, 'kept = "still here"');
       for (let round = 0; round < 3; round++) {
