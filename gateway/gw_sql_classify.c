@@ -32,7 +32,6 @@ static const struct {
     {"COPY", "copies data to or from files or programs"},
     {"LOCK", "takes locks"},
     {"NEXTVAL", "advances a sequence"},
-    {"TRUNCATE", "deletes every row"},
 };
 
 /* Functions refused when called (followed by '('); prefix entries match

@@ -104,18 +104,6 @@ gw_sql_utf8_fix (const char *data, size_t len, size_t *out_len)
     return out;
 }
 
-size_t
-gw_sql_utf8_cut (const char *data, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    size_t n = max;
-    /* back up over continuation bytes to the start of the last sequence */
-    while (n > 0 && n > max - 4 && ((unsigned char) data[n] & 0xc0) == 0x80)
-        n--;
-    return n;
-}
-
 /* Parses text as a whole number that fits in 64 bits. */
 static bool
 s_parse_int (const char *text, json_int_t *out)

@@ -43,10 +43,6 @@ json_t *gw_sql_value_json (gw_sql_cat_t cat, const char *data, size_t len, const
  * replaced by U+FFFD; *out_len gets its length. NULL on OOM. */
 char *gw_sql_utf8_fix (const char *data, size_t len, size_t *out_len);
 
-/* The longest prefix of data (at most max bytes) that does not end in
- * the middle of a UTF-8 sequence. */
-size_t gw_sql_utf8_cut (const char *data, size_t len, size_t max);
-
 /* Writes one CSV field for a JSON value (null: empty; strings quoted when
  * they hold , " CR or LF, quotes doubled; numbers as JSON writes them;
  * booleans as true/false). Returns 0 or -EIO. */
@@ -64,8 +60,9 @@ char *gw_sql_redact_dsn (const char *dsn);
  * driver messages: at most max, each a new string; returns the count. */
 size_t gw_sql_dsn_secrets (const char *dsn, char **out, size_t max);
 
-/* Replaces every occurrence of each secret in text (in place, same
- * length or shorter) with "***". */
+/* Replaces every occurrence of each secret in text (a NUL-terminated
+ * string of text_size bytes at most; edited in place, never longer) with
+ * "***", or with as many '*' when the secret is shorter than that. */
 void gw_sql_scrub (char *text, size_t text_size, char *const *secrets, size_t n);
 
 #endif

@@ -65,6 +65,8 @@ static const struct {
     {S, "SELECT * FROM pragma_table_info('orders')", OK, "select"},
     {A, "SELECT * FROM t FOR SYSTEM_TIME AS OF '2020-01-01'", OK, "select"},
     {A, "SELECT share FROM market", OK, "select"},
+    {M, "SELECT TRUNCATE(1.234, 1)", OK, "select"},
+    {A, "SELECT last_update, updated_at, inserted_by FROM t", OK, "select"},
     /* keywords inside strings, quoted names and comments */
     {A, "select * from t where note = 'insert into'", OK, "select"},
     {A, "SELECT * FROM customers WHERE name = 'delete me'", OK, "select"},
