@@ -77,8 +77,12 @@ mcp-test: $(BUILD)/codebox
 	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) node --test --test-concurrency=1 .
 
 # Speed against the peers, measured in the same run (never in tests).
-bench: all
-	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/bench.py
+bench: all $(BUILD)/bench-floor
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
+	    $(PYTHON) tests/bench/bench.py
+
+$(BUILD)/bench-floor: tests/bench/floor.c $(BUILD)/libcodebox.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
 
 run: deps all
 	$(BUILD)/codebox serve

@@ -1,27 +1,34 @@
-"""make bench: codebox against its peers, measured in the same run.
+"""make bench: codebox against its peers, measured in one run on one machine.
 
-1. REST: POST /execute + GET /execute/{id}/results?wait= of `1+1`, p50 and
-   p90 over N runs on one keep-alive connection, against jupyter_client
-   executing `1+1` directly on its own ipykernel (the floor: the kernel).
-2. MCP over stdio: tools/call exec_code `1+1`, same N.
-3. Session start: POST /sessions with a warm pool, and with the pool off
-   (a cold ipykernel), against jupyter_client's start_new_kernel.
-4. Gateway idle CPU over 5 s with one live session.
+Rows (exec round trip of `1+1`, p50 and p99 over N):
+  - jupyter_client executing directly on its own ipykernel;
+  - the C floor: the project's own protocol library straight to a kernel
+    (build/bench-floor);
+  - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio.
+Then: a new session's first answer (warm pool vs cold start), 16 sessions x
+25 concurrent calls (throughput, p99, every answer checked), gateway RSS
+idle / with 16 sessions / after 10 000 executions, and a 5 MB stdout and a
+2 MB PNG through MCP. Prints one table; `--markdown FILE` also writes it.
 
-Run with Debian's /usr/bin/python3 (it has jupyter_client). Prints ratios.
+Run with Debian's /usr/bin/python3 (it has jupyter_client).
 """
+import concurrent.futures
 import http.client
 import json
 import os
+import platform
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BIN = os.environ.get("CODEBOX_BIN") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "codebox")
-N = int(os.environ.get("BENCH_N", "200"))
+FLOOR = os.environ.get("CODEBOX_FLOOR")
+N = int(os.environ.get("BENCH_N", "300"))
+LONG = int(os.environ.get("BENCH_LONG", "10000"))
+rows = []
 
 
 def pct(values, p):
@@ -29,74 +36,90 @@ def pct(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def start_server(env_extra):
-    state = tempfile.mkdtemp(prefix="codebox-bench-")
-    env = dict(os.environ, **env_extra)
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", state], env=env,
-                         stderr=subprocess.PIPE, text=True)
-    while True:
-        line = p.stderr.readline()
-        m = re.search(r"serving http://127\.0\.0\.1:(\d+)", line)
-        if m:
-            return p, int(m.group(1))
-        if not line:
-            raise RuntimeError("codebox serve did not start")
+def row(name, values=None, note=""):
+    if values:
+        rows.append((name, "%.2f ms" % (pct(values, 50) * 1e3), "%.2f ms" % (pct(values, 99) * 1e3), note))
+    else:
+        rows.append((name, "", "", note))
 
 
-def call(conn, method, path, body=None):
-    conn.request(method, path, body=json.dumps(body) if body is not None else None,
-                 headers={"Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    return r.status, json.loads(data) if data else None
+class Server:
+    def __init__(self, env=None):
+        self.state = tempfile.mkdtemp(prefix="codebox-bench-")
+        os.chmod(self.state, 0o755)
+        full = dict(os.environ, **(env or {}))
+        self.p = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", self.state + "/s"],
+                                  env=full, stderr=subprocess.PIPE, text=True)
+        while True:
+            line = self.p.stderr.readline()
+            m = re.search(r"serving http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                break
+            if not line:
+                raise RuntimeError("codebox serve did not start")
+        threading.Thread(target=lambda: [None for _ in self.p.stderr], daemon=True).start()
+        self.local = threading.local()
+
+    def conn(self):
+        if not hasattr(self.local, "c"):
+            self.local.c = http.client.HTTPConnection("127.0.0.1", self.port)
+        return self.local.c
+
+    def call(self, method, path, body=None, headers=None):
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        c = self.conn()
+        c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        return r.status, dict(r.getheaders()), (json.loads(data) if data else None)
+
+    def execute(self, session, code):
+        _, _, r = self.call("POST", "/execute", {"session_id": session, "code": code})
+        status, _, res = self.call("GET", "/execute/%s/results?wait=60" % r["request_id"])
+        assert status == 200, res
+        return res
+
+    def rss_kib(self):
+        for line in open("/proc/%d/status" % self.p.pid):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=60)
 
 
-def bench_rest():
-    p, port = start_server({})
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port)
-        time.sleep(3)  # let the warm pool fill
-        status, _ = call(conn, "POST", "/sessions", {"session_id": "bench"})
-        assert status == 201, status
-        for _ in range(10):  # warm up
-            _, r = call(conn, "POST", "/execute", {"session_id": "bench", "code": "1+1"})
-            call(conn, "GET", f"/execute/{r['request_id']}/results?wait=30")
-        times = []
-        for _ in range(N):
-            t = time.perf_counter()
-            _, r = call(conn, "POST", "/execute", {"session_id": "bench", "code": "1+1"})
-            status, res = call(conn, "GET", f"/execute/{r['request_id']}/results?wait=30")
-            times.append(time.perf_counter() - t)
-            assert status == 200 and res["output"][0]["content"] == "2", res
-        # idle CPU of the gateway with one live session
-        def cpu():
-            f = open(f"/proc/{p.pid}/stat").read().split(")")[1].split()
-            return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-        c0 = cpu()
-        time.sleep(5)
-        idle = (cpu() - c0) / 5 * 100
-        return times, idle
-    finally:
-        p.terminate()
-        p.wait(timeout=30)
+class McpHttp:
+    def __init__(self, server):
+        self.s = server
+        self.n = 0
+        status, headers, r = server.call("POST", "/mcp", {
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "bench", "version": "1"}}},
+            {"Accept": "application/json"})
+        self.sid = headers["Mcp-Session-Id"]
+
+    def tool(self, name, args):
+        self.n += 1
+        status, _, r = self.s.call("POST", "/mcp", {"jsonrpc": "2.0", "id": self.n, "method": "tools/call",
+                                                    "params": {"name": name, "arguments": args}},
+                                   {"Accept": "application/json", "Mcp-Session-Id": self.sid})
+        assert status == 200, r
+        return r["result"]
 
 
-def bench_session_start(pool_size):
-    p, port = start_server({"CODEBOX_POOL_SIZE": str(pool_size)})
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port)
-        times = []
-        for i in range(5):
-            time.sleep(3 if pool_size else 0.2)  # refill
-            t = time.perf_counter()
-            status, _ = call(conn, "POST", "/sessions", {"session_id": f"s{i}"})
-            times.append(time.perf_counter() - t)
-            assert status == 201
-            call(conn, "DELETE", f"/sessions/s{i}")
-        return times
-    finally:
-        p.terminate()
-        p.wait(timeout=30)
+def timed(fn, n):
+    for _ in range(10):
+        fn()
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
 
 
 def bench_jupyter_client():
@@ -105,23 +128,27 @@ def bench_jupyter_client():
     km, kc = start_new_kernel(kernel_name="python3")
     start = time.perf_counter() - t
     try:
-        for _ in range(10):
-            kc.execute_interactive("1+1", output_hook=lambda m: None)
-        times = []
-        for _ in range(N):
-            t = time.perf_counter()
-            kc.execute_interactive("1+1", output_hook=lambda m: None)
-            times.append(time.perf_counter() - t)
-        return times, start
+        return timed(lambda: kc.execute_interactive("1+1", output_hook=lambda m: None), N), start
     finally:
         km.shutdown_kernel(now=True)
 
 
-def bench_mcp_stdio():
+def bench_floor():
+    if not FLOOR:
+        return None
+    out = subprocess.run([FLOOR, str(N)], capture_output=True, text=True, timeout=300)
+    return json.loads(out.stdout)
+
+
+def bench_stdio():
     state = tempfile.mkdtemp(prefix="codebox-bench-")
-    p = subprocess.Popen([BIN, "mcp", "--state-dir", state], stdin=subprocess.PIPE,
+    os.chmod(state, 0o755)
+    p = subprocess.Popen([BIN, "mcp", "--state-dir", state + "/s"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-    def rpc(i, method, params):
+    ids = iter(range(1, 10 ** 9))
+
+    def rpc(method, params):
+        i = next(ids)
         p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
         p.stdin.flush()
         while True:
@@ -129,43 +156,115 @@ def bench_mcp_stdio():
             if m.get("id") == i:
                 return m
     try:
-        rpc(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                              "clientInfo": {"name": "bench", "version": "1"}})
+        rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "bench", "version": "1"}})
         args = {"name": "exec_code", "arguments": {"session_id": "b", "code": "1+1"}}
-        for i in range(10):
-            rpc(1 + i, "tools/call", args)
-        times = []
-        for i in range(N):
-            t = time.perf_counter()
-            m = rpc(100 + i, "tools/call", args)
-            times.append(time.perf_counter() - t)
-            assert m["result"]["structuredContent"]["result"] == "2", m
-        return times
+        return timed(lambda: rpc("tools/call", args), N)
     finally:
         p.stdin.close()
-        p.wait(timeout=30)
+        p.wait(timeout=60)
 
 
 def main():
+    machine = "%s, %d cores, %s" % (platform.platform(), os.cpu_count(), platform.processor() or "?")
     jc, jc_start = bench_jupyter_client()
-    rest, idle = bench_rest()
-    mcp = bench_mcp_stdio()
-    warm = bench_session_start(2)
-    cold = bench_session_start(0)
-    ms = lambda s: f"{s * 1000:.2f} ms"
-    print(f"execute 1+1, N={N}            p50          p90")
-    print(f"  jupyter_client direct    {ms(pct(jc, 50)):>10}   {ms(pct(jc, 90)):>10}")
-    print(f"  codebox REST ?wait=      {ms(pct(rest, 50)):>10}   {ms(pct(rest, 90)):>10}"
-          f"   ratio p50 {pct(rest, 50) / pct(jc, 50):.2f}x")
-    print(f"  codebox MCP stdio        {ms(pct(mcp, 50)):>10}   {ms(pct(mcp, 90)):>10}"
-          f"   ratio p50 {pct(mcp, 50) / pct(jc, 50):.2f}x")
-    print("session start (median of 5)")
-    print(f"  jupyter_client start_new_kernel  {ms(jc_start)}")
-    print(f"  codebox POST /sessions, warm     {ms(statistics.median(warm))}"
-          f"   ratio {statistics.median(warm) / jc_start:.3f}x")
-    print(f"  codebox POST /sessions, cold     {ms(statistics.median(cold))}"
-          f"   ratio {statistics.median(cold) / jc_start:.2f}x")
-    print(f"gateway idle CPU with one session: {idle:.2f}%")
+    floor = bench_floor()
+
+    s = Server()
+    time.sleep(3)                                   # the warm pool fills
+    s.call("POST", "/sessions", {"session_id": "bench"})
+    rest = timed(lambda: s.execute("bench", "1+1"), N)
+    mcp = McpHttp(s)
+    mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
+    mcp_http = timed(lambda: mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"}), N)
+    stdio = bench_stdio()
+
+    row("jupyter_client direct (peer)", jc)
+    if floor:
+        rows.append(("C floor: codebox protocol library direct", "%.2f ms" % floor["p50_ms"],
+                     "%.2f ms" % floor["p99_ms"], ""))
+    base = pct(jc, 50)
+    for name, values in (("codebox MCP over HTTP", mcp_http), ("codebox REST ?wait=", rest),
+                         ("codebox MCP over stdio", stdio)):
+        note = "%.2fx jupyter_client" % (pct(values, 50) / base)
+        if floor:
+            note += ", +%.0f us over the C floor" % ((pct(values, 50) * 1e3 - floor["p50_ms"]) * 1e3)
+        row(name, values, note)
+
+    # a new session's first answer: warm pool, then cold
+    def first_answer(server, name):
+        t = time.perf_counter()
+        server.call("POST", "/sessions", {"session_id": name})
+        server.execute(name, "1+1")
+        return time.perf_counter() - t
+    warm = []
+    for i in range(5):
+        time.sleep(3)
+        warm.append(first_answer(s, "warm%d" % i))
+        s.call("DELETE", "/sessions/warm%d" % i)
+    cold_server = Server({"CODEBOX_POOL_SIZE": "0"})
+    cold = [first_answer(cold_server, "cold%d" % i) for i in range(3)]
+    cold_server.stop()
+    row("new session, first answer, warm pool", warm, "p50 of 5")
+    row("new session, first answer, cold start", cold,
+        "jupyter_client start_new_kernel %.0f ms" % (jc_start * 1e3))
+
+    # 16 sessions x 25 concurrent calls
+    rss_idle = s.rss_kib()
+    for i in range(16):
+        s.call("POST", "/sessions", {"session_id": "c%d" % i})
+    rss_16 = s.rss_kib()
+
+    def worker(i):
+        out = []
+        for k in range(25):
+            t = time.perf_counter()
+            r = s.execute("c%d" % i, "print(%d * 1000 + %d)" % (i, k))
+            out.append(time.perf_counter() - t)
+            got = r["output"][0]["content"]
+            assert got == "%d\n" % (i * 1000 + k), (i, k, got)   # nothing lost or crossed
+        return out
+    t = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        lat = [x for part in pool.map(worker, range(16)) for x in part]
+    wall = time.perf_counter() - t
+    row("16 sessions x 25 concurrent calls", lat,
+        "%.0f calls/s, all 400 answers right" % (400 / wall))
+
+    # RSS after many executions
+    for _ in range(LONG):
+        s.execute("bench", "1+1")
+    rss_long = s.rss_kib()
+    rows.append(("gateway RSS", "", "", "idle %d KiB, with 16 sessions %d KiB, after %d more "
+                 "executions %d KiB" % (rss_idle, rss_16, LONG, rss_long)))
+
+    # big payloads through MCP
+    t = time.perf_counter()
+    r = mcp.tool("exec_code", {"session_id": "big", "code": "print('x' * (5 << 20))"})
+    big_text = time.perf_counter() - t
+    t = time.perf_counter()
+    r2 = mcp.tool("exec_code", {"session_id": "big", "code":
+                                "import numpy as np, matplotlib.pyplot as plt\n"
+                                "plt.figure(figsize=(12, 12), dpi=100)\n"
+                                "plt.imshow(np.random.rand(700, 700)); plt.show()"})
+    big_png = time.perf_counter() - t
+    kinds = [c["type"] for c in r2["content"]]
+    rows.append(("5 MB stdout through MCP", "%.0f ms" % (big_text * 1e3), "",
+                 "cut to CODEBOX_MAX_OUTPUT_BYTES: %d chars" % len(r["structuredContent"]["stdout"])))
+    rows.append(("~2 MB PNG through MCP", "%.0f ms" % (big_png * 1e3), "",
+                 "content: " + ", ".join(kinds)))
+    s.stop()
+
+    width = max(len(r[0]) for r in rows)
+    lines = ["machine: " + machine, "",
+             "| %-*s | %10s | %10s | %s" % (width, "path", "p50", "p99", "notes"),
+             "|-%s-|-%s-|-%s-|-----" % ("-" * width, "-" * 10, "-" * 10)]
+    for name, p50, p99, note in rows:
+        lines.append("| %-*s | %10s | %10s | %s" % (width, name, p50, p99, note))
+    print("\n".join(lines))
+    if "--markdown" in sys.argv:
+        with open(sys.argv[sys.argv.index("--markdown") + 1], "w") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
