@@ -22,3 +22,251 @@ def run_codebox(args, stdin=None, cwd=None, env=None, timeout=120):
 @pytest.fixture
 def codebox():
     return run_codebox
+
+
+# --------------------------------------------------------------------------
+# `codebox serve` under test: start, talk HTTP, stop cleanly, find leftovers.
+
+import http.client
+import json
+import re
+import shutil
+import signal
+import tempfile
+import time
+
+BANNER_RE = re.compile(r"codebox: serving http://[^\s/]+:(\d+)")
+
+
+def _proc_table():
+    """{pid: (ppid, starttime, state)} for every process in /proc."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        rest = stat[stat.rfind(")") + 2:].split()
+        table[int(name)] = (int(rest[1]), int(rest[19]), rest[0])
+    return table
+
+
+def proc_identity(pid):
+    """(pid, starttime) of a live, non-zombie process, or None."""
+    entry = _proc_table().get(pid)
+    if entry is None or entry[2] in ("Z", "X"):
+        return None
+    return (pid, entry[1])
+
+
+def proc_alive(ident):
+    """True while the process named by (pid, starttime) still runs (zombies count as gone)."""
+    if ident is None:
+        return False
+    pid, start = ident
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return False
+    rest = stat[stat.rfind(")") + 2:].split()
+    return int(rest[19]) == start and rest[0] not in ("Z", "X")
+
+
+def descendants(root_pid):
+    """[(pid, starttime)] of every live process below root_pid."""
+    table = _proc_table()
+    children = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = [], [root_pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if table[child][2] not in ("Z", "X"):
+                out.append((child, table[child][1]))
+            todo.append(child)
+    return out
+
+
+def wait_gone(idents, timeout=10.0):
+    """Waits until none of idents runs; returns the ones still running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [i for i in idents if proc_alive(i)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def proc_cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            raise AssertionError("not JSON (status %d): %r" % (self.status, self.body[:500]))
+
+    @property
+    def text(self):
+        return self.body.decode("utf-8", errors="replace")
+
+    def __repr__(self):
+        return "<Response %d %r>" % (self.status, self.body[:300])
+
+
+class Server:
+    """One `codebox serve --port 0` process with its own state dir and log."""
+
+    def __init__(self, env=None, args=(), token=None, cwd=None, start_timeout=30):
+        self.tmp = tempfile.mkdtemp(prefix="codebox-e2e-")
+        # the sandbox binds session folders as the kernel user, who must be
+        # able to pass through this folder
+        os.chmod(self.tmp, 0o755)
+        self.state_dir = os.path.join(self.tmp, "state")
+        os.mkdir(self.state_dir)
+        self.log_path = os.path.join(self.tmp, "server.log")
+        self.token = token
+        self.kernels = set()       # (pid, starttime) of kernels seen by tests
+        self.expect_dead = False   # set when a test kills the server itself
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("CODEBOX_")}
+        full_env.update(env or {})
+        self._log = open(self.log_path, "wb")
+        # cwd is a fresh folder so that no stray .env file is read
+        self.proc = subprocess.Popen(
+            [BIN, "serve", "--port", "0", "--state-dir", self.state_dir] + list(args),
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            env=full_env, cwd=cwd or self.tmp)
+        self.port = None
+        deadline = time.monotonic() + start_timeout
+        while self.port is None:
+            m = BANNER_RE.search(self.log())
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                raise AssertionError("codebox serve exited with %s:\n%s"
+                                     % (self.proc.returncode, self.log()))
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                raise AssertionError("no banner within %ss:\n%s" % (start_timeout, self.log()))
+            time.sleep(0.02)
+        while True:
+            try:
+                if self.request("GET", "/healthz", timeout=5).status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("/healthz never answered:\n" + self.log())
+            time.sleep(0.05)
+
+    def log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", errors="replace")
+
+    def log_tail(self, n=40):
+        return "\n".join(self.log().splitlines()[-n:])
+
+    def request(self, method, path, body=None, headers=None, token=..., timeout=120):
+        """One HTTP request on a fresh connection. body: dict/list (sent as
+        JSON), bytes or str. token: ... uses the server's default token."""
+        hdrs = dict(headers or {})
+        tok = self.token if token is ... else token
+        if tok is not None:
+            hdrs.setdefault("Authorization", "Bearer " + tok)
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        elif isinstance(body, str):
+            body = body.encode()
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=hdrs)
+            r = conn.getresponse()
+            return Response(r.status, r.headers, r.read())
+        finally:
+            conn.close()
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body=body if body is not None else {}, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        """Signals the server, asserts a clean exit (code 0) and that no
+        process it started (kernels included) outlives it."""
+        if self.proc.poll() is None:
+            left = set(descendants(self.proc.pid)) | self.kernels
+            self.proc.send_signal(sig)
+            try:
+                rc = self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self._kill_all(left)
+                raise AssertionError("codebox serve did not exit within %ss of signal %d:\n%s"
+                                     % (timeout, sig, self.log_tail()))
+        else:
+            rc = self.proc.returncode
+            left = set(self.kernels)
+        self._log.close()
+        alive = wait_gone(left, timeout=10)
+        if alive:
+            info = ["%d %s" % (p, proc_cmdline(p)) for p, _ in alive]
+            self._kill_all(alive)
+            raise AssertionError("processes outlived codebox serve: %s\n%s"
+                                 % (info, self.log_tail()))
+        if not self.expect_dead and sig in (signal.SIGTERM, signal.SIGINT):
+            assert rc == 0, "codebox serve exited %s after signal %d:\n%s" % (
+                rc, sig, self.log_tail())
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return rc
+
+    @staticmethod
+    def _kill_all(idents):
+        for pid, _ in idents:
+            if proc_alive((pid, _)):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+@pytest.fixture
+def server_factory():
+    """Starts `codebox serve` with given settings; every server is stopped
+    with SIGTERM at teardown, which must exit 0 and leave no process behind."""
+    servers = []
+
+    def start(env=None, args=(), token=None, **kw):
+        s = Server(env=env, args=args, token=token, **kw)
+        servers.append(s)
+        return s
+
+    yield start
+    errors = []
+    for s in servers:
+        try:
+            s.stop()
+        except AssertionError as e:
+            errors.append(str(e))
+    assert not errors, "\n\n".join(errors)
