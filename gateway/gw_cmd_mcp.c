@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gw_cli.h"
+#include "gw_download.h"
 #include "gw_loop.h"
 #include "gw_mcp.h"
 #include "gw_request.h"
@@ -181,6 +182,7 @@ gw_cmd_mcp (int argc, char **argv)
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL));
         gw_loop_run (loop);
     }
+    gw_download_shutdown ();    /* before the MCP core its answers go through */
     gw_mcp_destroy (&io.mcp);
     gw_loop_destroy (&loop);
     free (io.buf);

@@ -11,6 +11,7 @@
 
 #include "gw_auth.h"
 #include "gw_cli.h"
+#include "gw_download.h"
 #include "gw_http.h"
 #include "gw_loop.h"
 #include "gw_mcp.h"
@@ -149,6 +150,7 @@ gw_cmd_serve (int argc, char **argv)
                  gw_auth_enabled (auth) ? "tokens" : "none");
         gw_loop_run (loop);
     }
+    gw_download_shutdown ();    /* answers running downloads while HTTP still works */
     gw_http_destroy (&http);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);

@@ -51,6 +51,7 @@
     X (PIP_FIND_LINKS, "CODEBOX_PIP_FIND_LINKS", "", STR, "local folder of wheels") \
     X (NPM_REGISTRY, "CODEBOX_NPM_REGISTRY", "", STR, "npm registry") \
     X (PUBLIC_URL, "CODEBOX_PUBLIC_URL", "", STR, "base URL clients reach the gateway at; turns on signed artifact URLs") \
+    X (URL_SECRET, "CODEBOX_URL_SECRET", "", STR, "key for signed artifact URLs (default: random per process, so links end with a restart)") \
     X (MAX_IMAGE_BYTES, "CODEBOX_MAX_IMAGE_BYTES", "262144", INT, "larger images are sent downscaled with a link") \
     X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
     X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \

@@ -14,6 +14,7 @@
 #include "gw_loop.h"
 #include "gw_mcp_http.h"
 #include "gw_path.h"
+#include "gw_signed_url.h"
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
@@ -435,6 +436,8 @@ gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
         s_post_execute (loop, req);
     } else if (n == 3 && strcmp (parts[0], "execute") == 0) {
         s_execute_routes (loop, req, parts[1], parts[2]);
+    } else if (n >= 1 && strcmp (parts[0], "signed") == 0) {
+        gw_signed_url_handle (loop, req);
     } else if (n == 1 && strcmp (parts[0], "sql") == 0 && post) {
         req->route = "/sql";
         gw_request_reply_error (req, GW_E_NOT_IMPLEMENTED, "SQL is not built yet");

@@ -16,6 +16,7 @@
 #include "gw_path.h"
 #include "gw_rest.h"
 #include "gw_sandbox.h"
+#include "gw_signed_url.h"
 
 #define MAX_DOWNLOAD_BYTES (256u << 20)
 
@@ -107,11 +108,11 @@ gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id, const 
     if (strcmp (what, "artifacts") == 0 && !rest && get) {
         req->route = "/sessions/{id}/artifacts";
         gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
-        if (session)
-            gw_request_reply_json (req, 200,
-                                   json_pack ("{s:o}", "artifacts",
-                                              gw_artifacts_list (session->output_dir,
-                                                                 session->visible_output)));
+        if (session) {
+            json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
+            gw_signed_url_annotate (list, session);
+            gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
+        }
         return;
     }
     if (strcmp (what, "files") != 0 || !(get || put)) {
