@@ -1,6 +1,8 @@
 /* gw_error: lookups into the error table. Pure; any thread. */
 #include "gw_error.h"
 
+#include <string.h>
+
 typedef struct {
     const char *code;
     int http;
@@ -15,6 +17,15 @@ const char *
 gw_error_code (gw_error_t e)
 {
     return e < GW_E_COUNT ? s_errors[e].code : "internal_error";
+}
+
+gw_error_t
+gw_error_from_code (const char *code)
+{
+    for (int e = 0; code && e < GW_E_COUNT; e++)
+        if (strcmp (s_errors[e].code, code) == 0)
+            return (gw_error_t) e;
+    return GW_E_INTERNAL;
 }
 
 int

@@ -33,6 +33,8 @@ typedef enum { GW_ERRORS (GW_ERROR_ID) GW_E_COUNT } gw_error_t;
 #undef GW_ERROR_ID
 
 const char *gw_error_code (gw_error_t e);
+/* The error whose code string is code, GW_E_INTERNAL when unknown. */
+gw_error_t gw_error_from_code (const char *code);
 int gw_error_http_status (gw_error_t e);
 int gw_error_jsonrpc (gw_error_t e);
 

@@ -254,12 +254,36 @@ s_plain (gw_execution_t *self, json_t *data)
     return json_stringn_nocheck (text, keep);
 }
 
+/* Drops the line breaks kernels leave in base64 image data (ipykernel
+ * ends it with one), so clients get plain standard base64. */
+static void
+s_tidy_images (json_t *data)
+{
+    static const char *const mimes[] = {"image/png", "image/jpeg", "image/gif", "image/webp"};
+    for (int i = 0; i < 4; i++) {
+        json_t *v = json_object_get (data, mimes[i]);
+        const char *text = json_string_value (v);
+        if (!text || !strpbrk (text, "\r\n "))
+            continue;
+        size_t n = json_string_length (v);
+        char *clean = malloc (n + 1);
+        size_t k = 0;
+        for (size_t j = 0; clean && j < n; j++)
+            if (text[j] != '\n' && text[j] != '\r' && text[j] != ' ')
+                clean[k++] = text[j];
+        if (clean)
+            json_object_set_new (data, mimes[i], json_stringn (clean, k));
+        free (clean);
+    }
+}
+
 static void
 s_on_result (gw_execution_t *self, json_t *content)
 {
     json_t *data = json_object_get (content, "data");
     if (!json_is_object (data) || !s_display_fits (self, data))
         return;
+    s_tidy_images (data);
     json_int_t count = json_integer_value (json_object_get (content, "execution_count"));
     if (count > 0)
         self->execution_count = (int) count;
@@ -273,6 +297,7 @@ s_on_display (gw_execution_t *self, json_t *content)
     json_t *data = json_object_get (content, "data");
     if (!json_is_object (data) || !s_display_fits (self, data))
         return;
+    s_tidy_images (data);
     json_t *item = json_pack ("{s:s, s:O}", "type", "display", "data", data);
     json_t *id = json_object_get (json_object_get (content, "transient"), "display_id");
     if (item && json_is_string (id))

@@ -189,6 +189,7 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
         {"MCP-Protocol-Version", offsetof (gw_request_t, mcp_version)},
         {"Origin", offsetof (gw_request_t, origin)},
         {"Host", offsetof (gw_request_t, host)},
+        {"X-Codebox-Sql-Dsn", offsetof (gw_request_t, sql_dsn)},
     };
     for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
         const char *v = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, copied[i].header);
@@ -360,6 +361,7 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     free (c->req.mcp_version);
     free (c->req.origin);
     free (c->req.host);
+    free (c->req.sql_dsn);
     free (c->req.path);
     free (c->req.query_wait);
     free (c->req.body);

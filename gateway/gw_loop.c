@@ -19,6 +19,7 @@
 #include "gw_mailbox.h"
 #include "gw_pool.h"
 #include "gw_sandbox.h"
+#include "gw_sql.h"
 #include "jp_time.h"
 
 #define MAX_SESSIONS_HARD 4096
@@ -46,6 +47,7 @@ struct gw_loop {
     void *app;
     gw_pool_t *pool;
     gw_sandbox_t *sandbox;
+    gw_sql_t *sql;
 };
 
 gw_loop_t *
@@ -92,7 +94,8 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
         return NULL;
     }
     self->pool = gw_pool_new (self);
-    if (self->signal_fd < 0 || !self->pool || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
+    self->sql = gw_sql_new (self, config);
+    if (self->signal_fd < 0 || !self->pool || !self->sql || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the loop: %s", strerror (errno));
         gw_loop_destroy (&self);
         return NULL;
@@ -123,6 +126,9 @@ gw_loop_destroy (gw_loop_t **self_p)
     if (!self_p || !*self_p)
         return;
     gw_loop_t *self = *self_p;
+    /* the SQL workers hand results back through the mailbox: stop them
+       first; their last answers run while the mailbox drains below */
+    gw_sql_destroy (&self->sql);
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
@@ -203,7 +209,14 @@ s_reap (gw_loop_t *self, int64_t now)
     for (size_t i = 0; i < self->n_sessions;) {
         gw_session_t *s = self->sessions[i];
         bool busy = s->running || s->queue_head;
+        /* a session whose kernel is still starting is not idle yet: its
+           creator is waiting for it */
+        bool starting = strcmp (gw_session_status (s), "starting") == 0;
         const char *why = NULL;
+        if (starting) {
+            i++;
+            continue;
+        }
         if (now - s->created_ms >= s->limits.ttl_s * 1000)
             why = "ttl";
         else if (!busy && now - s->last_used_ms >= s->limits.idle_s * 1000)
@@ -396,6 +409,12 @@ gw_jobs_t *
 gw_loop_jobs (gw_loop_t *self)
 {
     return self->jobs;
+}
+
+gw_sql_t *
+gw_loop_sql (gw_loop_t *self)
+{
+    return self->sql;
 }
 
 gw_sandbox_t *

@@ -67,6 +67,8 @@ const char *gw_loop_runtime_dir (gw_loop_t *self);
 const char *gw_loop_state_dir (gw_loop_t *self);
 gw_jobs_t *gw_loop_jobs (gw_loop_t *self);
 gw_metrics_t *gw_loop_metrics (gw_loop_t *self);
+/* The SQL workers (exec_sql). */
+struct gw_sql *gw_loop_sql (gw_loop_t *self);
 /* The sandbox policy for kernels. */
 struct gw_sandbox *gw_loop_sandbox (gw_loop_t *self);
 /* The warm pool (NULL once the loop stopped). */

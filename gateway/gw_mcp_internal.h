@@ -83,6 +83,9 @@ const char *gw_mcp_arg (json_t *args, const char *key, json_t **error);
 struct gw_session *gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create,
                                    json_t **error);
 
+/* Tools defined in files of their own. */
+extern const gw_mcp_tool_t gw_mcp_tool_exec_sql;
+
 /* tools/list's result (new). */
 json_t *gw_mcp_tools_list (bool conformance);
 

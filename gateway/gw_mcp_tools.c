@@ -143,6 +143,7 @@ static const s_tool_t s_tools[] = {
 
 /* Tools defined in files of their own (SQL, downloads, packages). */
 static const gw_mcp_tool_t *const s_more_tools[] = {
+    &gw_mcp_tool_exec_sql,
     &gw_mcp_tool_upload_file,
     NULL,
 };

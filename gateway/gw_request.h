@@ -44,6 +44,7 @@ struct gw_request {
     char *mcp_version;
     char *origin;
     char *host;
+    char *sql_dsn;              /* X-Codebox-Sql-Dsn */
     /* answer, set by the loop */
     int status;
     json_t *json;               /* the JSON body, or NULL */

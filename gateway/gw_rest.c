@@ -283,7 +283,9 @@ s_post_execute (gw_loop_t *loop, gw_request_t *req)
         return;
     }
     gw_session_enqueue (session, job);
-    gw_request_reply_json (req, 202, gw_job_status_json (job));
+    /* accepted means queued, as the contract shows, even if it already runs */
+    gw_request_reply_json (req, 202, json_pack ("{s:s, s:s}", "request_id", job->id, "status",
+                                                "queued"));
 }
 
 /* GET /execute/{rid}/results: the results, a long poll, or 409. */
@@ -440,7 +442,7 @@ gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
         gw_signed_url_handle (loop, req);
     } else if (n == 1 && strcmp (parts[0], "sql") == 0 && post) {
         req->route = "/sql";
-        gw_request_reply_error (req, GW_E_NOT_IMPLEMENTED, "SQL is not built yet");
+        gw_sql_rest_handle (loop, req);
     } else
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", m, req->path);
     free (copy);

@@ -20,6 +20,9 @@ void gw_rest_handle (gw_loop_t *loop, gw_request_t *req);
 void gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id,
                            const char *what, const char *rest);
 
+/* POST /sql (gw_sql_tool.c). */
+void gw_sql_rest_handle (gw_loop_t *loop, gw_request_t *req);
+
 /* Creates a session for req's tenant (id NULL: a new uuid) with the kernel
  * named, or one for language, or the default. Returns it starting, or NULL
  * with *e and err set. */

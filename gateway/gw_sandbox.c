@@ -320,6 +320,16 @@ gw_sandbox_visible (const gw_sandbox_t *self, const char *host_workdir)
     return self && self->bwrap ? VISIBLE_WORKDIR : host_workdir;
 }
 
+bool
+gw_sandbox_owner (const gw_sandbox_t *self, uid_t *uid, gid_t *gid)
+{
+    if (!self || !self->set_user)
+        return false;
+    *uid = self->uid;
+    *gid = self->gid;
+    return true;
+}
+
 int
 gw_sandbox_own (const gw_sandbox_t *self, const char *path)
 {

@@ -55,6 +55,10 @@ void gw_sandbox_launch_clear (gw_sandbox_launch_t *launch);
 /* The path kernel code sees for the session folder at host_workdir. */
 const char *gw_sandbox_visible (const gw_sandbox_t *self, const char *host_workdir);
 
+/* The kernel user's uid and gid when kernels run as one (true), else
+ * false (files stay the gateway's). */
+bool gw_sandbox_owner (const gw_sandbox_t *self, uid_t *uid, gid_t *gid);
+
 /* Gives path to the kernel user (when kernels run as one). Returns 0 or
  * -errno. */
 int gw_sandbox_own (const gw_sandbox_t *self, const char *path);

@@ -10,6 +10,7 @@
 #include "gw_launch.h"
 #include "gw_pool.h"
 #include "gw_sandbox.h"
+#include "gw_sql.h"
 #include "gw_loop.h"
 #include "gw_metrics.h"
 #include "gw_signed_url.h"
@@ -250,6 +251,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         self->failed = false;
         self->starting_again = false;
         if (!self->ever_ready) {
+            self->last_used_ms = jp_time_now_ms ();     /* idle from now */
             self->ever_ready = true;
             s_answer_start_waiters (self, true);
         }
@@ -327,6 +329,10 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
     s_answer_start_waiters (self, false);
     gw_jobs_detach_session (gw_loop_jobs (self->loop), self);
+    char sql_key[140];
+    snprintf (sql_key, sizeof sql_key, "%s/%s", self->tenant, self->id);
+    if (gw_loop_sql (self->loop))
+        gw_sql_close_session (gw_loop_sql (self->loop), sql_key);
     if (remove_folder && self->workdir[0]) {
         int rc = gw_fs_remove_tree (self->workdir);
         if (rc)

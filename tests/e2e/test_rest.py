@@ -1004,10 +1004,6 @@ def test_idle_sessions_are_reaped(server_factory):
     assert proc_alive(busy_pid)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the idle clock starts when POST /sessions "
-                   "arrives, so a kernel that starts slower than CODEBOX_IDLE_TIMEOUT gets its "
-                   "session reaped while the create call is still in flight (503 "
-                   "kernel_start_failed 'the session was ended before its kernel started')")
 def test_kernel_start_does_not_count_as_idle(server_factory, tmp_path):
     spec = tmp_path / "kernels" / "slow-python"
     spec.mkdir(parents=True)

@@ -1,0 +1,208 @@
+/* gw_sql_tool: the exec_sql MCP tool and the POST /sql route, on top of
+ * gw_sql (which classifies, runs on its worker threads and answers in the
+ * loop thread). Rows come back inline when few; otherwise as a CSV under
+ * the session's input/ with the first rows.
+ *
+ * Threads: the loop thread only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_mcp_internal.h"
+#include "gw_rest.h"
+#include "gw_sandbox.h"
+#include "gw_session.h"
+#include "gw_sql.h"
+
+/* Fills a gw_sql request for session. */
+static void
+s_request (gw_sql_request_t *r, gw_loop_t *loop, gw_session_t *session, char *key,
+           size_t key_len, const char *dsn, const char *query, long max_rows, long timeout)
+{
+    snprintf (key, key_len, "%s/%s", session->tenant, session->id);
+    uid_t uid;
+    gid_t gid;
+    bool owned = gw_sandbox_owner (gw_loop_sandbox (loop), &uid, &gid);
+    *r = (gw_sql_request_t) {
+        .session_key = key,
+        .dsn = dsn,
+        .query = query,
+        .max_inline_rows = max_rows,
+        .timeout_s = timeout,
+        .input_dir = session->input_dir,
+        .shown_input_dir = session->visible_input,
+        .csv_uid = owned ? (int) uid : -1,
+        .csv_gid = owned ? (int) gid : -1,
+    };
+}
+
+/* A short text rendering of a result: columns, rows as JSON lines, the
+ * CSV path when rows went there. New string. */
+static char *
+s_render (json_t *result)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream (&text, &len);
+    if (!out)
+        return NULL;
+    json_t *columns = json_object_get (result, "columns");
+    size_t i;
+    json_t *c;
+    fprintf (out, "columns:");
+    json_array_foreach (columns, i, c)
+        fprintf (out, "%s%s", i ? ", " : " ", json_string_value (json_object_get (c, "name")));
+    fprintf (out, "\n");
+    json_t *row;
+    json_array_foreach (json_object_get (result, "rows"), i, row) {
+        char *line = json_dumps (row, JSON_COMPACT | JSON_REAL_PRECISION (15));
+        fprintf (out, "%s\n", line ? line : "?");
+        free (line);
+    }
+    fprintf (out, "(%lld rows)\n", (long long) json_integer_value (json_object_get (result, "row_count")));
+    const char *csv = json_string_value (json_object_get (result, "csv_path"));
+    if (csv)
+        fprintf (out, "All rows are in %s (shown: the first ones). Load it with pandas: "
+                 "pd.read_csv(%s)\n", csv, csv);
+    const char *note = json_string_value (json_object_get (result, "note"));
+    if (note)
+        fprintf (out, "%s\n", note);
+    fclose (out);
+    return text;
+}
+
+/* A waiting exec_sql call. */
+typedef struct {
+    gw_mcp_reply_t *reply;
+    json_t *id;
+} s_call_t;
+
+static void
+s_mcp_done (json_t *result, void *arg)
+{
+    s_call_t *call = arg;
+    json_t *error = json_object_get (result, "error");
+    json_t *tool;
+    if (error)
+        tool = gw_mcp_tool_error ("%s", json_string_value (json_object_get (error, "message")));
+    else {
+        char *text = s_render (result);
+        tool = gw_mcp_tool_ok (json_incref (result), text ? text : "");
+        free (text);
+    }
+    json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", call->id, "result", tool);
+    if (msg)
+        call->reply->send (call->reply, msg);
+    json_decref (msg);
+    call->reply->end (call->reply);
+    json_decref (call->id);
+    json_decref (result);
+    free (call);
+}
+
+static json_t *
+s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
+{
+    json_t *error = NULL;
+    const char *query = gw_mcp_arg (args, "query", &error);
+    json_t *rows = json_object_get (args, "max_inline_rows");
+    if (!error && !query)
+        error = gw_mcp_tool_error ("query is required: one read-only SQL statement");
+    if (!error && query && strlen (query) != json_string_length (json_object_get (args, "query")))
+        error = gw_mcp_tool_error ("the query holds a NUL character");
+    if (!error && rows && !json_is_null (rows)
+        && !(json_is_integer (rows) && json_integer_value (rows) > 0))
+        error = gw_mcp_tool_error ("max_inline_rows must be a positive whole number");
+    gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
+    if (error)
+        return error;
+    gw_loop_t *loop = ctx->mcp->loop;
+    s_call_t *call = calloc (1, sizeof *call);
+    if (!call)
+        return gw_mcp_tool_error ("out of memory");
+    call->reply = ctx->reply;
+    call->id = json_incref (ctx->id);
+    long max_rows = gw_rest_effective (json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
+                                       ctx->overrides ? ctx->overrides->sql_max_inline_rows : 0);
+    gw_sql_request_t r;
+    char key[140];
+    s_request (&r, loop, session, key, sizeof key, NULL, query, max_rows,
+               ctx->overrides ? ctx->overrides->exec_timeout : 0);
+    if (gw_sql_query (gw_loop_sql (loop), &r, s_mcp_done, call) != 0) {
+        json_decref (call->id);
+        free (call);
+        return gw_mcp_tool_error ("the SQL workers are not running");
+    }
+    return NULL;    /* answered by s_mcp_done */
+}
+
+const gw_mcp_tool_t gw_mcp_tool_exec_sql = {
+    "exec_sql", "Query the database (read-only)",
+    "Run one read-only SQL statement (SELECT, WITH ... SELECT, VALUES, EXPLAIN, SHOW) on the "
+    "configured database; writes are refused. A few rows come back inline; a larger result "
+    "is saved as a CSV under the session's input/ folder (its path is in the answer) so you "
+    "can load it in exec_code, with the first rows shown. Without a configured database this "
+    "is a small sample shop (tables categories, products, customers, orders, order_items).",
+    "{\"type\": \"object\", \"properties\": {"
+    "\"session_id\": {\"type\": \"string\", \"description\": \"Your session's name; the CSV of "
+    "a large result goes to its input/ folder.\"}, "
+    "\"query\": {\"type\": \"string\", \"description\": \"One read-only SQL statement.\"}, "
+    "\"max_inline_rows\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"Rows to "
+    "return inline at most (the server's limit still applies).\"}}, "
+    "\"required\": [\"session_id\", \"query\"]}",
+    "{\"type\": \"object\", \"properties\": {\"columns\": {\"type\": \"array\"}, "
+    "\"rows\": {\"type\": \"array\"}, \"row_count\": {\"type\": \"integer\"}, "
+    "\"csv_path\": {\"type\": \"string\"}}}",
+    true, s_exec_sql,
+};
+
+/* POST /sql: answers when the query is done. */
+static void
+s_rest_done (json_t *result, void *arg)
+{
+    gw_request_t *req = arg;
+    json_t *error = json_object_get (result, "error");
+    int status = error ? gw_error_http_status (gw_error_from_code (
+                             json_string_value (json_object_get (error, "code"))))
+                       : 200;
+    gw_request_reply_json (req, status, result);
+}
+
+void
+gw_sql_rest_handle (gw_loop_t *loop, gw_request_t *req)
+{
+    json_error_t jerr;
+    json_t *body = json_loadb (req->body, req->body_len, 0, &jerr);
+    const char *id = json_string_value (json_object_get (body, "session_id"));
+    json_t *query_json = json_object_get (body, "query");
+    const char *query = json_string_value (query_json);
+    json_t *rows = json_object_get (body, "max_inline_rows");
+    if (!body)
+        gw_request_reply_error (req, GW_E_INVALID_JSON, "the body is not valid JSON: %s", jerr.text);
+    else if (!id || !query || strlen (query) != json_string_length (query_json)
+             || (rows && !json_is_null (rows)
+                 && !(json_is_integer (rows) && json_integer_value (rows) > 0)))
+        gw_request_reply_error (req, GW_E_BAD_REQUEST,
+                                "send {\"session_id\": ID, \"query\": SQL, \"max_inline_rows\"?: "
+                                "positive integer}");
+    else if (req->sql_dsn
+             && !gw_config_bool (gw_loop_config (loop), GW_SET_ALLOW_CLIENT_SQL_DSN))
+        gw_request_reply_error (req, GW_E_BAD_REQUEST,
+                                "X-Codebox-Sql-Dsn is not allowed on this server "
+                                "(CODEBOX_ALLOW_CLIENT_SQL_DSN=0)");
+    else {
+        gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
+        if (session) {
+            long max_rows = gw_rest_effective (
+                json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
+                req->overrides.sql_max_inline_rows);
+            gw_sql_request_t r;
+            char key[140];
+            s_request (&r, loop, session, key, sizeof key, req->sql_dsn, query, max_rows,
+                       req->overrides.exec_timeout);
+            if (gw_sql_query (gw_loop_sql (loop), &r, s_rest_done, req) != 0)
+                gw_request_reply_error (req, GW_E_INTERNAL, "the SQL workers are not running");
+        }
+    }
+    json_decref (body);
+}
