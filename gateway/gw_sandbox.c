@@ -282,13 +282,14 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     s_args (argv, &n, 1, "--unshare-cgroup-try");
     if (!self->network)
         s_args (argv, &n, 1, "--unshare-net");
+    s_system_mounts (argv, &n);
+    s_args (argv, &n, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
     if (!self->network && s_tcp_only (spec) && self->exe[0]) {
-        /* no way in over TCP: the kernel-proxy bridges to ipc sockets */
+        /* no way in over TCP: the kernel-proxy bridges to ipc sockets (bound
+           after /tmp, which would hide a binary built under /tmp) */
         s_args (argv, &n, 3, "--ro-bind", self->exe, self->exe);
         options->proxy = self->exe;
     }
-    s_system_mounts (argv, &n);
-    s_args (argv, &n, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
     s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
     s_args (argv, &n, 3, "--bind", workdir, VISIBLE_WORKDIR);
     s_args (argv, &n, 2, "--chdir", VISIBLE_WORKDIR);
