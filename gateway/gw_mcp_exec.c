@@ -157,7 +157,10 @@ s_add_display (json_t *content, json_t *displays, json_t *data, gw_session_t *se
         if (!b64)
             continue;
         shown = true;
-        size_t bytes = strlen (b64) / 4 * 3;
+        size_t b64_len = strlen (b64);
+        size_t pad = b64_len >= 2 && b64[b64_len - 1] == '=' ? (b64[b64_len - 2] == '=' ? 2 : 1)
+                                                            : 0;
+        size_t bytes = b64_len / 4 * 3 - pad;   /* the kernel's base64 has no line breaks now */
         json_array_append_new (displays, json_pack ("{s:s, s:I}", "mime", images[i], "bytes",
                                                     (json_int_t) bytes));
         if (bytes <= max_image) {

@@ -123,6 +123,30 @@ for (const kind of ['stdio', 'http']) {
       );
     });
 
+    test('a huge plot arrives downscaled under the cap with a resource_link', T, async () => {
+      const code = [
+        'import numpy as np, matplotlib.pyplot as plt',
+        'plt.figure(figsize=(16, 16), dpi=100)',
+        'plt.imshow(np.random.default_rng(1).random((800, 800)))',
+        'plt.show()',
+      ].join('\n');
+      const r = await exec(sid('huge'), code);
+      assert.equal(r.structuredContent.status, 'completed', textOf(r));
+      const images = r.content.filter((c) => c.type === 'image');
+      assert.equal(images.length, 1, JSON.stringify(r.content.map((c) => c.type)));
+      const bytes = Buffer.from(images[0].data, 'base64');
+      assert.ok(isPng(images[0].data), 'the downscaled image is a PNG');
+      assert.ok(bytes.length <= 262144, `inline image of ${bytes.length} bytes is under the cap`);
+      const big = r.structuredContent.displays.find((d) => d.mime === 'image/png');
+      assert.ok(big.bytes > 262144, `the original was ${big.bytes} bytes`);
+      const links = r.content.filter((c) => c.type === 'resource_link');
+      assert.equal(links.length, 1, JSON.stringify(r.content.map((c) => c.type)));
+      assert.match(links[0].uri, new RegExp(`^artifact://${sid('huge')}/output/.+\\.png$`));
+      const read = await client.readResource({ uri: links[0].uri });
+      const full = Buffer.from(read.contents[0].blob, 'base64');
+      assert.equal(full.length, big.bytes, 'the link serves the full image');
+    });
+
     test('progress notifications carry output while a call runs', T, async () => {
       const code = [
         'import time',
