@@ -1,6 +1,8 @@
 /* gw_cli: settings loading shared by the subcommands. Main thread only. */
 #include "gw_cli.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 
 gw_config_t *
@@ -21,6 +23,17 @@ gw_cli_load_config (const char *config_file)
         gw_config_destroy (&config);
     }
     return config;
+}
+
+void
+gw_cli_block_signals (void)
+{
+    sigset_t mask;
+    sigemptyset (&mask);
+    sigaddset (&mask, SIGTERM);
+    sigaddset (&mask, SIGINT);
+    pthread_sigmask (SIG_BLOCK, &mask, NULL);
+    signal (SIGPIPE, SIG_IGN);
 }
 
 int

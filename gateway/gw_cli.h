@@ -21,6 +21,11 @@ enum {
  * environment into a new config. On error prints it and returns NULL. */
 gw_config_t *gw_cli_load_config (const char *config_file);
 
+/* For the long-running commands: blocks SIGTERM and SIGINT in this and
+ * every later thread (the loop reads them from a signalfd) and ignores
+ * SIGPIPE. Call before any thread starts. */
+void gw_cli_block_signals (void);
+
 /* Sets a setting from a flag; on error prints it and returns -1. */
 int gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const char *value);
 

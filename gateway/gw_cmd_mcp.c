@@ -155,12 +155,7 @@ gw_cmd_mcp (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
-    sigset_t mask;
-    sigemptyset (&mask);
-    sigaddset (&mask, SIGTERM);
-    sigaddset (&mask, SIGINT);
-    pthread_sigmask (SIG_BLOCK, &mask, NULL);
-    signal (SIGPIPE, SIG_IGN);
+    gw_cli_block_signals ();
     char err[1024];
     gw_loop_t *loop = gw_loop_new (config, s_no_http, err, sizeof err);
     if (!loop) {

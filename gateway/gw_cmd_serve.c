@@ -117,12 +117,7 @@ gw_cmd_serve (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
-    sigset_t mask;
-    sigemptyset (&mask);
-    sigaddset (&mask, SIGTERM);
-    sigaddset (&mask, SIGINT);
-    pthread_sigmask (SIG_BLOCK, &mask, NULL);
-    signal (SIGPIPE, SIG_IGN);
+    gw_cli_block_signals ();
     s_raise_fd_limit ();
 
     int exit_code = GW_EXIT_OK;

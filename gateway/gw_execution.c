@@ -445,12 +445,11 @@ gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg_t *m
     return true;
 }
 
-void
-gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *ename,
-                    const char *why)
+/* Adds an error output "ENAME: WHY" made by the gateway (not the kernel)
+ * and closes the open stream. */
+static void
+s_add_gateway_error (gw_execution_t *self, const char *ename, const char *why)
 {
-    if (gw_execution_finished (self))
-        return;
     char *line = NULL;
     if (asprintf (&line, "%s: %s", ename, why) < 0)
         line = NULL;
@@ -460,6 +459,15 @@ gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *e
     s_add_item (self, s_error_item (self, content));
     json_decref (content);
     s_close_stream (self);
+}
+
+void
+gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *ename,
+                    const char *why)
+{
+    if (gw_execution_finished (self))
+        return;
+    s_add_gateway_error (self, ename, why);
     self->status = status;
     self->finished_ms = jp_time_now_ms ();
     if (!self->started_ms)
@@ -469,15 +477,7 @@ gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *e
 void
 gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why)
 {
-    char *line = NULL;
-    if (asprintf (&line, "%s: %s", ename, why) < 0)
-        line = NULL;
-    json_t *content = json_pack ("{s:s, s:s, s:[s]}", "ename", ename, "evalue", why,
-                                 "traceback", line ? line : why);
-    free (line);
-    s_add_item (self, s_error_item (self, content));
-    json_decref (content);
-    s_close_stream (self);
+    s_add_gateway_error (self, ename, why);
     if (self->status == GW_EXEC_COMPLETED)
         self->status = GW_EXEC_ERROR;
 }

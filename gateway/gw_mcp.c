@@ -147,8 +147,8 @@ gw_mcp_client_version (const gw_mcp_client_t *client)
 }
 
 /* Sends a response {"jsonrpc","id","result"} (result stolen) and ends. */
-static void
-s_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result)
+void
+gw_mcp_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result)
 {
     json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null (),
                              "result", result ? result : json_object ());
@@ -251,9 +251,9 @@ s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *meth
     }
     gw_mcp_ctx_t ctx = {self, client, id, NULL, reply, overrides};
     if (strcmp (method, "initialize") == 0)
-        s_respond (reply, id, s_initialize (self, client, params));
+        gw_mcp_respond (reply, id, s_initialize (self, client, params));
     else if (strcmp (method, "ping") == 0)
-        s_respond (reply, id, json_object ());
+        gw_mcp_respond (reply, id, json_object ());
     else if (strcmp (method, "logging/setLevel") == 0) {
         const char *level = json_string_value (json_object_get (params, "level"));
         int rank = 0;
@@ -264,10 +264,10 @@ s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *meth
                              "warning, error, critical, alert, emergency");
         else {
             client->log_level = rank;
-            s_respond (reply, id, json_object ());
+            gw_mcp_respond (reply, id, json_object ());
         }
     } else if (strcmp (method, "tools/list") == 0)
-        s_respond (reply, id, gw_mcp_tools_list (s_conformance (self)));
+        gw_mcp_respond (reply, id, gw_mcp_tools_list (s_conformance (self)));
     else if (strcmp (method, "tools/call") == 0) {
         const char *name = json_string_value (json_object_get (params, "name"));
         json_t *args = json_object_get (params, "arguments");
@@ -286,32 +286,32 @@ s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *meth
         json_t *result = gw_mcp_tools_call (&ctx, name, owned_args, &rpc_error, err, sizeof err);
         json_decref (owned_args);
         if (result)
-            s_respond (reply, id, result);
+            gw_mcp_respond (reply, id, result);
         else if (rpc_error)
             s_respond_error (reply, id, rpc_error, "%s", err);
     } else if (strcmp (method, "resources/list") == 0) {
         json_t *result = gw_mcp_resources_list (
             &ctx, json_string_value (json_object_get (params, "cursor")));
         if (result)
-            s_respond (reply, id, result);
+            gw_mcp_respond (reply, id, result);
         else
             s_respond_error (reply, id, -32602, "invalid cursor");
     } else if (strcmp (method, "resources/templates/list") == 0)
-        s_respond (reply, id, gw_mcp_resource_templates (s_conformance (self)));
+        gw_mcp_respond (reply, id, gw_mcp_resource_templates (s_conformance (self)));
     else if (strcmp (method, "resources/read") == 0) {
         const char *uri = json_string_value (json_object_get (params, "uri"));
         int code = -32602;
         char err[512] = "resources/read needs params.uri";
         json_t *result = uri ? gw_mcp_resources_read (&ctx, uri, &code, err, sizeof err) : NULL;
         if (result)
-            s_respond (reply, id, result);
+            gw_mcp_respond (reply, id, result);
         else
             s_respond_error (reply, id, code, "%s", err);
     } else if (strcmp (method, "resources/subscribe") == 0
                || strcmp (method, "resources/unsubscribe") == 0)
-        s_respond (reply, id, json_object ());
+        gw_mcp_respond (reply, id, json_object ());
     else if (strcmp (method, "prompts/list") == 0)
-        s_respond (reply, id, gw_mcp_prompts_list (s_conformance (self)));
+        gw_mcp_respond (reply, id, gw_mcp_prompts_list (s_conformance (self)));
     else if (strcmp (method, "prompts/get") == 0) {
         char err[256] = "";
         const char *name = json_string_value (json_object_get (params, "name"));
@@ -319,11 +319,11 @@ s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *meth
                                                     s_conformance (self), err, sizeof err)
                               : NULL;
         if (result)
-            s_respond (reply, id, result);
+            gw_mcp_respond (reply, id, result);
         else
             s_respond_error (reply, id, -32602, "%s", name ? err : "prompts/get needs params.name");
     } else if (strcmp (method, "completion/complete") == 0)
-        s_respond (reply, id, json_pack ("{s:{s:[], s:i, s:b}}", "completion", "values",
+        gw_mcp_respond (reply, id, json_pack ("{s:{s:[], s:i, s:b}}", "completion", "values",
                                          "total", 0, "hasMore", 0));
     else
         s_respond_error (reply, id, -32601, "method not found: %s", method);
@@ -441,7 +441,7 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
         s_flush_progress (call);
-        s_respond (call->reply, call->id, gw_mcp_exec_result (self, job));
+        gw_mcp_respond (call->reply, call->id, gw_mcp_exec_result (self, job));
         call->reply = NULL;
     } else if (call->reply) {
         call->reply->end (call->reply);

@@ -73,6 +73,7 @@ typedef struct {
 
 /* Tools defined in files of their own. */
 extern const gw_mcp_tool_t gw_mcp_tool_upload_file;    /* gw_mcp_upload.c */
+extern const gw_mcp_tool_t gw_mcp_tool_install_package;    /* gw_mcp_packages.c */
 
 /* A string argument, or NULL (with *error set to a tool error when present
  * but not a string). */
@@ -98,6 +99,10 @@ json_t *gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args,
 
 /* Watches job for ctx's request; the response goes out when it ends. */
 gw_mcp_call_t *gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot);
+
+/* Sends the response {"jsonrpc","id","result"} (result stolen) and ends
+ * the reply: how a tool that answers later answers. */
+void gw_mcp_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result);
 
 /* A tool result with isError and one text item (new). */
 json_t *gw_mcp_tool_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -54,19 +54,6 @@ static const char *const s_status_names[] = {
     "shutdown", "cancelled",
 };
 
-/* Sends the response {"jsonrpc","id","result"} (result stolen) and ends
- * the reply. */
-static void
-s_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result)
-{
-    json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null (),
-                             "result", result ? result : json_object ());
-    if (msg)
-        reply->send (reply, msg);
-    json_decref (msg);
-    reply->end (reply);
-}
-
 static void
 s_call_unlink_free (gw_mcp_call_t *call)
 {
@@ -147,7 +134,7 @@ s_done (const gw_download_result_t *result, void *arg)
             answer = gw_mcp_tool_error ("%s", result->message);
         gw_mcp_reply_t *reply = call->reply;
         call->reply = NULL;
-        s_respond (reply, call->id, answer);
+        gw_mcp_respond (reply, call->id, answer);
     } else if (result->status == GW_DOWNLOAD_OK)
         fprintf (stderr, "codebox: download event=unanswered session=%s file=%s (the caller "
                  "left; the file stays in input/)\n", up->session_id, result->name);

@@ -90,11 +90,7 @@ s_mcp_done (json_t *result, void *arg)
         tool = gw_mcp_tool_ok (json_incref (result), text ? text : "");
         free (text);
     }
-    json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", call->id, "result", tool);
-    if (msg)
-        call->reply->send (call->reply, msg);
-    json_decref (msg);
-    call->reply->end (call->reply);
+    gw_mcp_respond (call->reply, call->id, tool);
     json_decref (call->id);
     json_decref (result);
     free (call);
