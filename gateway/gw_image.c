@@ -36,7 +36,7 @@ gw_image_fit (const uint8_t *data, size_t len, const char *mime, size_t max_byte
     }
     int width = vips_image_get_width (in), height = vips_image_get_height (in);
     g_object_unref (in);
-    const char *suffix = strcmp (mime, "image/jpeg") == 0 ? ".jpg[Q=80]" : ".png[compression=9]";
+    const char *suffix = strcmp (mime, "image/jpeg") == 0 ? ".jpg[Q=80]" : ".png[compression=6]";
     double scale = sqrt ((double) max_bytes / (double) (len ? len : 1)) * 0.9;
     if (scale > 0.95)
         scale = 0.95;

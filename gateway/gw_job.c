@@ -110,7 +110,8 @@ gw_jobs_expire (gw_jobs_t *self, int64_t now)
         gw_job_t *job = self->items[i];
         /* the store is in creation order, so the oldest go first */
         bool drop = gw_job_finished (job)
-            && (now - job->finished_ms > GW_JOB_KEEP_MS || self->n - (i - kept) > GW_JOBS_MAX);
+            && (job->transient || now - job->finished_ms > GW_JOB_KEEP_MS
+                || self->n - (i - kept) > GW_JOBS_MAX);
         if (drop && !job->waiters)
             s_job_free (job);
         else

@@ -45,6 +45,8 @@ struct gw_job {
     gw_snapshot_t *before;
     gw_request_t *waiters;      /* long polls, linked by ->next */
     gw_job_observer_fn *observer;   /* an MCP call watching it, or NULL */
+    bool transient;             /* nobody will ask for it once finished (MCP):
+                                   dropped at the next expiry pass */
     void *observer_arg;
     gw_job_t *next_queued;
 };

@@ -436,7 +436,8 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
             s_flush_progress (call);
         return;
     }
-    /* finished */
+    /* finished: its result goes out now; nobody asks for it later */
+    job->transient = true;
     call->job = NULL;
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
