@@ -3,6 +3,7 @@
 #include "jp_message.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,11 +173,104 @@ jp_msg_encode (const jp_msg_t *self, const uint8_t *key, size_t key_len,
     return 0;
 }
 
-/* Parses one frame as a JSON object. Returns a new reference or NULL. */
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
+static size_t
+s_utf8_len (const uint8_t *p, size_t n)
+{
+    if (p[0] < 0x80)
+        return 1;
+    size_t len = p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+    if (!len || len > n || p[0] > 0xF4)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    uint32_t cp = len == 2 ? (uint32_t) (p[0] & 0x1F) << 6 | (p[1] & 0x3F)
+                : len == 3 ? (uint32_t) (p[0] & 0x0F) << 12 | (uint32_t) (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
+                           : (uint32_t) (p[0] & 0x07) << 18 | (uint32_t) (p[1] & 0x3F) << 12
+                                 | (uint32_t) (p[2] & 0x3F) << 6 | (p[3] & 0x3F);
+    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+    return overlong || surrogate || cp > 0x10FFFF ? 0 : len;
+}
+
+/* The 16-bit value of the 4 hex digits at p, or -1. */
+static long
+s_hex4 (const uint8_t *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* A copy of JSON text with invalid UTF-8 bytes and lone surrogate escapes
+ * (\udcff, which Python writes for undecodable bytes) replaced by U+FFFD,
+ * as Jupyter's own clients do. New buffer of *out_len bytes, or NULL. */
+static uint8_t *
+s_repair_text (const uint8_t *in, size_t n, size_t *out_len)
+{
+    uint8_t *out = malloc (n * 3 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (in[i] == '\\' && i + 1 < n && in[i + 1] == 'u' && i + 6 <= n) {
+            long hi = s_hex4 (in + i + 2);
+            bool pair = hi >= 0xD800 && hi <= 0xDBFF && i + 12 <= n && in[i + 6] == '\\'
+                        && in[i + 7] == 'u' && s_hex4 (in + i + 8) >= 0xDC00
+                        && s_hex4 (in + i + 8) <= 0xDFFF;
+            size_t keep = pair ? 12 : 6;
+            if (hi >= 0xD800 && hi <= 0xDFFF && !pair) {
+                memcpy (out + o, "\\ufffd", 6);
+                o += 6;
+            } else {
+                memcpy (out + o, in + i, keep);
+                o += keep;
+            }
+            i += keep;
+            continue;
+        }
+        if (in[i] == '\\' && i + 1 < n) {     /* any other escape: both bytes */
+            out[o++] = in[i++];
+            out[o++] = in[i++];
+            continue;
+        }
+        size_t len = s_utf8_len (in + i, n - i);
+        if (len) {
+            memcpy (out + o, in + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy (out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    *out_len = o;
+    return out;
+}
+
+/* Parses one frame as a JSON object, repairing invalid UTF-8 and lone
+ * surrogates when the strict parse fails. Returns a new reference or
+ * NULL. */
 static json_t *
 s_parse_object (const jp_part_t *frame)
 {
     json_t *value = json_loadb (frame->data, frame->size, JSON_ALLOW_NUL, NULL);
+    if (!value) {
+        size_t len;
+        uint8_t *repaired = s_repair_text (frame->data, frame->size, &len);
+        if (repaired)
+            value = json_loadb ((const char *) repaired, len, JSON_ALLOW_NUL, NULL);
+        free (repaired);
+    }
     if (value && !json_is_object (value)) {
         json_decref (value);
         return NULL;

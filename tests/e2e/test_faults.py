@@ -538,13 +538,8 @@ def py_srv():
     s.stop()
 
 
-UTF8_BUG = ("BUG: a Jupyter message whose JSON is not valid UTF-8 (ipykernel sends a "
-            "lone surrogate as a raw 0xff byte) is dropped whole ('dropped a message: a "
-            "frame is not a JSON object'); its output is silently lost instead of shown "
-            "with U+FFFD as jupyter_client does")
 
 
-@pytest.mark.xfail(strict=True, reason=UTF8_BUG)
 @pytest.mark.parametrize("code", [
     "print('before a\\udcffb after')",
     "from IPython.display import display\n"
@@ -564,11 +559,6 @@ def test_invalid_utf8_output_is_shown(py_srv, code):
         py_srv.delete("/sessions/" + sid)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: an exception whose message is not valid UTF-8 makes the kernel's execute_reply "
-    "undecodable ('channel=shell dropped a message: a frame is not a JSON object'): the "
-    "execution never ends, runs into its timeout and the kernel is restarted, losing its "
-    "state; expected status error with ename ValueError"))
 def test_invalid_utf8_in_exception_ends_the_execution(py_srv):
     sid = create_session(py_srv)
     try:
@@ -607,8 +597,6 @@ def test_invalid_utf8_does_not_break_the_gateway(py_srv, server_factory, fake_ke
         s.kernels.add(pid)
 
 
-@pytest.mark.xfail(strict=True, reason=UTF8_BUG + " (here: signed frames of a kernel, "
-                   "a lone-surrogate JSON escape and raw bytes)")
 @pytest.mark.parametrize("code,pattern", [("utf8:escaped", r"esc a(.{1,12}?)b end"),
                                           ("utf8:raw", r"raw (.{1,24}?) end")])
 def test_invalid_utf8_from_kernel_frames_is_shown(server_factory, fake_kernels, code, pattern):
