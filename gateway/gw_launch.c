@@ -11,6 +11,7 @@
 
 #include "gw_loop.h"
 #include "gw_metrics.h"
+#include "gw_packages.h"
 #include "gw_sandbox.h"
 #include "jp_random.h"
 
@@ -27,7 +28,13 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
         snprintf (err, err_len, "cannot make %s: %s", runtime, strerror (errno));
         return NULL;
     }
+    /* a restarted kernel still finds the session's packages (gw_packages.c) */
+    char pythonpath[1100], nodepath[1100];
+    const char *env[] = {pythonpath, nodepath, NULL};
+    gw_packages_kernel_env (gw_sandbox_visible (gw_loop_sandbox (loop), workdir), pythonpath,
+                            nodepath, sizeof pythonpath);
     ks_kernel_options_t options = {
+        .extra_env = env,
         .cwd = workdir,
         .runtime_dir = runtime,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,

@@ -145,6 +145,7 @@ static const s_tool_t s_tools[] = {
 static const gw_mcp_tool_t *const s_more_tools[] = {
     &gw_mcp_tool_exec_sql,
     &gw_mcp_tool_upload_file,
+    &gw_mcp_tool_install_package,
     NULL,
 };
 #define N_TOOLS (sizeof s_tools / sizeof s_tools[0])

@@ -13,6 +13,7 @@
 
 #include "gw_loop.h"
 #include "gw_mcp_http.h"
+#include "gw_packages.h"
 #include "gw_path.h"
 #include "gw_signed_url.h"
 #include "jp_random.h"
@@ -200,23 +201,22 @@ s_post_sessions (gw_loop_t *loop, gw_request_t *req)
         json_decref (body);
         return;
     }
-    json_t *deps = json_object_get (body, "dependencies");
-    if (deps && !json_is_null (deps) && !(json_is_array (deps) && json_array_size (deps) == 0)) {
-        json_decref (body);
-        gw_request_reply_error (req, GW_E_NOT_IMPLEMENTED,
-                                "\"dependencies\" are not supported by this server yet");
-        return;
-    }
+    json_t *deps = json_incref (json_object_get (body, "dependencies"));
     gw_error_t e;
     char err[1200];
     gw_session_t *session = gw_rest_create_session (loop, req, id, kernel, language, &e, err,
                                                     sizeof err);
     json_decref (body);
     if (!session) {
+        json_decref (deps);
         gw_request_reply_error (req, e, "%s", err);
         return;
     }
-    gw_session_wait_started (session, req);
+    /* dependencies: answered once installed and importable (gw_packages.c) */
+    bool taken = gw_packages_rest_start (loop, req, session, deps);
+    json_decref (deps);
+    if (!taken)
+        gw_session_wait_started (session, req);
 }
 
 static void

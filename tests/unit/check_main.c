@@ -30,6 +30,7 @@ main (void)
     srunner_add_suite (runner, sql_classify_suite ());
     srunner_add_suite (runner, sql_run_suite ());
     srunner_add_suite (runner, config_suite ());
+    srunner_add_suite (runner, package_policy_suite ());
     srunner_add_suite (runner, download_suite ());
     srunner_set_fork_status (runner, CK_FORK);
     srunner_run_all (runner, CK_NORMAL);

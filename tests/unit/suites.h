@@ -16,6 +16,7 @@ Suite *artifacts_suite (void);     /* test_artifacts.c */
 Suite *sql_classify_suite (void);  /* test_sql_classify.c */
 Suite *sql_run_suite (void);       /* test_sql_run.c */
 Suite *config_suite (void);        /* test_config.c */
+Suite *package_policy_suite (void); /* test_package_policy.c */
 Suite *download_suite (void);      /* test_download.c */
 
 #endif

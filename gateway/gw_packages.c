@@ -1,0 +1,705 @@
+/* gw_packages: install jobs, their worker threads, the setup snippet, and
+ * the REST glue; see gw_packages.h. The loop thread owns everything here
+ * except gw_installer_t while its worker runs (s_worker_main). */
+#include "gw_packages.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw_fs.h"
+#include "gw_job.h"
+#include "gw_loop.h"
+#include "gw_package_installer.h"
+#include "gw_sandbox.h"
+#include "gw_session.h"
+#include "jp_random.h"
+#include "jp_time.h"
+
+#define INSTALL_DIR ".codebox-install"  /* under the state folder; no session id starts with '.' */
+#define DEFAULT_REGISTRY "https://registry.npmjs.org/"
+#define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
+
+typedef enum {
+    S_WAITING,                  /* behind another install of its session */
+    S_RUNNING,                  /* its worker runs the installer */
+    S_SETUP,                    /* the setup snippet is queued in the kernel */
+    S_FAILED,                   /* could not start; answered on the next turn */
+} s_stage_t;
+
+typedef struct s_op s_op_t;
+struct s_op {
+    gw_loop_t *loop;
+    gw_job_t *job;              /* the setup snippet; job->session is NULL once
+                                   the session is gone */
+    gw_request_t sentinel;      /* a long poll on job while the installer runs */
+    s_stage_t stage;
+    gw_installer_t work;
+    gw_package_policy_t *policy;
+    pthread_t thread;
+    bool joined;
+    bool abandoned;             /* answered at shutdown; the delivery frees */
+    bool undeliverable;         /* the worker could not post its result */
+    json_t *result;             /* the worker's */
+    char session_id[65];
+    char language[16];
+    char location[1100];
+    int64_t started_ms;
+    gw_packages_done_fn *done;
+    void *arg;
+    s_op_t *next;
+};
+
+/* Installs waiting or running, oldest first (loop thread only). */
+static s_op_t *s_ops;
+/* Set once the gateway shuts down: nothing new starts. */
+static bool s_stopping;
+
+static void s_kick (void);
+
+/* ---- judging ------------------------------------------------------------ */
+
+static int
+s_eco (const gw_session_t *session, gw_pkg_eco_t *eco)
+{
+    const char *language = session->spec->language;
+    if (strcasecmp (language, "python") == 0)
+        *eco = GW_PKG_PYTHON;
+    else if (strcasecmp (language, "javascript") == 0)
+        *eco = GW_PKG_NPM;
+    else
+        return -1;
+    return 0;
+}
+
+static gw_package_policy_t *
+s_policy (gw_loop_t *loop, char *err, size_t err_len)
+{
+    const gw_config_t *c = gw_loop_config (loop);
+    return gw_package_policy_new (gw_config_str (c, GW_SET_PACKAGE_ALLOW),
+                                  gw_config_str (c, GW_SET_PACKAGE_DENY), err, err_len);
+}
+
+int
+gw_packages_check (gw_loop_t *loop, const gw_session_t *session, json_t *requirements,
+                   json_t **allowed_p, json_t **refused_p, gw_error_t *e, char *err,
+                   size_t err_len)
+{
+    *allowed_p = *refused_p = NULL;
+    *e = GW_E_BAD_REQUEST;
+    gw_pkg_eco_t eco;
+    if (s_eco (session, &eco)) {
+        snprintf (err, err_len, "installing packages is not supported for this kernel (%s, "
+                  "language %s): Python kernels use pip and JavaScript kernels npm",
+                  session->spec->name, session->spec->language);
+        return -1;
+    }
+    json_t *list = json_is_string (requirements) ? json_pack ("[O]", requirements)
+                                                 : json_incref (requirements);
+    size_t i;
+    json_t *item;
+    bool strings = json_is_array (list) && json_array_size (list) > 0;
+    json_array_foreach (list, i, item)
+        strings = strings && json_is_string (item);
+    if (!strings || json_array_size (list) > GW_INSTALLER_MAX_REQS) {
+        snprintf (err, err_len, strings ? "at most %d packages at once"
+                  : "packages must be a list of requirement strings, such as [\"requests\", "
+                    "\"numpy>=1.26\"] (Python) or [\"lodash@4\"] (JavaScript)",
+                  GW_INSTALLER_MAX_REQS);
+        json_decref (list);
+        return -1;
+    }
+    char why[600];
+    gw_package_policy_t *policy = s_policy (loop, why, sizeof why);
+    if (!policy) {
+        *e = GW_E_INTERNAL;
+        snprintf (err, err_len, "the server's package policy is malformed: %s", why);
+        json_decref (list);
+        return -1;
+    }
+    *allowed_p = json_array ();
+    *refused_p = json_array ();
+    json_array_foreach (list, i, item) {
+        const char *text = json_string_value (item);
+        gw_pkg_verdict_t v;
+        if (gw_package_policy_check (policy, eco, text, &v) == 0)
+            json_array_append_new (*allowed_p, json_pack ("{s:s, s:s, s:s}", "requirement",
+                                                          text, "name", v.name, "install",
+                                                          v.install));
+        else
+            json_array_append_new (*refused_p, json_pack ("{s:s, s:s, s:s}", "requirement",
+                                                          text, "rule", v.rule, "reason",
+                                                          v.reason));
+    }
+    gw_package_policy_destroy (&policy);
+    json_decref (list);
+    return 0;
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+/* Takes the sentinel off the job's long polls. */
+static void
+s_unwait (s_op_t *op)
+{
+    for (gw_request_t **link = &op->job->waiters; *link; link = &(*link)->next)
+        if (*link == &op->sentinel) {
+            *link = op->sentinel.next;
+            op->sentinel.next = NULL;
+            return;
+        }
+}
+
+static void
+s_unlink (s_op_t *op)
+{
+    for (s_op_t **link = &s_ops; *link; link = &(*link)->next)
+        if (*link == op) {
+            *link = op->next;
+            return;
+        }
+}
+
+static void
+s_op_free (s_op_t *op)
+{
+    for (size_t i = 0; i < op->work.n; i++) {
+        free (op->work.install[i]);
+        free (op->work.names[i]);
+    }
+    for (int i = 0; op->work.proxy_env[i]; i++)
+        free (op->work.proxy_env[i]);
+    free (op->work.constraints);
+    if (op->work.cancel_fd >= 0)
+        close (op->work.cancel_fd);
+    gw_package_policy_destroy (&op->policy);
+    json_decref (op->result);
+    json_decref (op->sentinel.json);
+    free (op);
+}
+
+/* Sets the result's error unless it has one. */
+static void
+s_fail (json_t *result, const char *code, const char *message)
+{
+    if (!json_object_get (result, "error"))
+        json_object_set_new (result, "error", json_pack ("{s:s, s:s}", "code", code, "message",
+                                                         message));
+}
+
+/* Answers: the job ends (if it has not), done gets the result, the op
+ * leaves the list. Frees the op unless keep (its worker's delivery will). */
+static void
+s_answer (s_op_t *op, json_t *result, bool keep)
+{
+    s_unlink (op);
+    s_unwait (op);
+    op->job->observer = NULL;
+    op->job->transient = true;  /* nobody asks for the snippet's results */
+    if (!gw_job_finished (op->job))
+        gw_job_finish (op->job, GW_EXEC_CANCELLED);
+    if (!result)
+        result = json_pack ("{s:[], s:[]}", "installed", "refused");
+    if (!result)
+        result = json_object ();
+    json_object_set_new (result, "session_id", json_string (op->session_id));
+    json_object_set_new (result, "language", json_string (op->language));
+    json_object_set_new (result, "location", json_string (op->location));
+    json_t *error = json_object_get (result, "error");
+    fprintf (stderr, "codebox: packages event=%s session=%s installed=%zu refused=%zu "
+             "ms=%lld%s%s\n", error ? "failed" : "done", op->session_id,
+             json_array_size (json_object_get (result, "installed")),
+             json_array_size (json_object_get (result, "refused")),
+             (long long) (jp_time_now_ms () - op->started_ms), error ? " code=" : "",
+             error ? json_string_value (json_object_get (error, "code")) : "");
+    gw_packages_done_fn *done = op->done;
+    void *arg = op->arg;
+    if (!keep)
+        s_op_free (op);
+    done (result, arg);
+    s_kick ();
+}
+
+/* The setup snippet ended: the install is answered. */
+static void
+s_on_setup (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
+{
+    (void) item;
+    if (event != GW_JOB_FINISHED)
+        return;
+    s_op_t *op = arg;
+    json_t *result = op->result;
+    op->result = NULL;
+    if (job->status != GW_EXEC_COMPLETED) {
+        char message[1200];
+        const char *why = job->status == GW_EXEC_CANCELLED ? "the session ended"
+                          : job->session && job->session->error[0] ? job->session->error
+                                                                   : "the setup code failed";
+        json_t *outputs = job->exec ? gw_execution_outputs (job->exec) : NULL;
+        size_t i;
+        json_t *out;
+        json_array_foreach (outputs, i, out) {
+            const char *type = json_string_value (json_object_get (out, "type"));
+            if (type && strcmp (type, "error") == 0)
+                why = json_string_value (json_object_get (out, "evalue"));
+        }
+        snprintf (message, sizeof message, "the packages were installed in the session "
+                  "folder, but the kernel could not take them up: %s", why ? why : "?");
+        s_fail (result, job->status == GW_EXEC_CANCELLED ? "session_ended" : "kernel", message);
+    }
+    s_answer (op, result, false);
+}
+
+/* The Python and JavaScript snippets: no names bound, nothing printed. */
+static void
+s_setup_code (gw_pkg_eco_t eco, const char *visible, char *code, size_t len)
+{
+    char quoted[1100];
+    size_t q = 0;
+    for (const char *p = visible; *p && q + 2 < sizeof quoted; p++) {
+        if (*p == '\\' || *p == '\'')
+            quoted[q++] = '\\';
+        quoted[q++] = *p;
+    }
+    quoted[q] = '\0';
+    if (eco == GW_PKG_PYTHON)
+        snprintf (code, len, "(lambda s, i, p: (p in s.path or s.path.insert(0, p), "
+                  "i.invalidate_caches()) and None)(__import__('sys'), "
+                  "__import__('importlib'), '%s/.packages')", quoted);
+    else
+        snprintf (code, len, "(function (p) { if (typeof module !== 'undefined' && "
+                  "module.paths && module.paths.indexOf(p) < 0) module.paths.unshift(p); "
+                  "})('%s/node_modules')", quoted);
+}
+
+/* Runs in the loop thread when a worker is done. */
+static void
+s_deliver (gw_loop_t *loop, void *arg)
+{
+    (void) loop;
+    s_op_t *op = arg;
+    if (!op->joined) {
+        pthread_join (op->thread, NULL);
+        op->joined = true;
+    }
+    if (op->abandoned) {
+        s_op_free (op);
+        return;
+    }
+    s_unwait (op);
+    json_t *result = op->result;
+    op->result = NULL;
+    gw_session_t *session = op->job->session;
+    if (!result)
+        s_answer (op, NULL, false);
+    else if (!session) {
+        s_fail (result, "session_ended", "the session ended during the install");
+        s_answer (op, result, false);
+    } else if (json_object_get (result, "error")
+               || json_array_size (json_object_get (result, "installed")) == 0)
+        s_answer (op, result, false);
+    else {
+        op->result = result;
+        op->stage = S_SETUP;
+        op->job->observer = s_on_setup;
+        op->job->observer_arg = op;
+        gw_session_enqueue (session, op->job);
+    }
+}
+
+static void *
+s_worker_main (void *arg)
+{
+    s_op_t *op = arg;
+    op->result = gw_installer_run (&op->work);
+    gw_fs_remove_tree (op->work.opdir);
+    for (int i = 0; i < 200; i++) {
+        if (gw_loop_call (op->loop, s_deliver, op) == 0)
+            return NULL;
+        nanosleep (&(struct timespec) {.tv_nsec = 10 * 1000 * 1000}, NULL);
+    }
+    op->undeliverable = true;   /* out of memory for 2 s: shutdown answers */
+    return NULL;
+}
+
+/* The long poll on the job was answered: the gateway is shutting down
+ * (or the job store is going). Stops the installer and answers now,
+ * while the client's connection still exists. */
+static void
+s_sentinel_complete (gw_request_t *req)
+{
+    s_op_t *op = (s_op_t *) ((char *) req - offsetof (s_op_t, sentinel));
+    json_decref (req->json);
+    req->json = NULL;
+    s_stopping = true;
+    json_t *result = json_pack ("{s:[], s:[]}", "installed", "refused");
+    s_fail (result, "shutting_down", "the gateway is shutting down; nothing was installed");
+    if (op->stage != S_RUNNING) {
+        s_answer (op, result, false);
+        return;
+    }
+    uint64_t one = 1;
+    ssize_t ignored = write (op->work.cancel_fd, &one, sizeof one);
+    (void) ignored;
+    pthread_join (op->thread, NULL);
+    op->joined = true;
+    op->abandoned = !op->undeliverable;
+    s_answer (op, result, op->abandoned);
+}
+
+/* Makes the install's own folder under the state folder, for the kernel
+ * user. Returns 0 or -errno. */
+static int
+s_make_opdir (gw_loop_t *loop, s_op_t *op)
+{
+    char parent[1000], uuid[JP_UUID_LEN + 1];
+    int n = snprintf (parent, sizeof parent, "%s/" INSTALL_DIR, gw_loop_state_dir (loop));
+    if (n < 0 || (size_t) n >= sizeof parent)
+        return -ENAMETOOLONG;
+    if (mkdir (parent, 0711) < 0 && errno != EEXIST)
+        return -errno;
+    jp_random_uuid (uuid);
+    snprintf (op->work.opdir, sizeof op->work.opdir, "%s/%.8s", parent, uuid);
+    if (mkdir (op->work.opdir, 0700) < 0)
+        return -errno;
+    if (op->work.set_user && chown (op->work.opdir, op->work.uid, op->work.gid) < 0) {
+        int e = errno;
+        rmdir (op->work.opdir);
+        return -e;
+    }
+    return 0;
+}
+
+/* Starts the worker. Returns 0, or -1 with message set. */
+static int
+s_launch (s_op_t *op, char *message, size_t len)
+{
+    gw_session_t *session = op->job->session;
+    if (!session) {
+        snprintf (message, len, "the session ended before the install began");
+        return -1;
+    }
+    gw_loop_t *loop = op->loop;
+    const gw_config_t *c = gw_loop_config (loop);
+    gw_installer_t *w = &op->work;
+    snprintf (w->workdir, sizeof w->workdir, "%s", session->workdir);
+    struct stat st;
+    if (stat (session->workdir, &st) < 0) {
+        snprintf (message, len, "the session folder is gone: %s", strerror (errno));
+        return -1;
+    }
+    if (geteuid () == 0) {
+        if (st.st_uid == 0) {
+            snprintf (message, len, "the session folder belongs to root; the installer does "
+                      "not run as root");
+            return -1;
+        }
+        w->set_user = true;
+        w->uid = st.st_uid;
+        w->gid = st.st_gid;
+    }
+    w->bwrap = gw_sandbox_bwrap (gw_loop_sandbox (loop));
+    const char *links = gw_config_str (c, GW_SET_PIP_FIND_LINKS);
+    bool url = strncasecmp (links, "http://", 7) == 0 || strncasecmp (links, "https://", 8) == 0;
+    if (*links && !url) {
+        char real[PATH_MAX];
+        if (!realpath (links, real) || stat (real, &st) < 0 || !S_ISDIR (st.st_mode)
+            || strlen (real) >= sizeof w->find_links) {
+            snprintf (message, len, "CODEBOX_PIP_FIND_LINKS names %s, which is not a folder",
+                      links);
+            return -1;
+        }
+        memcpy (w->find_links, real, strlen (real) + 1);
+    } else
+        snprintf (w->find_links, sizeof w->find_links, "%s", links);
+    snprintf (w->index_url, sizeof w->index_url, "%s", gw_config_str (c, GW_SET_PIP_INDEX_URL));
+    const char *registry = gw_config_str (c, GW_SET_NPM_REGISTRY);
+    snprintf (w->registry, sizeof w->registry, "%s", *registry ? registry : DEFAULT_REGISTRY);
+    const char *ca = getenv ("NODE_EXTRA_CA_CERTS");
+    if (ca && access (ca, R_OK) == 0)
+        snprintf (w->ca_file, sizeof w->ca_file, "%s", ca);
+    else if (access (SYSTEM_CA, R_OK) == 0)
+        snprintf (w->ca_file, sizeof w->ca_file, "%s", SYSTEM_CA);
+    static const char *const proxies[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+                                          "http_proxy", "NO_PROXY", "no_proxy", NULL};
+    int np = 0;
+    for (int i = 0; proxies[i]; i++) {
+        const char *value = getenv (proxies[i]);
+        char *entry = NULL;
+        if (value && *value && asprintf (&entry, "%s=%s", proxies[i], value) > 0)
+            w->proxy_env[np++] = entry;
+    }
+    if (w->eco == GW_PKG_PYTHON
+        && !(w->constraints = gw_package_policy_pip_constraints (op->policy))) {
+        snprintf (message, len, "out of memory");
+        return -1;
+    }
+    w->fsize_limit = (long long) gw_config_int (c, GW_SET_DISK_QUOTA_MB) << 20;
+    w->deadline_ms = jp_time_now_ms () + w->timeout_s * 1000;
+    int rc = s_make_opdir (loop, op);
+    if (rc) {
+        snprintf (message, len, "cannot make a folder for the install: %s", strerror (-rc));
+        return -1;
+    }
+    if (pthread_create (&op->thread, NULL, s_worker_main, op) != 0) {
+        gw_fs_remove_tree (w->opdir);
+        snprintf (message, len, "cannot start a worker thread");
+        return -1;
+    }
+    op->stage = S_RUNNING;
+    op->started_ms = jp_time_now_ms ();
+    fprintf (stderr, "codebox: packages event=start session=%s language=%s count=%zu "
+             "sandbox=%s\n", op->session_id, op->language, w->n, w->bwrap ? "bwrap" : "none");
+    return 0;
+}
+
+/* Answers an install that could not start (a loop call). */
+static void
+s_answer_later (gw_loop_t *loop, void *arg)
+{
+    (void) loop;
+    s_op_t *op = arg;
+    json_t *result = op->result;
+    op->result = NULL;
+    s_answer (op, result, false);
+}
+
+/* Starts waiting installs whose session has no install running; answers
+ * those whose session is gone. */
+static void
+s_kick (void)
+{
+    for (s_op_t *op = s_ops; op && !s_stopping; op = op->next) {
+        if (op->stage != S_WAITING)
+            continue;
+        gw_session_t *session = op->job->session;
+        bool busy = false;
+        for (s_op_t *other = s_ops; other && session && !busy; other = other->next)
+            busy = other != op && other->stage != S_WAITING && other->job->session == session;
+        if (busy)
+            continue;
+        char message[600];
+        if (s_launch (op, message, sizeof message)) {
+            json_t *result = json_pack ("{s:[], s:[]}", "installed", "refused");
+            s_fail (result, session ? "install_failed" : "session_ended", message);
+            s_answer (op, result, false);   /* kicks again */
+            return;
+        }
+    }
+}
+
+int
+gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed, long timeout_s,
+                     gw_packages_done_fn *done, void *arg)
+{
+    gw_pkg_eco_t eco;
+    size_t n = json_array_size (allowed);
+    if (s_eco (session, &eco) || n == 0 || n > GW_INSTALLER_MAX_REQS)
+        return -EINVAL;
+    s_op_t *op = calloc (1, sizeof *op);
+    if (!op)
+        return -ENOMEM;
+    op->loop = loop;
+    op->done = done;
+    op->arg = arg;
+    op->stage = S_WAITING;
+    op->work.cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+    op->work.eco = eco;
+    op->work.timeout_s = timeout_s > 0 ? timeout_s : 300;
+    snprintf (op->session_id, sizeof op->session_id, "%s", session->id);
+    snprintf (op->language, sizeof op->language, "%s", eco == GW_PKG_PYTHON ? "python"
+                                                                           : "javascript");
+    snprintf (op->location, sizeof op->location, "%s/%s", session->visible_workdir,
+              eco == GW_PKG_PYTHON ? ".packages" : "node_modules");
+    const char *python = session->spec->argv[0];
+    snprintf (op->work.python, sizeof op->work.python, "%s",
+              python && strncmp (python, "/usr/", 5) == 0 && strstr (python, "python")
+                  ? python : "/usr/bin/python3");
+    char err[600], code[1400];
+    op->policy = s_policy (loop, err, sizeof err);
+    op->work.policy = op->policy;
+    bool ok = op->policy && op->work.cancel_fd >= 0;
+    for (size_t i = 0; i < n && ok; i++) {
+        json_t *item = json_array_get (allowed, i);
+        op->work.install[i] = strdup (json_string_value (json_object_get (item, "install")));
+        op->work.names[i] = strdup (json_string_value (json_object_get (item, "name")));
+        op->work.n = i + 1;
+        ok = op->work.install[i] && op->work.names[i];
+    }
+    s_setup_code (eco, session->visible_workdir, code, sizeof code);
+    op->job = ok ? gw_jobs_add (gw_loop_jobs (loop), session, session->id, session->tenant, code,
+                                (long) op->work.timeout_s * 1000)
+                 : NULL;
+    if (!op->job) {
+        s_op_free (op);
+        return -ENOMEM;
+    }
+    op->sentinel.complete = s_sentinel_complete;
+    op->sentinel.wait_until = INT64_MAX / 4;
+    snprintf (op->sentinel.method, sizeof op->sentinel.method, "PKG");
+    op->job->waiters = &op->sentinel;
+    op->started_ms = jp_time_now_ms ();
+    s_op_t **tail = &s_ops;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = op;
+    /* started now, or after the session's running install; either way
+       done comes later (through the loop) */
+    bool busy = false;
+    for (s_op_t *other = s_ops; other && !busy; other = other->next)
+        busy = other != op && other->stage != S_WAITING && other->job->session == session;
+    if (busy)
+        return 0;
+    if (s_launch (op, err, sizeof err) == 0)
+        return 0;
+    /* answered on the next turn, as promised; shutdown no longer reaches it */
+    s_unwait (op);
+    op->stage = S_FAILED;
+    op->result = json_pack ("{s:[], s:[]}", "installed", "refused");
+    s_fail (op->result, "install_failed", err);
+    if (gw_loop_call (loop, s_answer_later, op) == 0)
+        return 0;
+    s_unlink (op);
+    gw_job_finish (op->job, GW_EXEC_CANCELLED);
+    s_op_free (op);
+    return -ENOMEM;
+}
+
+void
+gw_packages_kernel_env (const char *visible_workdir, char *python, char *node, size_t len)
+{
+    snprintf (python, len, "PYTHONPATH=%s/.packages", visible_workdir);
+    snprintf (node, len, "NODE_PATH=%s/node_modules", visible_workdir);
+}
+
+/* ---- REST: POST /sessions with "dependencies" --------------------------- */
+
+typedef struct {
+    gw_loop_t *loop;
+    gw_request_t *req;
+    char id[65];
+    char tenant[65];
+} s_rest_t;
+
+/* Ends the session a failed POST /sessions made (after this loop turn). */
+static void
+s_rest_drop_session (s_rest_t *r)
+{
+    gw_session_t *session = gw_loop_find_session (r->loop, r->id, r->tenant);
+    if (session && !session->destroying)
+        session->doomed = true;
+}
+
+/* One line per refused requirement. */
+static void
+s_refusals_text (json_t *refused, char *out, size_t len)
+{
+    size_t o = 0;
+    size_t i;
+    json_t *item;
+    out[0] = '\0';
+    json_array_foreach (refused, i, item) {
+        int n = snprintf (out + o, len - o, "%s%s", o ? "; " : "",
+                          json_string_value (json_object_get (item, "reason")));
+        if (n < 0 || (size_t) n >= len - o)
+            break;
+        o += (size_t) n;
+    }
+}
+
+static void
+s_rest_done (json_t *result, void *arg)
+{
+    s_rest_t *r = arg;
+    json_t *error = json_object_get (result, "error");
+    gw_session_t *session = gw_loop_find_session (r->loop, r->id, r->tenant);
+    if (!error && session) {
+        json_t *body = gw_session_json (session, false);
+        json_object_set_new (body, "dependencies", result);
+        gw_request_reply_json (r->req, 201, body);
+        free (r);
+        return;
+    }
+    const char *code = error ? json_string_value (json_object_get (error, "code"))
+                             : "session_ended";
+    const char *message = error ? json_string_value (json_object_get (error, "message"))
+                                : "the session ended during the install";
+    gw_error_t e = GW_E_BAD_REQUEST;
+    if (strcmp (code, "refused") == 0)
+        e = GW_E_FORBIDDEN;
+    else if (strcmp (code, "shutting_down") == 0)
+        e = GW_E_SHUTTING_DOWN;
+    else if (strcmp (code, "kernel") == 0 || strcmp (code, "session_ended") == 0)
+        e = GW_E_KERNEL_START_FAILED;
+    char text[2400];
+    snprintf (text, sizeof text, "the session's dependencies could not be installed, so it "
+              "was not kept: %s", message ? message : code);
+    json_t *body = json_pack ("{s:{s:s, s:s, s:s}, s:o}", "error", "code", gw_error_code (e),
+                              "message", text, "reason", code, "dependencies", result);
+    s_rest_drop_session (r);
+    gw_request_reply_json (r->req, gw_error_http_status (e), body);
+    free (r);
+}
+
+bool
+gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *session,
+                        json_t *dependencies)
+{
+    if (!dependencies || json_is_null (dependencies)
+        || (json_is_array (dependencies) && json_array_size (dependencies) == 0))
+        return false;
+    s_rest_t *r = calloc (1, sizeof *r);
+    if (!r) {
+        gw_loop_remove_session (loop, session);
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return true;
+    }
+    r->loop = loop;
+    r->req = req;
+    snprintf (r->id, sizeof r->id, "%s", session->id);
+    snprintf (r->tenant, sizeof r->tenant, "%s", session->tenant);
+    json_t *allowed = NULL, *refused = NULL;
+    gw_error_t e;
+    char err[1200];
+    if (!json_is_array (dependencies)) {
+        e = GW_E_BAD_REQUEST;
+        snprintf (err, sizeof err, "\"dependencies\" must be a list of requirement strings, "
+                  "such as [\"requests>=2.31\"]");
+    } else if (gw_packages_check (loop, session, dependencies, &allowed, &refused, &e, err,
+                                  sizeof err) == 0
+               && json_array_size (refused)) {
+        char text[2000];
+        s_refusals_text (refused, text, sizeof text);
+        json_t *body = json_pack ("{s:{s:s, s:s, s:s}, s:{s:[], s:o}}", "error", "code",
+                                  gw_error_code (GW_E_FORBIDDEN), "message", text, "reason",
+                                  "refused", "dependencies", "installed", "refused", refused);
+        json_decref (allowed);
+        gw_loop_remove_session (loop, session);
+        gw_request_reply_json (req, gw_error_http_status (GW_E_FORBIDDEN), body);
+        free (r);
+        return true;
+    } else if (allowed) {
+        int rc = gw_packages_install (loop, session, allowed, session->limits.exec_timeout_s,
+                                      s_rest_done, r);
+        json_decref (allowed);
+        json_decref (refused);
+        if (rc == 0)
+            return true;
+        e = GW_E_INTERNAL;
+        snprintf (err, sizeof err, "the install could not start (see the server log)");
+    }
+    gw_loop_remove_session (loop, session);
+    gw_request_reply_error (req, e, "%s", err);
+    free (r);
+    return true;
+}
