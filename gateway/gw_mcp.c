@@ -51,6 +51,13 @@ s_call_unlink (gw_mcp_t *self, gw_mcp_call_t *call)
         }
 }
 
+void
+gw_mcp_call_drop (gw_mcp_call_t *call)
+{
+    s_call_unlink (call->mcp, call);
+    s_call_free (call);
+}
+
 /* Ends a call's reply without a response and cancels its execution. */
 static void
 s_call_cancel (gw_mcp_t *self, gw_mcp_call_t *call)

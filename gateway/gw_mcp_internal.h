@@ -97,6 +97,10 @@ json_t *gw_mcp_tools_list (bool conformance);
 json_t *gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args,
                            int *rpc_error, char *err, size_t err_len);
 
+/* Takes a call out of the core's list and frees it (for tools whose calls
+ * wait for something other than an execution). */
+void gw_mcp_call_drop (gw_mcp_call_t *call);
+
 /* Watches job for ctx's request; the response goes out when it ends. */
 gw_mcp_call_t *gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot);
 

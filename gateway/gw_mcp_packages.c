@@ -99,20 +99,6 @@ s_result (json_t *structured)
     return result;
 }
 
-/* Takes a call out of the MCP core's list and frees it. */
-static void
-s_call_unlink_free (gw_mcp_call_t *call)
-{
-    for (gw_mcp_call_t **link = &call->mcp->calls; *link; link = &(*link)->next)
-        if (*link == call) {
-            *link = call->next;
-            break;
-        }
-    json_decref (call->id);
-    json_decref (call->progress_token);
-    free (call->pending);
-    free (call);
-}
 
 /* The install ended: answer the call, unless its reply was ended. */
 static void
@@ -132,7 +118,7 @@ s_done (json_t *result, void *arg)
                  json_string_value (json_object_get (result, "session_id")));
         json_decref (result);
     }
-    s_call_unlink_free (call);
+    gw_mcp_call_drop (call);
     json_decref (in->refused);
     free (in);
 }

@@ -54,19 +54,6 @@ static const char *const s_status_names[] = {
     "shutdown", "cancelled",
 };
 
-static void
-s_call_unlink_free (gw_mcp_call_t *call)
-{
-    for (gw_mcp_call_t **link = &call->mcp->calls; *link; link = &(*link)->next)
-        if (*link == call) {
-            *link = call->next;
-            break;
-        }
-    json_decref (call->id);
-    json_decref (call->progress_token);
-    free (call->pending);
-    free (call);
-}
 
 /* Progress of the download: a notification when the caller asked for
  * them; false (stop) once the caller left or cancelled. */
@@ -138,7 +125,7 @@ s_done (const gw_download_result_t *result, void *arg)
     } else if (result->status == GW_DOWNLOAD_OK)
         fprintf (stderr, "codebox: download event=unanswered session=%s file=%s (the caller "
                  "left; the file stays in input/)\n", up->session_id, result->name);
-    s_call_unlink_free (call);
+    gw_mcp_call_drop (call);
     free (up);
 }
 
