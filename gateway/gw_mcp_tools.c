@@ -188,7 +188,10 @@ gw_mcp_tools_list (bool conformance)
         json_t *tool = json_pack ("{s:s, s:s, s:s, s:o, s:{s:b, s:b}}", "name", t->name, "title",
                                   t->title, "description", t->description, "inputSchema",
                                   json_loads (t->input_schema, 0, NULL), "annotations",
-                                  "readOnlyHint", t->read_only, "openWorldHint", 0);
+                                  "readOnlyHint", t->read_only, "openWorldHint",
+                                  /* these two reach out to the network */
+                                  strcmp (t->name, "upload_file") == 0
+                                      || strcmp (t->name, "install_package") == 0);
         if (tool && t->output_schema)
             json_object_set_new (tool, "outputSchema", json_loads (t->output_schema, 0, NULL));
         json_array_append_new (tools, tool);
