@@ -466,20 +466,26 @@ gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot)
     gw_mcp_call_t *call = calloc (1, sizeof *call);
     if (!call)
         return NULL;
+    call->job = job;
+    call->oneshot = oneshot;
+    gw_mcp_call_attach (call, ctx);
+    job->observer = s_on_job;
+    job->observer_arg = call;
+    return call;
+}
+
+void
+gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx)
+{
     call->mcp = ctx->mcp;
     call->client = ctx->client;
     call->id = json_incref (ctx->id);
     call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
     call->reply = ctx->reply;
-    call->job = job;
-    call->oneshot = oneshot;
     call->next = ctx->mcp->calls;
     ctx->mcp->calls = call;
-    job->observer = s_on_job;
-    job->observer_arg = call;
     if (!ctx->mcp->next_keepalive)
         ctx->mcp->next_keepalive = jp_time_now_ms () + GW_MCP_PROBE_MS;
-    return call;
 }
 
 int64_t

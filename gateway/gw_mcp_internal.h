@@ -97,6 +97,11 @@ json_t *gw_mcp_tools_list (bool conformance);
 json_t *gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args,
                            int *rpc_error, char *err, size_t err_len);
 
+/* Takes ctx's request over with call (zeroed, or with its own fields set):
+ * the request id, progress token and reply, and a place in the core's list
+ * so keep-alives, a client leaving and notifications/cancelled reach it. */
+void gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx);
+
 /* Takes a call out of the core's list and frees it (for tools whose calls
  * wait for something other than an execution). */
 void gw_mcp_call_drop (gw_mcp_call_t *call);

@@ -165,15 +165,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
         return gw_mcp_tool_error ("the install could not start (out of memory)");
     }
     /* the reply is ours now: answered in s_done */
-    call->mcp = ctx->mcp;
-    call->client = ctx->client;
-    call->id = json_incref (ctx->id);
-    call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
-    call->reply = ctx->reply;
-    call->next = ctx->mcp->calls;
-    ctx->mcp->calls = call;
-    if (!ctx->mcp->next_keepalive)
-        ctx->mcp->next_keepalive = jp_time_now_ms () + GW_MCP_PROBE_MS;
+    gw_mcp_call_attach (call, ctx);
     char note[200];
     snprintf (note, sizeof note, "installing into session '%s'", session->id);
     gw_mcp_log (ctx, "info", note);

@@ -260,15 +260,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
         return gw_mcp_tool_error ("cannot start the download: %s", strerror (-rc));
     }
     /* the reply is ours now: answered in s_done */
-    call->mcp = ctx->mcp;
-    call->client = ctx->client;
-    call->id = json_incref (ctx->id);
-    call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
-    call->reply = ctx->reply;
-    call->next = ctx->mcp->calls;
-    ctx->mcp->calls = call;
-    if (!ctx->mcp->next_keepalive)
-        ctx->mcp->next_keepalive = jp_time_now_ms () + GW_MCP_PROBE_MS;
+    gw_mcp_call_attach (call, ctx);
     fprintf (stderr, "codebox: download event=started session=%s host=%s max_bytes=%lld\n",
              session->id, host, max);
     return NULL;
