@@ -21,6 +21,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -29,6 +31,7 @@
 
 #define MAX_JSON_BODY (16u << 20)
 #define MAX_FILE_BODY (256u << 20)
+#define S_DRAIN_MS 3000         /* how long shutdown waits for answers to go out */
 
 struct gw_http {
     struct MHD_Daemon *daemon;
@@ -37,6 +40,7 @@ struct gw_http {
     const gw_auth_t *auth;
     gw_metrics_t *metrics;
     int port;
+    atomic_int unsent;          /* answered by the loop, not yet sent */
 };
 
 /* One connection's request, shared by libmicrohttpd's thread and (while
@@ -60,6 +64,7 @@ static void
 s_complete (gw_request_t *req)
 {
     s_conn_t *c = req->transport;
+    atomic_fetch_add (&c->http->unsent, 1);
     atomic_store (&c->done, true);
     MHD_resume_connection (c->connection);
 }
@@ -329,6 +334,8 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     s_conn_t *c = *con_cls;
     if (!c)
         return;
+    if (atomic_load (&c->done))
+        atomic_fetch_sub (&c->http->unsent, 1);
     /* a posted request not yet answered is still the loop's: libmicrohttpd
        only ends a suspended connection after it was resumed */
     if (c->http->metrics)
@@ -404,7 +411,8 @@ gw_http_new (const char *host, int port, const gw_auth_t *auth, gw_http_post_fn 
         return NULL;
     }
     self->daemon = MHD_start_daemon (
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC
+        | MHD_USE_ERROR_LOG,
         (uint16_t) port, NULL, NULL, s_access, self,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
         MHD_OPTION_THREAD_POOL_SIZE, 2u,
@@ -442,8 +450,19 @@ gw_http_destroy (gw_http_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    if ((*self_p)->daemon)
-        MHD_stop_daemon ((*self_p)->daemon);
+    gw_http_t *self = *self_p;
+    if (self->daemon) {
+        /* answers given at shutdown are sent before the connections close:
+           no new connections, then a bounded wait for the unsent ones (an
+           endless SSE stream would otherwise hold the exit) */
+        MHD_socket listener = MHD_quiesce_daemon (self->daemon);
+        int64_t deadline = jp_time_now_ms () + S_DRAIN_MS;
+        while (atomic_load (&self->unsent) > 0 && jp_time_now_ms () < deadline)
+            nanosleep (&(struct timespec) {.tv_nsec = 5 * 1000 * 1000}, NULL);
+        MHD_stop_daemon (self->daemon);
+        if (listener != MHD_INVALID_SOCKET)
+            close (listener);
+    }
     free (*self_p);
     *self_p = NULL;
 }
