@@ -23,6 +23,7 @@
 #include "gw_rest.h"
 #include "gw_sandbox.h"
 #include "gw_session.h"
+#include "gw_artifact_upload.h"
 #include "gw_signed_url.h"
 #include "ks_search.h"
 
@@ -395,6 +396,8 @@ s_open_error (const char *path, int rc)
                                   path);
     if (rc == -EXDEV || rc == -ELOOP)
         return gw_mcp_tool_error ("'%s' leads outside the session folder", path);
+    if (rc == -EPERM || rc == -ENXIO)
+        return gw_mcp_tool_error ("'%s' is not a regular file (a pipe or socket?)", path);
     return gw_mcp_tool_error ("cannot open '%s': %s", path, strerror (-rc));
 }
 
@@ -549,6 +552,7 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
         return error;
     json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
     gw_signed_url_annotate (list, session);
+    gw_artifact_upload_annotate (list, session);
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts", list), NULL);
 }
 

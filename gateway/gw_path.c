@@ -212,6 +212,24 @@ s_no_openat2 (int rc)
     return rc == -ENOSYS || rc == -EPERM;
 }
 
+/* Keeps fd when it is a regular file or a folder (with the caller's own
+ * O_NONBLOCK setting back); closes it and returns -EPERM otherwise. */
+static int
+s_regular_or_dir (int fd, int flags)
+{
+    struct stat st;
+    if (fstat (fd, &st) < 0 || !(S_ISREG (st.st_mode) || S_ISDIR (st.st_mode))) {
+        close (fd);
+        return -EPERM;
+    }
+    if (!(flags & O_NONBLOCK) && !(flags & O_PATH)) {
+        int fl = fcntl (fd, F_GETFL);
+        if (fl >= 0)
+            fcntl (fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    return fd;
+}
+
 int
 gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -224,8 +242,11 @@ gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode)
         if (rc < 0)
             return rc;
     }
-    int fd = s_openat2 (dirfd, path, flags, mode);
+    /* O_NONBLOCK: a FIFO planted by kernel code must not hang the caller
+       (open of a FIFO waits for the other end); only regular files and
+       folders are handed back */
+    int fd = s_openat2 (dirfd, path, flags | O_NONBLOCK, mode);
     if (s_no_openat2 (fd))
-        return s_open_walk (dirfd, path, flags, mode);
-    return fd;
+        fd = s_open_walk (dirfd, path, flags | O_NONBLOCK, mode);
+    return fd < 0 ? fd : s_regular_or_dir (fd, flags);
 }

@@ -25,8 +25,11 @@ int gw_path_check_relative (const char *path, char *err, size_t err_len);
 /* Opens path (checked as above) beneath the folder dirfd, never outside it:
  * symlinks may not lead out, magic links are refused. flags and mode are
  * those of openat; with O_CREAT the missing parent folders are made (0755)
- * beneath dirfd first. Returns a file descriptor or a negative errno
- * (-EXDEV or -ELOOP for an escape, -ENOENT, -EINVAL for a bad path...). */
+ * beneath dirfd first. Only regular files and folders are opened: a FIFO
+ * or socket kernel code planted gives -EPERM (-ENXIO for a FIFO opened
+ * for writing), never a wait. Returns a file descriptor or a negative
+ * errno (-EXDEV or -ELOOP for an escape, -ENOENT, -EINVAL for a bad
+ * path...). */
 int gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode);
 
 #endif

@@ -16,6 +16,7 @@
 #include "gw_path.h"
 #include "gw_rest.h"
 #include "gw_sandbox.h"
+#include "gw_artifact_upload.h"
 #include "gw_signed_url.h"
 
 #define MAX_DOWNLOAD_BYTES (256u << 20)
@@ -29,6 +30,9 @@ s_reply_open_error (gw_request_t *req, const char *path, int rc)
     else if (rc == -EXDEV || rc == -ELOOP || rc == -EINVAL)
         gw_request_reply_error (req, GW_E_INVALID_PATH,
                                 "'%s' leads outside the session folder", path);
+    else if (rc == -EPERM || rc == -ENXIO)
+        gw_request_reply_error (req, GW_E_BAD_REQUEST,
+                                "'%s' is not a regular file (a pipe or socket?)", path);
     else if (rc == -EISDIR)
         gw_request_reply_error (req, GW_E_BAD_REQUEST, "'%s' is a folder", path);
     else
@@ -111,6 +115,7 @@ gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id, const 
         if (session) {
             json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
             gw_signed_url_annotate (list, session);
+            gw_artifact_upload_annotate (list, session);
             gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
         }
         return;

@@ -597,3 +597,33 @@ def test_client_leaving_mid_download(server_factory, files):
     assert "session=gone host=127.0.0.1 reason=timeout" in log, s.log_tail()
     # the gateway is fine and still downloads
     assert ok(upload(call, "gone", files.url("/files/after.csv")))["size"] > 0
+
+
+def test_fifo_planted_by_kernel_code_never_hangs_the_gateway(server_factory):
+    """Opening a FIFO waits for its other end: kernel code that plants one
+    where a file was must get a clear error from every file route, not a
+    gateway whose loop thread waits forever."""
+    public = "https://codebox.example"
+    s = server_factory(env={"CODEBOX_PUBLIC_URL": public, "CODEBOX_POOL_SIZE": "0"})
+    call = mcp_client(s)
+    sc = ok(call("exec_code", {"session_id": "ff",
+                               "code": "open('output/r.txt','w').write('ok')"}))
+    link = sc["new_artifacts"][0]["url"][len(public):]
+    assert s.get(link, token=None).status == 200
+    ok(call("exec_code", {"session_id": "ff", "code":
+                          "import os\nos.remove('output/r.txt')\nos.mkfifo('output/r.txt')\n"
+                          "os.mkfifo('input/p')"}))
+    for path in ("output/r.txt", "input/p"):
+        t0 = time.monotonic()
+        assert "not a regular file" in error_text(call("read_file", {"session_id": "ff",
+                                                                     "path": path}))
+        assert "not a regular file" in error_text(call("write_file", {
+            "session_id": "ff", "path": path, "content": "x"}))
+        r = s.get("/sessions/ff/files/" + path)
+        assert r.status == 400 and "not a regular file" in r.text, r.text
+        assert time.monotonic() - t0 < 10
+    assert s.get(link, token=None).status == 404
+    listed = ok(call("list_artifacts", {"session_id": "ff"}))["artifacts"]
+    assert listed == []                       # a FIFO is not an artifact
+    assert s.get("/healthz").status == 200
+    assert ok(call("exec_code", {"session_id": "ff", "code": "print(1+1)"}))["stdout"] == "2\n"
