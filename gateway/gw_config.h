@@ -41,8 +41,9 @@
     X (MAX_DOWNLOAD_SIZE, "CODEBOX_MAX_DOWNLOAD_SIZE", "524288000", INT, "bytes for upload_file") \
     X (SQL_DSN, "CODEBOX_SQL_DSN", "", STR, "ODBC connection string for exec_sql (default: the bundled SQLite sample)") \
     X (SQL_MAX_INLINE_ROWS, "CODEBOX_SQL_MAX_INLINE_ROWS", "30", INT, "larger SQL results go to CSV") \
-    X (BLOB_URL, "CODEBOX_BLOB_URL", "", STR, "Azure Blob account URL") \
-    X (BLOB_CONNECTION_STRING, "CODEBOX_BLOB_CONNECTION_STRING", "", STR, "Azure Blob connection string") \
+    X (BLOB_URL, "CODEBOX_BLOB_URL", "", STR, "Azure Blob service URL (https://ACCOUNT.blob.core.windows.net); wins over the connection string's") \
+    X (BLOB_CONNECTION_STRING, "CODEBOX_BLOB_CONNECTION_STRING", "", STR, "Azure Storage connection string (AccountName, AccountKey, BlobEndpoint...); turns on artifact upload") \
+    X (BLOB_ACCOUNT_KEY, "CODEBOX_BLOB_ACCOUNT_KEY", "", STR, "the account key (base64) when CODEBOX_BLOB_URL is given without a connection string") \
     X (BLOB_CONTAINER, "CODEBOX_BLOB_CONTAINER", "codebox-artifacts", STR, "Azure Blob container") \
     X (BLOB_SAS_EXPIRY_HOURS, "CODEBOX_BLOB_SAS_EXPIRY_HOURS", "24", INT, "hours a SAS URL stays valid") \
     X (PACKAGE_ALLOW, "CODEBOX_PACKAGE_ALLOW", "", STR, "packages that may be installed") \

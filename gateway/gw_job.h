@@ -49,6 +49,12 @@ struct gw_job {
                                    dropped at the next expiry pass */
     void *observer_arg;
     gw_job_t *next_queued;
+    /* after the kernel finished it, while its artifacts upload (bounded):
+       the status it ends with, when the wait ends, uploads not yet done */
+    gw_exec_status_t finish_as;
+    int64_t uploads_deadline_ms;
+    int uploads_pending;
+    gw_job_t *next_finishing;
 };
 
 typedef struct gw_jobs gw_jobs_t;

@@ -15,6 +15,7 @@
 
 #include <zmq.h>
 
+#include "gw_blob.h"
 #include "gw_fs.h"
 #include "gw_mailbox.h"
 #include "gw_pool.h"
@@ -48,6 +49,7 @@ struct gw_loop {
     gw_pool_t *pool;
     gw_sandbox_t *sandbox;
     gw_sql_t *sql;
+    gw_blob_t *blob;            /* Azure Blob upload of artifacts, or NULL (off) */
 };
 
 gw_loop_t *
@@ -95,6 +97,10 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     }
     self->pool = gw_pool_new (self);
     self->sql = gw_sql_new (self, config);
+    if (gw_blob_new (self, config, &self->blob, err, err_len) < 0) {
+        gw_loop_destroy (&self);
+        return NULL;
+    }
     if (self->signal_fd < 0 || !self->pool || !self->sql || !self->zmq || !self->mailbox || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the loop: %s", strerror (errno));
         gw_loop_destroy (&self);
@@ -129,6 +135,7 @@ gw_loop_destroy (gw_loop_t **self_p)
     /* the SQL workers hand results back through the mailbox: stop them
        first; their last answers run while the mailbox drains below */
     gw_sql_destroy (&self->sql);
+    gw_blob_destroy (&self->blob);
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
@@ -415,6 +422,12 @@ gw_sql_t *
 gw_loop_sql (gw_loop_t *self)
 {
     return self->sql;
+}
+
+gw_blob_t *
+gw_loop_blob (gw_loop_t *self)
+{
+    return self->blob;
 }
 
 gw_sandbox_t *

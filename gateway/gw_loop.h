@@ -69,6 +69,8 @@ gw_jobs_t *gw_loop_jobs (gw_loop_t *self);
 gw_metrics_t *gw_loop_metrics (gw_loop_t *self);
 /* The SQL workers (exec_sql). */
 struct gw_sql *gw_loop_sql (gw_loop_t *self);
+/* The Azure Blob uploader, or NULL when blob upload is off. */
+struct gw_blob *gw_loop_blob (gw_loop_t *self);
 /* The sandbox policy for kernels. */
 struct gw_sandbox *gw_loop_sandbox (gw_loop_t *self);
 /* The warm pool (NULL once the loop stopped). */

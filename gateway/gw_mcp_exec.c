@@ -253,11 +253,24 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
         s_adds (&all, "New artifacts:\n");
         json_array_foreach (artifacts, i, item) {
             char line[1400];
-            snprintf (line, sizeof line, "  %s (%lld bytes, %s)\n",
+            snprintf (line, sizeof line, "  %s (%lld bytes, %s)",
                       json_string_value (json_object_get (item, "path")),
                       (long long) json_integer_value (json_object_get (item, "size")),
                       json_string_value (json_object_get (item, "mime")));
             s_adds (&all, line);
+            const char *url = json_string_value (json_object_get (item, "url"));
+            const char *failed = json_string_value (
+                json_object_get (json_object_get (item, "blob"), "error"));
+            if (url) {
+                s_adds (&all, " ");
+                s_adds (&all, url);
+            }
+            if (failed) {
+                s_adds (&all, " [upload failed: ");
+                s_adds (&all, failed);
+                s_adds (&all, "]");
+            }
+            s_add (&all, "\n", 1);
         }
     }
     if (job->status == GW_EXEC_TIMEOUT || job->status == GW_EXEC_CANCELLED) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_artifact_upload.h"
 #include "gw_fs.h"
 #include "gw_launch.h"
 #include "gw_pool.h"
@@ -160,9 +161,9 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
         if (status == GW_EXEC_COMPLETED)
             status = GW_EXEC_ERROR;
     }
-    gw_job_finish (job, status);
     gw_metrics_execution (gw_loop_metrics (self->loop), status,
                           gw_execution_duration_ms (job->exec));
+    gw_artifact_upload_then_finish (self, job, status);
     self->last_used_ms = jp_time_now_ms ();
     s_start_next (self);
 }
@@ -326,6 +327,7 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
         job->next_queued = NULL;
         gw_job_finish (job, GW_EXEC_CANCELLED);
     }
+    gw_artifact_upload_end (self);
     snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
     s_answer_start_waiters (self, false);
     gw_jobs_detach_session (gw_loop_jobs (self->loop), self);
@@ -363,8 +365,8 @@ gw_session_enqueue (gw_session_t *self, gw_job_t *job)
 void
 gw_session_cancel (gw_session_t *self, gw_job_t *job)
 {
-    if (gw_job_finished (job))
-        return;
+    if (gw_job_finished (job) || job->uploads_pending)
+        return;     /* ended, or only its artifacts' upload is left */
     if (job != self->running) {
         gw_job_t **link = &self->queue_head;
         self->queue_tail = NULL;
@@ -415,6 +417,9 @@ gw_session_deadline (const gw_session_t *self)
         if (d < 0 || j < d)
             d = j;
     }
+    int64_t u = gw_artifact_upload_deadline (self);
+    if (u >= 0 && (d < 0 || u < d))
+        d = u;
     if (self->restart_pending && self->kernel
         && ks_kernel_state (self->kernel) == KS_KERNEL_DEAD)
         d = 0;
@@ -431,6 +436,7 @@ gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n)
 void
 gw_session_tick (gw_session_t *self, int64_t now)
 {
+    gw_artifact_upload_tick (self, now);
     gw_job_t *job = self->running;
     if (job && !job->stop_as && now >= job->deadline_ms) {
         fprintf (stderr, "codebox: execution event=timeout session=%s request=%s\n", self->id,

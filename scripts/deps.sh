@@ -121,4 +121,12 @@ if [ -f tests/mcp/package-lock.json ]; then
         (cd tests/mcp && npm ci --no-audit --no-fund --silent && touch node_modules)
     fi
 fi
+# Azurite (the official Azure Storage emulator) for the Azure Blob upload
+# tests, pinned by tests/azurite/package-lock.json.
+if [ -f tests/azurite/package-lock.json ]; then
+    if [ ! -d tests/azurite/node_modules ] || [ tests/azurite/package-lock.json -nt tests/azurite/node_modules ]; then
+        echo "deps: npm ci in tests/azurite"
+        (cd tests/azurite && npm ci --no-audit --no-fund --silent && touch node_modules)
+    fi
+fi
 echo "deps: ready"
