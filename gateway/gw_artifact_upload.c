@@ -9,9 +9,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "gw_artifacts.h"
 #include "gw_blob.h"
 #include "gw_loop.h"
 #include "jp_time.h"
+
+#define S_MAX_RECORDS 4096     /* upload outcomes kept per session before pruning */
 
 /* Who an upload is for, found again by name when it is done (the session
  * or the job may be gone by then). */
@@ -93,10 +96,37 @@ s_done (gw_loop_t *loop, void *arg)
     gw_blob_upload_free (u);
 }
 
+/* Keeps the outcomes bounded: past S_MAX_RECORDS, forgets those of files
+ * that are gone (uploads under way are kept). */
+static void
+s_prune (gw_session_t *s)
+{
+    if (json_object_size (s->uploads) <= S_MAX_RECORDS)
+        return;
+    json_t *files = gw_artifacts_list (s->output_dir, "output");
+    json_t *present = json_object ();
+    size_t i;
+    json_t *item;
+    json_array_foreach (files, i, item)
+        json_object_set (present, json_string_value (json_object_get (item, "path")),
+                         json_true ());
+    const char *rel;
+    json_t *rec, *tmp;
+    json_object_foreach_safe (s->uploads, tmp, rel, rec) {
+        const char *status = json_string_value (json_object_get (rec, "status"));
+        if (!json_object_get (present, rel) && strcmp (status, "uploading") != 0)
+            json_object_del (s->uploads, rel);
+    }
+    json_decref (present);
+    json_decref (files);
+}
+
 void
 gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t status)
 {
     gw_blob_t *blob = gw_loop_blob (s->loop);
+    if (blob && s->uploads)
+        s_prune (s);
     int queued = 0;
     size_t i;
     json_t *item;
