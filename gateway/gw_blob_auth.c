@@ -42,8 +42,8 @@ s_set_key (gw_blob_account_t *account, const char *key, char *err, size_t err_le
     int rc = gw_base64_decode (key, strlen (key), &raw, &len);
     if (rc || len == 0 || len > sizeof account->key) {
         free (raw);
-        snprintf (err, err_len, "the Azure Blob account key is not valid base64 (copy it from "
-                  "the storage account's access keys)");
+        snprintf (err, err_len, "the Azure Blob account key is %s (copy it from the storage "
+                  "account's access keys)", rc || len == 0 ? "not valid base64" : "too long");
         return -EINVAL;
     }
     memcpy (account->key, raw, len);
@@ -111,6 +111,16 @@ s_account_from_url (const char *url, char *out, size_t out_len)
     }
 }
 
+/* Cuts trailing white space (a connection string from a file often ends
+ * in a newline). */
+static void
+s_trim_end (char *s)
+{
+    size_t len = strlen (s);
+    while (len && isspace ((unsigned char) s[len - 1]))
+        s[--len] = '\0';
+}
+
 /* Parses "Key=Value;Key=Value" into the fields codebox uses. */
 static int
 s_parse_connection_string (const char *text, gw_blob_account_t *account, char *err,
@@ -139,7 +149,11 @@ s_parse_connection_string (const char *text, gw_blob_account_t *account, char *e
             break;
         }
         *eq = '\0';
-        const char *value = eq + 1;
+        char *value = eq + 1;
+        s_trim_end (part);
+        while (isspace ((unsigned char) *value))
+            value++;
+        s_trim_end (value);
         if (strcasecmp (part, "DefaultEndpointsProtocol") == 0)
             protocol = value;
         else if (strcasecmp (part, "AccountName") == 0)
@@ -179,12 +193,13 @@ s_parse_connection_string (const char *text, gw_blob_account_t *account, char *e
         rc = s_set_endpoint (account, endpoint, "the BlobEndpoint of "
                              "CODEBOX_BLOB_CONNECTION_STRING", err, err_len);
     else if (!rc) {
-        if (strcmp (protocol, "https") != 0 && strcmp (protocol, "http") != 0) {
+        if (strcasecmp (protocol, "https") != 0 && strcasecmp (protocol, "http") != 0) {
             snprintf (err, err_len, "DefaultEndpointsProtocol must be https or http");
             rc = -EINVAL;
         } else {
             char url[512];
-            snprintf (url, sizeof url, "%s://%s.blob.%s", protocol, name, suffix);
+            snprintf (url, sizeof url, "%s://%s.blob.%s",
+                      strcasecmp (protocol, "https") == 0 ? "https" : "http", name, suffix);
             rc = s_set_endpoint (account, url, "the connection string's endpoint", err,
                                  err_len);
         }

@@ -18,5 +18,6 @@ Suite *sql_run_suite (void);       /* test_sql_run.c */
 Suite *config_suite (void);        /* test_config.c */
 Suite *package_policy_suite (void); /* test_package_policy.c */
 Suite *download_suite (void);      /* test_download.c */
+Suite *blob_auth_suite (void);     /* test_blob_auth.c */
 
 #endif
