@@ -71,6 +71,8 @@ s_call_cancel (gw_mcp_t *self, gw_mcp_call_t *call)
     }
     if (call->job && call->job->session && !gw_job_finished (call->job))
         gw_session_cancel (call->job->session, call->job);
+    if (call->on_cancel)
+        call->on_cancel (call->cancel_arg);
 }
 
 void

@@ -33,6 +33,8 @@ struct gw_mcp_call {
     gw_job_t *job;
     bool oneshot;               /* end the session when done */
     bool cancelled;
+    void (*on_cancel) (void *arg);  /* told when the call is cancelled (no job) */
+    void *cancel_arg;
     double progress;
     int64_t last_progress_ms;
     char *pending;              /* output not yet sent as progress */

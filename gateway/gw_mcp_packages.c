@@ -7,8 +7,8 @@
  * The tool takes the reply over: the call goes into the MCP core's call
  * list (with no job), so SSE keep-alives flow while pip or npm runs, and
  * the client leaving, notifications/cancelled or the end of the MCP
- * session end the reply as they do for an execution (the install itself
- * runs on to its end, bounded by its timeout, and is not answered).
+ * session end the reply as they do for an execution, and stop the install
+ * (pip or npm is killed; a setup snippet already queued still runs).
  * gw_packages calls back before the gateway's HTTP server and MCP core
  * go away, also at shutdown.
  *
@@ -166,6 +166,8 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     }
     /* the reply is ours now: answered in s_done */
     gw_mcp_call_attach (call, ctx);
+    call->on_cancel = gw_packages_cancel;
+    call->cancel_arg = in;
     char note[200];
     snprintf (note, sizeof note, "installing into session '%s'", session->id);
     gw_mcp_log (ctx, "info", note);

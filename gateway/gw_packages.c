@@ -357,6 +357,20 @@ s_sentinel_complete (gw_request_t *req)
     s_answer (op, result, op->abandoned);
 }
 
+void
+gw_packages_cancel (void *arg)
+{
+    for (s_op_t *op = s_ops; op; op = op->next)
+        if (op->arg == arg && (op->stage == S_WAITING || op->stage == S_RUNNING)) {
+            /* the eventfd stays readable: a waiting install stops at its start */
+            uint64_t one = 1;
+            ssize_t ignored = write (op->work.cancel_fd, &one, sizeof one);
+            (void) ignored;
+            fprintf (stderr, "codebox: packages event=cancel session=%s\n", op->session_id);
+            return;
+        }
+}
+
 /* Makes the install's own folder under the state folder, for the kernel
  * user. Returns 0 or -errno. */
 static int

@@ -69,6 +69,11 @@ int gw_packages_check (gw_loop_t *loop, const gw_session_t *session, json_t *req
 int gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed,
                          long timeout_s, gw_packages_done_fn *done, void *arg);
 
+/* Stops the install started with arg if pip or npm has not finished yet
+ * (its processes are killed; done still comes, with the error
+ * "cancelled"). Nothing happens otherwise. */
+void gw_packages_cancel (void *arg);
+
 /* POST /sessions with "dependencies": the session was just made for req.
  * Returns false when there is nothing to install (the caller goes on);
  * true when it took req over: it answers 201 with the session and its

@@ -22,7 +22,7 @@ import zipfile
 
 import pytest
 
-from conftest import FIXTURE_KERNELS
+from conftest import FIXTURE_KERNELS, descendants, proc_cmdline
 
 
 # --------------------------------------------------------------------------
@@ -427,6 +427,52 @@ def test_silent_index_is_bounded(server_factory):
         assert error["code"] in ("index_unreachable", "timeout"), error
         assert "127.0.0.1:%d" % hole.port in error["message"] or "6 s" in error["message"]
         assert took < 15, took
+    finally:
+        hole.close()
+
+
+def test_cancelled_install_stops_pip(server_factory):
+    """notifications/cancelled for install_package kills pip at once rather
+    than letting it run to the execution timeout; the session goes on."""
+    hole = Blackhole()
+    try:
+        s = server_factory(env={"CODEBOX_POOL_SIZE": "0",
+                                "CODEBOX_PIP_INDEX_URL": "http://127.0.0.1:%d/simple" % hole.port})
+        r = s.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "t", "version": "1"}}},
+                   headers={"Accept": "application/json"})
+        h = {"Accept": "application/json, text/event-stream",
+             "Mcp-Session-Id": r.headers["Mcp-Session-Id"]}
+        answers = []
+
+        def install():
+            answers.append(s.post("/mcp", {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                           "params": {"name": "install_package", "arguments": {
+                                               "session_id": "cx", "packages": ["requests"]}}},
+                                  headers=h, timeout=120))
+        t = threading.Thread(target=install)
+        t.start()
+
+        def pips():
+            return [p for p, _ in descendants(s.proc.pid) if "pip" in proc_cmdline(p)]
+        deadline = time.monotonic() + 30
+        while not pips() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pips(), s.log_tail()
+        r = s.post("/mcp", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 7, "reason": "user stopped it"}}, headers=h)
+        assert r.status == 202, r.text
+        deadline = time.monotonic() + 10           # the install's own bound is 300 s
+        while pips() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not pips(), s.log_tail()
+        t.join(30)
+        assert not t.is_alive()
+        assert "packages event=cancel session=cx" in s.log()
+        call = mcp_client(s)
+        r = call("exec_code", {"session_id": "cx", "code": "print(40 + 2)"})
+        assert r["structuredContent"]["stdout"] == "42\n", r
     finally:
         hole.close()
 
