@@ -309,6 +309,12 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         return s_send (c);
     }
     c->posted = true;
+    const union MHD_ConnectionInfo *fd_info =
+        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (fd_info) {
+        c->req.client_fd = fd_info->connect_fd;
+        c->req.has_client_fd = true;
+    }
     MHD_suspend_connection (mc);
     http->post (&c->req, http->post_arg);
     return MHD_YES;

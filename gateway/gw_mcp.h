@@ -28,7 +28,9 @@ struct gw_mcp_reply {
     void (*send) (gw_mcp_reply_t *self, json_t *message);
     /* No more messages; the transport may free the reply after this. */
     void (*end) (gw_mcp_reply_t *self);
-    /* Optional: writes a keep-alive (an SSE comment) on a long call. */
+    /* Optional, every GW_MCP_PROBE_MS of a long call: writes a keep-alive
+     * (an SSE comment), or looks whether the client is still there (and
+     * calls gw_mcp_reply_gone if not). */
     void (*keepalive) (gw_mcp_reply_t *self);
     /* True when notifications may go out before the response. */
     bool can_stream;

@@ -90,6 +90,17 @@ s_json_end (gw_mcp_reply_t *base)
     free (r);
 }
 
+/* Called every GW_MCP_PROBE_MS while a call waits: a JSON reply cannot
+ * write anything before its answer, and libmicrohttpd does not watch a
+ * suspended connection, so look at the socket for a client that left. */
+static void
+s_json_probe (gw_mcp_reply_t *base)
+{
+    s_reply_t *r = (s_reply_t *) base;
+    if (gw_request_client_gone (r->req))
+        gw_mcp_reply_gone (r->http->mcp, base);     /* ends (and frees) r */
+}
+
 static void
 s_sse_send (gw_mcp_reply_t *base, json_t *message)
 {
@@ -238,7 +249,7 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
         req->status = 200;
         req->complete (req);
     } else {
-        r->base = (gw_mcp_reply_t) {s_json_send, s_json_end, NULL, false};
+        r->base = (gw_mcp_reply_t) {s_json_send, s_json_end, s_json_probe, false};
         r->req = req;
     }
     gw_mcp_handle_text (self->mcp, client, req->body, req->body_len, &req->overrides, &r->base);

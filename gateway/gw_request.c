@@ -1,9 +1,23 @@
 /* gw_request: setting a request's answer and completing it. Loop thread. */
 #include "gw_request.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+
+bool
+gw_request_client_gone (const gw_request_t *req)
+{
+    if (!req->has_client_fd)
+        return false;
+    char byte;
+    ssize_t n = recv (req->client_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return true;            /* the client shut its side */
+    return n < 0 && (errno == ECONNRESET || errno == ENOTCONN || errno == EPIPE);
+}
 
 void
 gw_request_reply_json (gw_request_t *req, int status, json_t *body)

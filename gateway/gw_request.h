@@ -10,6 +10,7 @@
 #ifndef GW_REQUEST_H
 #define GW_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,8 +60,16 @@ struct gw_request {
     void *transport;            /* the transport's own state */
     gw_request_t *next;         /* mailbox and waiting lists */
     int64_t wait_until;         /* long poll deadline (ms), 0 = none */
+    /* the client's socket while the request waits (HTTP): looked at, never
+       read, to notice a client that left */
+    bool has_client_fd;
+    int client_fd;
     const char *route;          /* the route's pattern, for metrics */
 };
+
+/* True when the client of a waiting request has closed its connection
+ * (a peek at its socket sees the end or a reset). False when unknown. */
+bool gw_request_client_gone (const gw_request_t *req);
 
 /* Answers with a JSON body (stolen) and status, and completes. */
 void gw_request_reply_json (gw_request_t *req, int status, json_t *body);

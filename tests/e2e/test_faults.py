@@ -828,6 +828,38 @@ def test_client_gone_mid_sse_interrupts_execution(server_factory):
     assert s.get("/healthz").status == 200
 
 
+def test_client_gone_mid_json_call_interrupts_execution(server_factory):
+    """The same with a client that accepts only JSON: no byte can go out
+    before the answer, so the gateway looks at the socket instead."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "1"})
+    msid = mcp_session(s)
+    sid = "json-" + uuid.uuid4().hex[:8]
+    r = mcp_call(s, msid, "exec_code", {"session_id": sid, "code": "x = 41"})
+    assert r["isError"] is False, r
+    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                       "params": {"name": "exec_code", "arguments": {
+                           "session_id": sid, "code": "import time\ntime.sleep(120)\nx = 0"}}}
+                      ).encode()
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    c.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Accept: application/json\r\nMcp-Session-Id: %s\r\n"
+               "Content-Length: %d\r\n\r\n" % (msid, len(body))).encode() + body)
+    deadline = time.monotonic() + 30
+    while s.get("/sessions/" + sid).json()["status"] != "busy":
+        assert time.monotonic() < deadline, s.log_tail()
+        time.sleep(0.1)
+    time.sleep(0.5)
+    c.close()
+    t0 = time.monotonic()
+    r = mcp_call(s, msid, "exec_code", {"session_id": sid, "code": "print(x + 1)"},
+                 rpc_id=10, timeout=100)
+    took = time.monotonic() - t0
+    assert r["isError"] is False, r
+    assert r["structuredContent"]["stdout"] == "42\n", r
+    assert took < 20, "the abandoned execution ran on for %.1fs" % took
+    assert "mcp event=client-gone" in s.log(), s.log_tail()
+
+
 # --------------------------------------------------------------------------
 # 9. kill -9 of the gateway with 10 live sessions
 
