@@ -27,6 +27,7 @@ import time
 BIN = os.environ.get("CODEBOX_BIN") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "codebox")
 FLOOR = os.environ.get("CODEBOX_FLOOR")
 N = int(os.environ.get("BENCH_N", "300"))
+BLOCKS = int(os.environ.get("BENCH_BLOCKS", "6"))
 LONG = int(os.environ.get("BENCH_LONG", "10000"))
 rows = []
 
@@ -122,74 +123,99 @@ def timed(fn, n):
     return out
 
 
-def bench_jupyter_client():
-    from jupyter_client.manager import start_new_kernel
-    t = time.perf_counter()
-    km, kc = start_new_kernel(kernel_name="python3")
-    start = time.perf_counter() - t
-    try:
-        return timed(lambda: kc.execute_interactive("1+1", output_hook=lambda m: None), N), start
-    finally:
-        km.shutdown_kernel(now=True)
+class JupyterClient:
+    """The peer: jupyter_client with its own ipykernel, no gateway."""
+
+    def __init__(self):
+        from jupyter_client.manager import start_new_kernel
+        t = time.perf_counter()
+        self.km, self.kc = start_new_kernel(kernel_name="python3")
+        self.start_s = time.perf_counter() - t
+
+    def exec(self):
+        self.kc.execute_interactive("1+1", output_hook=lambda m: None)
+
+    def stop(self):
+        self.km.shutdown_kernel(now=True)
 
 
-def bench_floor():
-    if not FLOOR:
-        return None
-    out = subprocess.run([FLOOR, str(N)], capture_output=True, text=True, timeout=300)
-    return json.loads(out.stdout)
+def floor_samples(n):
+    """n round trips of the C floor (its own kernel each run), in seconds."""
+    out = subprocess.run([FLOOR, str(n)], capture_output=True, text=True, timeout=300)
+    return [ms / 1e3 for ms in json.loads(out.stdout)["samples_ms"]]
 
 
-def bench_stdio():
-    state = tempfile.mkdtemp(prefix="codebox-bench-")
-    os.chmod(state, 0o755)
-    p = subprocess.Popen([BIN, "mcp", "--state-dir", state + "/s"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-    ids = iter(range(1, 10 ** 9))
+class Stdio:
+    """codebox mcp over stdio."""
 
-    def rpc(method, params):
-        i = next(ids)
-        p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
-        p.stdin.flush()
+    def __init__(self):
+        self.state = tempfile.mkdtemp(prefix="codebox-bench-")
+        os.chmod(self.state, 0o755)
+        self.p = subprocess.Popen([BIN, "mcp", "--state-dir", self.state + "/s"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.ids = iter(range(1, 10 ** 9))
+        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "bench", "version": "1"}})
+
+    def rpc(self, method, params):
+        i = next(self.ids)
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                                       "params": params}) + "\n")
+        self.p.stdin.flush()
         while True:
-            m = json.loads(p.stdout.readline())
+            m = json.loads(self.p.stdout.readline())
             if m.get("id") == i:
                 return m
-    try:
-        rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                           "clientInfo": {"name": "bench", "version": "1"}})
-        args = {"name": "exec_code", "arguments": {"session_id": "b", "code": "1+1"}}
-        return timed(lambda: rpc("tools/call", args), N)
-    finally:
-        p.stdin.close()
-        p.wait(timeout=60)
+
+    def exec(self):
+        self.rpc("tools/call", {"name": "exec_code", "arguments": {"session_id": "b",
+                                                                    "code": "1+1"}})
+
+    def stop(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
 
 
 def main():
     machine = "%s, %d cores, %s" % (platform.platform(), os.cpu_count(), platform.processor() or "?")
-    jc, jc_start = bench_jupyter_client()
-    floor = bench_floor()
-
+    # Every path is measured in BLOCKS rounds of N/BLOCKS, one path after
+    # the other in each round, so a machine that speeds up or slows down
+    # during the run weighs on every path alike.
+    jc = JupyterClient()
     s = Server()
     time.sleep(3)                                   # the warm pool fills
     s.call("POST", "/sessions", {"session_id": "bench"})
-    rest = timed(lambda: s.execute("bench", "1+1"), N)
     mcp = McpHttp(s)
     mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
-    mcp_http = timed(lambda: mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"}), N)
-    stdio = bench_stdio()
+    stdio = Stdio()
+    paths = [("jupyter_client direct (peer)", jc.exec),
+             ("codebox MCP over HTTP",
+              lambda: mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})),
+             ("codebox REST ?wait=", lambda: s.execute("bench", "1+1")),
+             ("codebox MCP over stdio", stdio.exec)]
+    samples = {name: [] for name, _ in paths}
+    floor = []
+    per = max(1, N // BLOCKS)
+    for _ in range(BLOCKS):
+        for name, fn in paths:
+            samples[name] += timed(fn, per)
+        if FLOOR:
+            floor += floor_samples(per)
+    jc.stop()
+    stdio.stop()
 
-    row("jupyter_client direct (peer)", jc)
+    base = pct(samples["jupyter_client direct (peer)"], 50)
+    row("jupyter_client direct (peer)", samples["jupyter_client direct (peer)"])
     if floor:
-        rows.append(("C floor: codebox protocol library direct", "%.2f ms" % floor["p50_ms"],
-                     "%.2f ms" % floor["p99_ms"], ""))
-    base = pct(jc, 50)
-    for name, values in (("codebox MCP over HTTP", mcp_http), ("codebox REST ?wait=", rest),
-                         ("codebox MCP over stdio", stdio)):
+        row("C floor: codebox protocol library direct", floor)
+    for name, _ in paths[1:]:
+        values = samples[name]
         note = "%.2fx jupyter_client" % (pct(values, 50) / base)
         if floor:
-            note += ", +%.0f us over the C floor" % ((pct(values, 50) * 1e3 - floor["p50_ms"]) * 1e3)
+            note += ", %+.0f us over the C floor" % ((pct(values, 50) - pct(floor, 50)) * 1e6)
         row(name, values, note)
+    jc_start = jc.start_s
 
     # a new session's first answer: warm pool, then cold
     def first_answer(server, name):

@@ -77,7 +77,11 @@ main (int argc, char **argv)
         gw_execution_destroy (&s_exec);
     }
     qsort (ms, (size_t) n, sizeof *ms, s_cmp);
-    printf ("{\"p50_ms\": %.4f, \"p99_ms\": %.4f, \"n\": %d}\n", ms[n / 2], ms[n * 99 / 100], n);
+    printf ("{\"p50_ms\": %.4f, \"p99_ms\": %.4f, \"n\": %d, \"samples_ms\": [", ms[n / 2],
+            ms[n * 99 / 100], n);
+    for (int i = 0; i < n; i++)
+        printf ("%s%.4f", i ? ", " : "", ms[i]);
+    printf ("]}\n");
     free (ms);
     ks_kernel_destroy (&kernel);
     ks_spec_destroy (&spec);
