@@ -4,10 +4,11 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
   - jupyter_client executing directly on its own ipykernel;
   - the C floor: the project's own protocol library straight to a kernel
     (build/bench-floor);
-  - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio.
+  - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio;
+  measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
 Then: a new session's first answer (warm pool vs cold start), 16 sessions x
 25 concurrent calls (throughput, p99, every answer checked), gateway RSS
-idle / with 16 sessions / after 10 000 executions, and a 5 MB stdout and a
+idle / with 16 sessions / halfway through and after 10 000 executions, and a 5 MB stdout and a
 2 MB PNG through MCP. Prints one table; `--markdown FILE` also writes it.
 
 Run with Debian's /usr/bin/python3 (it has jupyter_client).
