@@ -20,6 +20,7 @@
 
 #include "gw_cli.h"
 #include "gw_path.h"
+#include "gw_url.h"
 
 #define S_CONNECT_TIMEOUT_S 10L
 #define S_LOW_SPEED_BYTES 1024L     /* slower than this ... */
@@ -313,7 +314,7 @@ s_upload (gw_blob_t *self, gw_blob_upload_t *u)
         close (fd);
         return;
     }
-    char *encoded = gw_blob_encode_path (u->name);
+    char *encoded = gw_url_encode (u->name, true);
     char *path = NULL;
     if (!encoded || asprintf (&path, "%s/%s/%s", self->endpoint_path, self->account.container,
                               encoded) < 0)

@@ -16,6 +16,7 @@
 #include <openssl/hmac.h>
 
 #include "gw_base64.h"
+#include "gw_url.h"
 
 bool
 gw_blob_container_valid (const char *name)
@@ -251,31 +252,9 @@ gw_blob_account_parse (const char *connection_string, const char *url, const cha
 }
 
 char *
-gw_blob_encode_path (const char *name)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t len = strlen (name);
-    char *out = malloc (3 * len + 1);
-    if (!out)
-        return NULL;
-    size_t k = 0;
-    for (const unsigned char *p = (const unsigned char *) name; *p; p++) {
-        if (isalnum (*p) || strchr ("-._~/", *p))
-            out[k++] = (char) *p;
-        else {
-            out[k++] = '%';
-            out[k++] = hex[*p >> 4];
-            out[k++] = hex[*p & 15];
-        }
-    }
-    out[k] = '\0';
-    return out;
-}
-
-char *
 gw_blob_url (const gw_blob_account_t *account, const char *name)
 {
-    char *encoded = gw_blob_encode_path (name);
+    char *encoded = gw_url_encode (name, true);
     char *url = NULL;
     if (encoded && asprintf (&url, "%s/%s/%s", account->endpoint, account->container,
                              encoded) < 0)
@@ -363,33 +342,6 @@ gw_blob_sas_string_to_sign (const gw_blob_account_t *account, const char *name,
     return text;
 }
 
-/* Percent-encodes every byte of s but unreserved ones (new string). */
-static char *
-s_query_encode (const char *s)
-{
-    char *out = gw_blob_encode_path (s);
-    if (!out)
-        return NULL;
-    /* gw_blob_encode_path keeps '/'; a query value must not */
-    size_t slashes = 0;
-    for (const char *p = out; *p; p++)
-        slashes += *p == '/';
-    char *full = malloc (strlen (out) + 2 * slashes + 1);
-    if (full) {
-        size_t k = 0;
-        for (const char *p = out; *p; p++) {
-            if (*p == '/') {
-                memcpy (full + k, "%2F", 3);
-                k += 3;
-            } else
-                full[k++] = *p;
-        }
-        full[k] = '\0';
-    }
-    free (out);
-    return full;
-}
-
 char *
 gw_blob_sas_url (const gw_blob_account_t *account, const char *name, time_t expires)
 {
@@ -397,8 +349,8 @@ gw_blob_sas_url (const gw_blob_account_t *account, const char *name, time_t expi
     gw_blob_iso_time (expires, expiry);
     char *to_sign = gw_blob_sas_string_to_sign (account, name, expiry);
     char *sig = to_sign ? gw_blob_hmac (account, to_sign) : NULL;
-    char *sig_q = sig ? s_query_encode (sig) : NULL;
-    char *expiry_q = s_query_encode (expiry);
+    char *sig_q = sig ? gw_url_encode (sig, false) : NULL;
+    char *expiry_q = gw_url_encode (expiry, false);
     char *base = gw_blob_url (account, name);
     char *url = NULL;
     if (sig_q && expiry_q && base

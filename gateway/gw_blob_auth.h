@@ -48,11 +48,8 @@ int gw_blob_account_parse (const char *connection_string, const char *url, const
  * and ending with a letter or digit, no "--". */
 bool gw_blob_container_valid (const char *name);
 
-/* Percent-encodes name for a URL path: unreserved characters and '/' stay,
- * every other byte becomes %XX. Returns a new string, or NULL on OOM. */
-char *gw_blob_encode_path (const char *name);
-
-/* The blob's URL without a query (new string): endpoint/container/name. */
+/* The blob's URL without a query (new string): endpoint/container/name,
+ * the name percent-encoded but for '/' (gw_url_encode). */
 char *gw_blob_url (const gw_blob_account_t *account, const char *name);
 
 /* The Shared Key string to sign of a request (new string) for version

@@ -21,6 +21,7 @@
 #include "gw_loop.h"
 #include "gw_path.h"
 #include "gw_session.h"
+#include "gw_url.h"
 #include "jp_random.h"
 #include "jp_sign.h"
 
@@ -94,25 +95,6 @@ gw_signed_url_check (const uint8_t *key, size_t key_len, const char *tenant, con
     return (long long) now > expires ? -ETIME : 0;
 }
 
-/* Appends s percent-encoded (but '/') to out at *k (room: 3 * len). */
-static void
-s_encode (const char *s, char *out, size_t *k)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-        bool plain = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')
-                     || (*p >= '0' && *p <= '9') || strchr ("-._~/", *p);
-        if (plain)
-            out[(*k)++] = (char) *p;
-        else {
-            out[(*k)++] = '%';
-            out[(*k)++] = hex[*p >> 4];
-            out[(*k)++] = hex[*p & 15];
-        }
-    }
-    out[*k] = '\0';
-}
-
 char *
 gw_signed_url_make (const char *base, const uint8_t *key, size_t key_len, const char *tenant,
                     const char *session, const char *path, long long expires)
@@ -128,12 +110,11 @@ gw_signed_url_make (const char *base, const uint8_t *key, size_t key_len, const 
                       tenant, session, expires, sig);
     if (n < 0)
         return NULL;
-    char *url = malloc ((size_t) n + 3 * strlen (path) + 1);
-    if (url) {
-        memcpy (url, head, (size_t) n);
-        size_t k = (size_t) n;
-        s_encode (path, url, &k);
-    }
+    char *encoded = gw_url_encode (path, true);
+    char *url = NULL;
+    if (encoded && asprintf (&url, "%s%s", head, encoded) < 0)
+        url = NULL;
+    free (encoded);
     free (head);
     return url;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gw_blob_auth.h"
+#include "gw_url.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -382,7 +383,7 @@ START_TEST (test_encode_path)
         {"", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *out = gw_blob_encode_path (cases[i].name);
+        char *out = gw_url_encode (cases[i].name, true);
         ck_assert_ptr_nonnull (out);
         ck_assert_str_eq (out, cases[i].encoded);
         free (out);
@@ -396,7 +397,7 @@ START_TEST (test_encode_path_every_byte)
 {
     for (int c = 1; c < 256; c++) {
         char name[2] = {(char) c, '\0'};
-        char *out = gw_blob_encode_path (name);
+        char *out = gw_url_encode (name, true);
         ck_assert_ptr_nonnull (out);
         bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
                     || (c && strchr ("-._~/", c));
