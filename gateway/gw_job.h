@@ -55,6 +55,7 @@ struct gw_job {
     int64_t uploads_deadline_ms;
     int uploads_pending;
     gw_job_t *next_finishing;
+    long messages;              /* kernel messages fed to its execution */
 };
 
 typedef struct gw_jobs gw_jobs_t;

@@ -2,6 +2,7 @@
 #include "gw_session.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "jp_time.h"
 
 #define STOP_GRACE_MS 3000      /* after an interrupt, before a restart */
+#define TRIM_AFTER_MESSAGES 10000 /* an execution this chatty is followed by malloc_trim */
 
 static void s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg);
 static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg);
@@ -163,6 +165,9 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     }
     gw_metrics_execution (gw_loop_metrics (self->loop), status,
                           gw_execution_duration_ms (job->exec));
+    if (job->messages > TRIM_AFTER_MESSAGES)
+        malloc_trim (0);    /* a flood the loop fell behind on was queued by
+                               libzmq's thread; give that memory back */
     gw_artifact_upload_then_finish (self, job, status);
     self->last_used_ms = jp_time_now_ms ();
     s_start_next (self);
@@ -238,6 +243,7 @@ s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg
     gw_job_t *job = self->running;
     if (!job || !gw_execution_feed (job->exec, channel, *msg_p))
         return;
+    job->messages++;
     if (gw_execution_finished (job->exec))
         s_finish_running (self, job->stop_as ? job->stop_as : gw_execution_status (job->exec));
 }
