@@ -27,6 +27,7 @@
     X (IDLE_TIMEOUT, "CODEBOX_IDLE_TIMEOUT", "1800", INT, "seconds without a call before a session is reaped") \
     X (CLEANUP_INTERVAL, "CODEBOX_CLEANUP_INTERVAL", "30", INT, "seconds between reaper passes") \
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, "seconds one execution may run; then interrupt, then restart") \
+    X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \
     X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, "live sessions at once") \
     X (POOL_SIZE, "CODEBOX_POOL_SIZE", "2", UINT, "warm kernels kept per pooled kernelspec") \
     X (POOL_KERNELS, "CODEBOX_POOL_KERNELS", "", STR, "kernelspecs with a warm pool (default: the default kernel)") \

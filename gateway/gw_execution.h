@@ -64,8 +64,8 @@ bool gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg
 void gw_execution_abort (gw_execution_t *self, gw_exec_status_t status,
                          const char *ename, const char *why);
 
-/* Adds an error output to a finished execution and marks it an error
- * (for example a disk quota found exceeded afterwards). */
+/* Adds an error output to an execution, marking a finished one an error
+ * (a disk quota found exceeded afterwards, a CPU limit hit meanwhile). */
 void gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why);
 
 bool gw_execution_finished (const gw_execution_t *self);

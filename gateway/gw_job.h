@@ -56,6 +56,8 @@ struct gw_job {
     int uploads_pending;
     gw_job_t *next_finishing;
     long messages;              /* kernel messages fed to its execution */
+    long long cpu_start_ns;     /* the kernel's CPU time when it started */
+    int64_t cpu_check_ms;       /* next look at its CPU time, 0 = none */
 };
 
 typedef struct gw_jobs gw_jobs_t;

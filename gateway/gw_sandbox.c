@@ -27,8 +27,9 @@ struct gw_sandbox {
     char user[65];
     long memory_mb;
     long max_processes;
+    long cpu_time_s;            /* CODEBOX_CPU_TIME_LIMIT, per execution */
     long quota_mb;
-    bool cgroup_memory, cgroup_pids;
+    bool cgroup_memory, cgroup_pids, cgroup_cpuacct;
     char why_none[200];
     char exe[512];              /* this binary, for the kernel-proxy */
 };
@@ -95,6 +96,7 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
     ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
     self->exe[exe_len > 0 ? exe_len : 0] = '\0';
     self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
+    self->cpu_time_s = gw_config_int (config, GW_SET_CPU_TIME_LIMIT);
     self->max_processes = gw_config_int (config, GW_SET_MAX_PROCESSES);
     self->quota_mb = gw_config_int (config, GW_SET_DISK_QUOTA_MB);
     const char *mode = gw_config_str (config, GW_SET_SANDBOX);
@@ -114,6 +116,7 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
         }
         self->cgroup_memory = s_cgroup_ready ("memory");
         self->cgroup_pids = s_cgroup_ready ("pids");
+        self->cgroup_cpuacct = s_cgroup_ready ("cpuacct");
     }
     if (!self->user[0]) {
         struct passwd *pw = getpwuid (geteuid ());
@@ -257,6 +260,13 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         else
             rmdir (dir);
     }
+    if (self->cgroup_cpuacct) {
+        /* CPU time used, read per execution (CODEBOX_CPU_TIME_LIMIT) */
+        char *dir = launch->cgroups[cg];
+        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpuacct/codebox/%s", kernel_id);
+        if (mkdir (dir, 0755) == 0)
+            x->cgroups[cg++] = dir;
+    }
     /* rlimits: always open files, core dumps, file size; memory and
        processes when no cgroup does it (V8 reserves far more address space
        than it uses, so RLIMIT_AS is left alone for JavaScript) */
@@ -357,6 +367,11 @@ gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
                            "max_processes", (json_int_t) self->max_processes, "disk_quota_mb",
                            (json_int_t) self->quota_mb, "limits_by",
                            self->cgroup_memory ? "cgroup" : "rlimit");
+    if (d) {
+        json_object_set_new (d, "cpu_time_limit_s", json_integer (self->cpu_time_s));
+        json_object_set_new (d, "cpu_time_by", json_string (self->cgroup_cpuacct
+                                                                ? "cgroup" : "none"));
+    }
     if (d && !self->bwrap)
         json_object_set_new (d, "why", json_string (self->why_none));
     else if (d && !net_on && s_tcp_only (spec))

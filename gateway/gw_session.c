@@ -19,6 +19,7 @@
 #include "jp_time.h"
 
 #define STOP_GRACE_MS 3000      /* after an interrupt, before a restart */
+#define CPU_CHECK_MS 500        /* how often a running job's CPU time is read */
 #define TRIM_AFTER_MESSAGES 10000 /* an execution this chatty is followed by malloc_trim */
 
 static void s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg);
@@ -208,6 +209,8 @@ s_start_next (gw_session_t *self)
         int64_t now = jp_time_now_ms ();
         job->status = GW_EXEC_RUNNING;
         job->deadline_ms = now + job->timeout_ms;
+        job->cpu_start_ns = ks_kernel_cpu_ns (self->kernel);
+        job->cpu_check_ms = job->cpu_start_ns >= 0 ? now + CPU_CHECK_MS : 0;
         self->running = job;
     }
 }
@@ -420,6 +423,8 @@ gw_session_deadline (const gw_session_t *self)
     const gw_job_t *job = self->running;
     if (job) {
         int64_t j = job->stop_as ? job->grace_ms : job->deadline_ms;
+        if (!job->stop_as && job->cpu_check_ms && job->cpu_check_ms < j)
+            j = job->cpu_check_ms;
         if (d < 0 || j < d)
             d = j;
     }
@@ -439,11 +444,35 @@ gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n)
         ks_kernel_dispatch (self->kernel, items, n);
 }
 
+/* Stops the running job once it used more CPU time than allowed (all the
+ * kernel's processes and threads count), as a timeout does. */
+static void
+s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
+{
+    long long limit_s = gw_config_int (gw_loop_config (self->loop), GW_SET_CPU_TIME_LIMIT);
+    long long used = ks_kernel_cpu_ns (self->kernel) - job->cpu_start_ns;
+    if (used <= limit_s * 1000000000LL) {
+        job->cpu_check_ms = now + CPU_CHECK_MS;
+        return;
+    }
+    fprintf (stderr, "codebox: execution event=cpu-limit session=%s request=%s cpu_ms=%lld\n",
+             self->id, job->id, used / 1000000);
+    char why[300];
+    snprintf (why, sizeof why, "the execution used %.1f s of CPU time, over the limit of %lld s "
+              "(CODEBOX_CPU_TIME_LIMIT), and was interrupted", (double) used / 1e9, limit_s);
+    gw_execution_add_error (job->exec, "CpuTimeExceeded", why);
+    job->stop_as = GW_EXEC_TIMEOUT;
+    job->grace_ms = now + STOP_GRACE_MS;
+    ks_kernel_interrupt (self->kernel);
+}
+
 void
 gw_session_tick (gw_session_t *self, int64_t now)
 {
     gw_artifact_upload_tick (self, now);
     gw_job_t *job = self->running;
+    if (job && !job->stop_as && job->cpu_check_ms && now >= job->cpu_check_ms)
+        s_check_cpu (self, job, now);
     if (job && !job->stop_as && now >= job->deadline_ms) {
         fprintf (stderr, "codebox: execution event=timeout session=%s request=%s\n", self->id,
                  job->id);

@@ -669,6 +669,25 @@ ks_kernel_info (const ks_kernel_t *self)
     return self->state == KS_KERNEL_READY ? self->info : NULL;
 }
 
+long long
+ks_kernel_cpu_ns (const ks_kernel_t *self)
+{
+    for (int i = 0; i < KS_MAX_CGROUPS && self->cgroups[i]; i++) {
+        if (!strstr (self->cgroups[i], "/cpuacct/"))
+            continue;
+        char path[512];
+        snprintf (path, sizeof path, "%s/cpuacct.usage", self->cgroups[i]);
+        FILE *f = fopen (path, "re");
+        long long ns = -1;
+        if (f && fscanf (f, "%lld", &ns) != 1)
+            ns = -1;
+        if (f)
+            fclose (f);
+        return ns;
+    }
+    return -1;
+}
+
 int64_t
 ks_kernel_start_ms (const ks_kernel_t *self)
 {

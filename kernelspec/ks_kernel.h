@@ -134,4 +134,8 @@ json_t *ks_kernel_info (const ks_kernel_t *self);
 /* Milliseconds the start took, from launch to READY. */
 int64_t ks_kernel_start_ms (const ks_kernel_t *self);
 
+/* CPU time, in nanoseconds, used so far by every process of the kernel
+ * (its cpuacct cgroup, when it was started in one), or -1 when unknown. */
+long long ks_kernel_cpu_ns (const ks_kernel_t *self);
+
 #endif

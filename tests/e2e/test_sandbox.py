@@ -166,7 +166,8 @@ def test_javascript_confined(sandboxed):
 def limited():
     from conftest import Server
     s = Server(env={"CODEBOX_MEMORY_LIMIT_MB": "400", "CODEBOX_MAX_PROCESSES": "64",
-                    "CODEBOX_DISK_QUOTA_MB": "8", "CODEBOX_POOL_SIZE": "0"})
+                    "CODEBOX_DISK_QUOTA_MB": "8", "CODEBOX_CPU_TIME_LIMIT": "3",
+                    "CODEBOX_POOL_SIZE": "0"})
     yield s
     s.stop()
 
@@ -214,6 +215,37 @@ def test_disk_quota(limited):
     assert any(e["ename"] == "DiskQuotaExceeded" for e in errors(r)), r
     r = run(s, "disk", "import os\nfor i in range(3): os.remove('output/f%d' % i)\nprint('ok')")
     assert r["status"] == "completed" and stdout(r) == "ok\n"
+
+
+def test_cpu_time_limit(limited):
+    """CPU seconds per execution, every process and thread of the kernel
+    counted (cgroup cpuacct), well before the 300 s wall-clock timeout."""
+    import time
+    s = limited
+    create(s, "cpu")
+    assert s.get("/sessions/cpu").json()["sandbox"]["cpu_time_by"] == "cgroup"
+    run(s, "cpu", "keep = 7")
+    t0 = time.monotonic()
+    r = run(s, "cpu", "while True:\n    pass", timeout=120)
+    assert r["status"] == "timeout", r
+    assert any(e["ename"] == "CpuTimeExceeded" and "CODEBOX_CPU_TIME_LIMIT" in e["evalue"]
+               for e in errors(r)), r
+    assert time.monotonic() - t0 < 30
+    # sleeping uses no CPU: longer than the limit in wall-clock time is fine
+    r = run(s, "cpu", "import time\ntime.sleep(5)\nprint('slept')")
+    assert r["status"] == "completed" and stdout(r) == "slept\n", r
+    # two processes burning together reach the limit in about half the time
+    t0 = time.monotonic()
+    r = run(s, "cpu", "import multiprocessing, time\n"
+                      "def burn():\n    while True:\n        pass\n"
+                      "ps = [multiprocessing.Process(target=burn) for _ in range(2)]\n"
+                      "for p in ps: p.start()\n"
+                      "time.sleep(120)", timeout=120)
+    assert r["status"] == "timeout", r
+    assert any(e["ename"] == "CpuTimeExceeded" for e in errors(r)), r
+    assert time.monotonic() - t0 < 30
+    assert stdout(run(s, "cpu", "print(keep)")) == "7\n"     # interrupted, not restarted
+    assert "event=cpu-limit session=cpu" in s.log()
 
 
 def mcp(server, token, message, session=None):
