@@ -101,6 +101,23 @@ def wait_gone(idents, timeout=10.0):
         time.sleep(0.05)
 
 
+def vm_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS for %d" % pid)
+
+
+def asan(pid):
+    """True when the process runs with AddressSanitizer (`make test` runs the
+    suite again against such a build): its quarantine keeps freed memory
+    (up to 256 MiB), so RSS says nothing about leaks there; LeakSanitizer
+    checks those at exit instead."""
+    with open("/proc/%d/maps" % pid) as f:
+        return "libasan" in f.read()
+
+
 def proc_cmdline(pid):
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:

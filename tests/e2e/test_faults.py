@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 
-from conftest import Server, descendants, proc_cmdline, wait_gone
+from conftest import Server, asan, descendants, proc_cmdline, vm_rss_kib, wait_gone
 
 FINAL = {"completed", "error", "timeout", "cancelled"}
 
@@ -115,23 +115,6 @@ def kernel_pid(srv, sid):
     assert len(found) == 1, "kernel of %s not found below the gateway: %s" % (sid, found)
     srv.kernels.add(found[0])
     return found[0]
-
-
-def vm_rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS for %d" % pid)
-
-
-def asan(pid):
-    """True when the process runs with AddressSanitizer (`make test` runs the
-    suite again against such a build): its quarantine keeps freed memory
-    (up to 256 MiB), so RSS says nothing about leaks there; LeakSanitizer
-    checks those at exit instead."""
-    with open("/proc/%d/maps" % pid) as f:
-        return "libasan" in f.read()
 
 
 def wait_until(pred, timeout, what):

@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 
-from conftest import descendants
+from conftest import asan, descendants, vm_rss_kib
 
 N_PY, N_JS = 24, 8
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -26,23 +26,6 @@ RSS_MARGIN_KIB = 30 * 1024
 
 def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
-
-
-def vm_rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS for %d" % pid)
-
-
-def asan(pid):
-    """True when the gateway runs with AddressSanitizer (`make test` runs the
-    suite again against such a build): its quarantine keeps freed memory
-    (up to 256 MiB), so RSS says nothing about leaks there; LeakSanitizer
-    checks those at exit instead."""
-    with open("/proc/%d/maps" % pid) as f:
-        return "libasan" in f.read()
 
 
 # --------------------------------------------------------------------------
