@@ -179,6 +179,14 @@ def upload(call, session, url, **kw):
     return call("upload_file", dict({"session_id": session, "url": url}, **kw))
 
 
+def upload_in_background(call, session, url):
+    """Starts upload_file on a thread; returns (thread, {"r": result} once done)."""
+    done = {}
+    t = threading.Thread(target=lambda: done.setdefault("r", upload(call, session, url)))
+    t.start()
+    return t, done
+
+
 # --------------------------------------------------------------------------
 # downloads that work
 
@@ -306,10 +314,7 @@ def test_downloads_do_not_block_the_gateway(server_factory, files):
     s = server_factory(env=dict(ALLOW, CODEBOX_DOWNLOAD_TIMEOUT="4"))
     call = mcp_client(s)
     ok(call("session_info", {"session_id": "p"}))
-    done = {}
-    t = threading.Thread(target=lambda: done.setdefault(
-        "r", upload(call, "p", files.url("/slow"))))
-    t.start()
+    t, done = upload_in_background(call, "p", files.url("/slow"))
     time.sleep(0.5)
     t0 = time.monotonic()
     assert s.get("/sessions").status == 200
@@ -552,10 +557,7 @@ def test_shutdown_answers_running_download(server_factory, files):
     s = server_factory(env=dict(ALLOW, CODEBOX_DOWNLOAD_TIMEOUT="60"))
     call = mcp_client(s)
     ok(call("session_info", {"session_id": "sd"}))
-    done = {}
-    t = threading.Thread(target=lambda: done.setdefault(
-        "r", upload(call, "sd", files.url("/slow"))))
-    t.start()
+    t, done = upload_in_background(call, "sd", files.url("/slow"))
     time.sleep(1.5)
     t0 = time.monotonic()
     assert s.stop() == 0                    # clean exit, nothing left behind
