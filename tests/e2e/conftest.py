@@ -287,3 +287,46 @@ def server_factory():
         except AssertionError as e:
             errors.append(str(e))
     assert not errors, "\n\n".join(errors)
+
+
+# --------------------------------------------------------------------------
+# MCP over HTTP, plain JSON answers
+
+
+def mcp_client(server, headers=None):
+    """initialize; returns call(name, args, headers=None, timeout=300) -> the
+    CallToolResult (headers: extra ones for that call)."""
+    base = {"Accept": "application/json"}
+    base.update(headers or {})
+    r = server.request("POST", "/mcp", {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "codebox-e2e", "version": "1"}}}, headers=base)
+    assert r.status == 200, r.text
+    sid = r.headers["Mcp-Session-Id"]
+    ids = iter(range(2, 100000))
+
+    def call(name, args, headers=None, timeout=300):
+        h = dict(base, **{"Mcp-Session-Id": sid})
+        h.update(headers or {})
+        r = server.request("POST", "/mcp", {"jsonrpc": "2.0", "id": next(ids),
+                                            "method": "tools/call",
+                                            "params": {"name": name, "arguments": args}},
+                           headers=h, timeout=timeout)
+        assert r.status == 200, r.text
+        body = r.json()
+        assert "result" in body, body
+        return body["result"]
+    return call
+
+
+def ok(result):
+    """The structuredContent of a successful CallToolResult."""
+    assert result["isError"] is False, result
+    return result["structuredContent"]
+
+
+def error_text(result):
+    """The text of a CallToolResult that is an error."""
+    assert result["isError"] is True, result
+    return result["content"][0]["text"]

@@ -19,8 +19,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN
-from test_files import mcp_client, ok
+from conftest import BIN, mcp_client, ok
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AZURITE = os.path.join(HERE, "..", "azurite", "node_modules", ".bin", "azurite-blob")

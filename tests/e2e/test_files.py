@@ -19,6 +19,8 @@ import urllib.parse
 
 import pytest
 
+from conftest import error_text, mcp_client, ok
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOW = {"CODEBOX_DOWNLOAD_ALLOW_PRIVATE": "1", "CODEBOX_POOL_SIZE": "0"}
 HUGE = 100 << 20
@@ -131,41 +133,6 @@ def files():
 
 # --------------------------------------------------------------------------
 # MCP over HTTP
-
-
-def mcp_client(server, headers=None):
-    """initialize; returns call(name, args) -> the CallToolResult."""
-    base = {"Accept": "application/json"}
-    base.update(headers or {})
-    r = server.request("POST", "/mcp", {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test_files", "version": "1"}}}, headers=base)
-    assert r.status == 200, r.text
-    sid = r.headers["Mcp-Session-Id"]
-    ids = iter(range(2, 100000))
-
-    def call(name, args, timeout=120):
-        h = dict(base, **{"Mcp-Session-Id": sid})
-        r = server.request("POST", "/mcp", {"jsonrpc": "2.0", "id": next(ids),
-                                            "method": "tools/call",
-                                            "params": {"name": name, "arguments": args}},
-                           headers=h, timeout=timeout)
-        assert r.status == 200, r.text
-        body = r.json()
-        assert "result" in body, body
-        return body["result"]
-    return call
-
-
-def ok(result):
-    assert result["isError"] is False, result
-    return result["structuredContent"]
-
-
-def error_text(result):
-    assert result["isError"] is True, result
-    return result["content"][0]["text"]
 
 
 def input_dir(server, session):

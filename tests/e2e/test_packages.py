@@ -22,7 +22,7 @@ import zipfile
 
 import pytest
 
-from conftest import FIXTURE_KERNELS, descendants, proc_cmdline
+from conftest import FIXTURE_KERNELS, descendants, mcp_client, proc_cmdline
 
 
 # --------------------------------------------------------------------------
@@ -89,29 +89,6 @@ def stdout(result):
 
 def errors(result):
     return [o for o in result["output"] if o["type"] == "error"]
-
-
-def mcp_client(server):
-    """initialize, then call(name, args, headers) -> the CallToolResult."""
-    r = server.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                        "clientInfo": {"name": "t", "version": "1"}}},
-                    headers={"Accept": "application/json"})
-    assert r.status == 200, r.text
-    sid = r.headers["Mcp-Session-Id"]
-    ids = iter(range(2, 10000))
-
-    def call(name, args, headers=None, timeout=300):
-        h = {"Accept": "application/json", "Mcp-Session-Id": sid}
-        h.update(headers or {})
-        r = server.post("/mcp", {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
-                                 "params": {"name": name, "arguments": args}},
-                        headers=h, timeout=timeout)
-        assert r.status == 200, r.text
-        body = r.json()
-        assert "result" in body, body
-        return body["result"]
-    return call
 
 
 def installed(result):
