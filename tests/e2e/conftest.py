@@ -293,17 +293,24 @@ def server_factory():
 # MCP over HTTP, plain JSON answers
 
 
+def mcp_session(server, headers=None):
+    """initialize (protocol 2025-06-18); returns the Mcp-Session-Id."""
+    h = {"Accept": "application/json"}
+    h.update(headers or {})
+    r = server.request("POST", "/mcp", {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "codebox-e2e", "version": "1"}}}, headers=h)
+    assert r.status == 200, r.text
+    return r.headers["Mcp-Session-Id"]
+
+
 def mcp_client(server, headers=None):
     """initialize; returns call(name, args, headers=None, timeout=300) -> the
     CallToolResult (headers: extra ones for that call)."""
     base = {"Accept": "application/json"}
     base.update(headers or {})
-    r = server.request("POST", "/mcp", {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "codebox-e2e", "version": "1"}}}, headers=base)
-    assert r.status == 200, r.text
-    sid = r.headers["Mcp-Session-Id"]
+    sid = mcp_session(server, base)
     ids = iter(range(2, 100000))
 
     def call(name, args, headers=None, timeout=300):

@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 
-from conftest import Server, asan, descendants, proc_cmdline, vm_rss_kib, wait_gone
+from conftest import Server, asan, descendants, mcp_session, proc_cmdline, vm_rss_kib, wait_gone
 
 FINAL = {"completed", "error", "timeout", "cancelled"}
 
@@ -129,17 +129,6 @@ def wait_until(pred, timeout, what):
 
 # --------------------------------------------------------------------------
 # helpers (MCP over HTTP)
-
-MCP_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "test_faults", "version": "1"}}}
-
-
-def mcp_session(srv):
-    r = srv.request("POST", "/mcp", MCP_INIT, headers={"Accept": "application/json"})
-    assert r.status == 200, r
-    return r.headers["Mcp-Session-Id"]
-
 
 def mcp_call(srv, msid, name, args, rpc_id=2, timeout=120):
     r = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": rpc_id, "method": "tools/call",

@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import error_text, mcp_client, ok
+from conftest import error_text, mcp_client, mcp_session, ok
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOW = {"CODEBOX_DOWNLOAD_ALLOW_PRIVATE": "1", "CODEBOX_POOL_SIZE": "0"}
@@ -497,12 +497,7 @@ def test_progress_over_sse(server_factory, files):
     s = server_factory(env=dict(ALLOW, CODEBOX_DOWNLOAD_TIMEOUT="4"))
     call = mcp_client(s)
     ok(call("session_info", {"session_id": "pr"}))
-    r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                   "params": {"protocolVersion": "2025-06-18",
-                                              "capabilities": {},
-                                              "clientInfo": {"name": "t", "version": "1"}}},
-                  headers={"Accept": "application/json"})
-    sid = r.headers["Mcp-Session-Id"]
+    sid = mcp_session(s)
     r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
                                    "params": {"name": "upload_file",
                                               "_meta": {"progressToken": "p1"},
@@ -538,12 +533,7 @@ def test_client_leaving_mid_download(server_factory, files):
     s = server_factory(env=dict(ALLOW, CODEBOX_DOWNLOAD_TIMEOUT="20"))
     call = mcp_client(s)
     ok(call("session_info", {"session_id": "gone"}))
-    r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                   "params": {"protocolVersion": "2025-06-18",
-                                              "capabilities": {},
-                                              "clientInfo": {"name": "t", "version": "1"}}},
-                  headers={"Accept": "application/json"})
-    sid = r.headers["Mcp-Session-Id"]
+    sid = mcp_session(s)
     for accept in ("application/json, text/event-stream", "application/json"):
         body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                            "params": {"name": "upload_file",

@@ -22,7 +22,7 @@ import zipfile
 
 import pytest
 
-from conftest import FIXTURE_KERNELS, descendants, mcp_client, proc_cmdline
+from conftest import FIXTURE_KERNELS, descendants, mcp_client, mcp_session, proc_cmdline
 
 
 # --------------------------------------------------------------------------
@@ -415,12 +415,7 @@ def test_cancelled_install_stops_pip(server_factory):
     try:
         s = server_factory(env={"CODEBOX_POOL_SIZE": "0",
                                 "CODEBOX_PIP_INDEX_URL": "http://127.0.0.1:%d/simple" % hole.port})
-        r = s.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                       "clientInfo": {"name": "t", "version": "1"}}},
-                   headers={"Accept": "application/json"})
-        h = {"Accept": "application/json, text/event-stream",
-             "Mcp-Session-Id": r.headers["Mcp-Session-Id"]}
+        h = {"Accept": "application/json, text/event-stream", "Mcp-Session-Id": mcp_session(s)}
         answers = []
 
         def install():

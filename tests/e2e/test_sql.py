@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from conftest import mcp_session
+
 
 @pytest.fixture(scope="module")
 def server():
@@ -78,12 +80,7 @@ def test_header_lowers_inline_rows(server):
 
 def test_exec_sql_over_mcp(server):
     headers = {"Accept": "application/json"}
-    r = server.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                        "params": {"protocolVersion": "2025-06-18",
-                                                   "capabilities": {},
-                                                   "clientInfo": {"name": "t", "version": "1"}}},
-                       headers=headers)
-    headers["Mcp-Session-Id"] = r.headers["Mcp-Session-Id"]
+    headers["Mcp-Session-Id"] = mcp_session(server)
     tools = server.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
                            headers=headers).json()["result"]["tools"]
     assert "exec_sql" in [t["name"] for t in tools]
