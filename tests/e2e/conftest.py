@@ -337,3 +337,29 @@ def error_text(result):
     """The text of a CallToolResult that is an error."""
     assert result["isError"] is True, result
     return result["content"][0]["text"]
+
+
+# --------------------------------------------------------------------------
+# REST executions
+
+
+def rest_run(server, session, code, wait=60, token=..., **body):
+    """POST /execute (body: extra fields), then GET its results with
+    ?wait=; returns the results object, whatever its status."""
+    r = server.post("/execute", dict({"session_id": session, "code": code}, **body),
+                    token=token)
+    assert r.status == 202, r.text
+    r = server.get("/execute/%s/results?wait=%d" % (r.json()["request_id"], wait), token=token)
+    assert r.status == 200, r.text
+    return r.json()
+
+
+def stream_of(res, name="stdout"):
+    """The text of one stream of a results object."""
+    return "".join(o["content"] for o in res["output"]
+                   if o["type"] == "stream" and o["name"] == name)
+
+
+def errors_of(res):
+    """The error outputs of a results object."""
+    return [o for o in res["output"] if o["type"] == "error"]

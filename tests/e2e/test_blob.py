@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, mcp_client, ok
+from conftest import BIN, mcp_client, ok, rest_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AZURITE = os.path.join(HERE, "..", "azurite", "node_modules", ".bin", "azurite-blob")
@@ -89,14 +89,6 @@ def fetch(url):
         return e.code, e.read()
 
 
-def run(s, session, code, token=None, wait=60):
-    r = s.post("/execute", {"session_id": session, "code": code}, token=token)
-    assert r.status == 202, r.text
-    r = s.get("/execute/%s/results?wait=%d" % (r.json()["request_id"], wait), token=token)
-    assert r.status == 200, r.text
-    return r.json()
-
-
 def host_file(s, session, rel, tenant=None):
     base = s.state_dir if tenant is None else os.path.join(s.state_dir, "@" + tenant)
     with open(os.path.join(base, session, rel), "rb") as f:
@@ -121,7 +113,7 @@ def test_artifacts_uploaded_and_sas_urls_serve_the_same_bytes(server_factory, az
     s = server_factory(env=dict(BASE, CODEBOX_BLOB_CONNECTION_STRING=azurite.connection_string(),
                                 CODEBOX_BLOB_CONTAINER="art-one"))
     assert s.post("/sessions", {"session_id": "up"}).status == 201
-    res = run(s, "up", WRITE)
+    res = rest_run(s, "up", WRITE)
     assert res["status"] == "completed", res
     new = {a["filename"]: a for a in res["new_artifacts"]}
     assert set(new) == {"report final.txt", "caf\u00e9.txt", "data.bin", "plot.png"}, new
@@ -146,7 +138,7 @@ def test_artifacts_uploaded_and_sas_urls_serve_the_same_bytes(server_factory, az
 def test_altered_or_misused_sas_is_refused(server_factory, azurite):
     s = server_factory(env=dict(BASE, CODEBOX_BLOB_CONNECTION_STRING=azurite.connection_string()))
     assert s.post("/sessions", {"session_id": "alt"}).status == 201
-    res = run(s, "alt", "open('output/a.txt','w').write('aaa')\n"
+    res = rest_run(s, "alt", "open('output/a.txt','w').write('aaa')\n"
                         "open('output/b.txt','w').write('bbb')")
     urls = {a["filename"]: a["url"] for a in res["new_artifacts"]}
     good = urls["a.txt"]
@@ -204,7 +196,7 @@ def test_tenants_get_separate_blob_names(server_factory, azurite):
                                 CODEBOX_API_TOKENS="alice:tok-a,bob:tok-b"), token="tok-a")
     for tenant, token in (("alice", "tok-a"), ("bob", "tok-b")):
         assert s.post("/sessions", {"session_id": "same"}, token=token).status == 201
-        res = run(s, "same", "open('output/who.txt','w').write(%r)" % tenant, token=token)
+        res = rest_run(s, "same", "open('output/who.txt','w').write(%r)" % tenant, token=token)
         [art] = res["new_artifacts"]
         assert art["blob"]["name"] == tenant + "/same/output/who.txt"
         assert fetch(art["url"]) == (200, tenant.encode())
@@ -215,7 +207,7 @@ def test_url_and_account_key_settings(server_factory, azurite):
                                 CODEBOX_BLOB_ACCOUNT_KEY=DEV_KEY,
                                 CODEBOX_BLOB_CONTAINER="by-url"))
     assert s.post("/sessions", {"session_id": "u"}).status == 201
-    [art] = run(s, "u", "open('output/k.txt','w').write('key')")["new_artifacts"]
+    [art] = rest_run(s, "u", "open('output/k.txt','w').write('key')")["new_artifacts"]
     assert art["url"].startswith(azurite.endpoint + "/by-url/default/u/output/k.txt?")
     assert fetch(art["url"]) == (200, b"key")
 
@@ -226,7 +218,7 @@ def test_refused_upload_is_reported_and_the_file_kept(server_factory, azurite):
                                 CODEBOX_BLOB_CONNECTION_STRING=azurite.connection_string(
                                     key=OTHER_KEY)))
     assert s.post("/sessions", {"session_id": "bad"}).status == 201
-    res = run(s, "bad", "open('output/keep.txt','w').write('still here')")
+    res = rest_run(s, "bad", "open('output/keep.txt','w').write('still here')")
     assert res["status"] == "completed", res
     [art] = res["new_artifacts"]
     assert art["blob"]["status"] == "failed", art
@@ -247,7 +239,7 @@ def test_store_down_is_reported(server_factory):
           "BlobEndpoint=http://127.0.0.1:%d/%s;" % (DEV_ACCOUNT, DEV_KEY, port, DEV_ACCOUNT))
     s = server_factory(env=dict(BASE, CODEBOX_BLOB_CONNECTION_STRING=cs))
     assert s.post("/sessions", {"session_id": "down"}).status == 201
-    res = run(s, "down", "open('output/x.txt','w').write('x')")
+    res = rest_run(s, "down", "open('output/x.txt','w').write('x')")
     assert res["status"] == "completed"
     [art] = res["new_artifacts"]
     assert art["blob"]["status"] == "failed" and "cannot reach" in art["blob"]["error"], art
@@ -281,7 +273,7 @@ def test_hanging_store_does_not_hold_the_result(server_factory):
         s = server_factory(env=dict(BASE, CODEBOX_BLOB_CONNECTION_STRING=cs))
         assert s.post("/sessions", {"session_id": "slow"}).status == 201
         t0 = time.monotonic()
-        res = run(s, "slow", "open('output/s.txt','w').write('s')")
+        res = rest_run(s, "slow", "open('output/s.txt','w').write('s')")
         waited = time.monotonic() - t0
         assert res["status"] == "completed"
         [art] = res["new_artifacts"]
@@ -290,7 +282,7 @@ def test_hanging_store_does_not_hold_the_result(server_factory):
         assert waited < 30, waited      # bounded (about 5 s), not the transfer's own timeout
         assert accepted, "the upload never connected"
         # the session goes on meanwhile
-        assert run(s, "slow", "print(6*7)")["status"] == "completed"
+        assert rest_run(s, "slow", "print(6*7)")["status"] == "completed"
         t0 = time.monotonic()
         assert s.stop() == 0
         assert time.monotonic() - t0 < 15

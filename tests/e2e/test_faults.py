@@ -28,7 +28,8 @@ import uuid
 
 import pytest
 
-from conftest import Server, asan, descendants, mcp_session, proc_cmdline, vm_rss_kib, wait_gone
+from conftest import (Server, asan, descendants, errors_of, mcp_session, proc_cmdline,
+                      stream_of, vm_rss_kib, wait_gone)
 
 FINAL = {"completed", "error", "timeout", "cancelled"}
 
@@ -64,11 +65,6 @@ def run(srv, sid, code, timeout=None, wait=120):
     return results(srv, submit(srv, sid, code, timeout=timeout), wait=wait)
 
 
-def stream_of(res, name="stdout"):
-    return "".join(o["content"] for o in res["output"]
-                   if o["type"] == "stream" and o["name"] == name)
-
-
 def all_text(res):
     """Every piece of text of a result (streams, results, displays, errors)."""
     return json.dumps(res["output"], ensure_ascii=False)
@@ -80,10 +76,6 @@ def out(srv, sid, code, **kw):
     assert res["status"] == "completed", "%s\n--- server log ---\n%s" % (
         json.dumps(res)[:3000], srv.log_tail(40))
     return stream_of(res)
-
-
-def errors_of(res):
-    return [o for o in res["output"] if o["type"] == "error"]
 
 
 def summary(res):

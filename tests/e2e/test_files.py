@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import error_text, mcp_client, mcp_session, ok
+from conftest import error_text, mcp_client, mcp_session, ok, rest_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOW = {"CODEBOX_DOWNLOAD_ALLOW_PRIVATE": "1", "CODEBOX_POOL_SIZE": "0"}
@@ -397,11 +397,9 @@ def _sign(tenant, session, path, expires):
 
 
 def _run(s, session, code, token):
-    r = s.post("/execute", {"session_id": session, "code": code}, token=token)
-    assert r.status == 202, r.text
-    r = s.get("/execute/%s/results?wait=60" % r.json()["request_id"], token=token)
-    assert r.status == 200 and r.json()["status"] == "completed", r.text
-    return r.json()
+    res = rest_run(s, session, code, token=token)
+    assert res["status"] == "completed", res
+    return res
 
 
 def test_signed_urls(server_factory):

@@ -22,7 +22,8 @@ import zipfile
 
 import pytest
 
-from conftest import FIXTURE_KERNELS, descendants, mcp_client, mcp_session, proc_cmdline
+from conftest import (FIXTURE_KERNELS, descendants, errors_of, mcp_client, mcp_session,
+                      proc_cmdline, rest_run, stream_of)
 
 
 # --------------------------------------------------------------------------
@@ -73,24 +74,6 @@ def wheels():
 # REST and MCP helpers
 
 
-def run(server, session, code, timeout=60):
-    r = server.post("/execute", {"session_id": session, "code": code})
-    assert r.status == 202, r.text
-    rid = r.json()["request_id"]
-    r = server.get("/execute/%s/results?wait=%d" % (rid, timeout))
-    assert r.status == 200, r.text
-    return r.json()
-
-
-def stdout(result):
-    return "".join(o["content"] for o in result["output"]
-                   if o["type"] == "stream" and o["name"] == "stdout")
-
-
-def errors(result):
-    return [o for o in result["output"] if o["type"] == "error"]
-
-
 def installed(result):
     return {(p["name"], p["version"], p["requested"])
             for p in result["structuredContent"]["installed"]}
@@ -122,19 +105,19 @@ def test_mcp_install_import_and_isolation(server):
     assert r["structuredContent"]["location"] == "/session/.packages"
     assert "cbx_app 2.0" in r["content"][0]["text"]
     # importable at once in the session that installed it
-    out = run(server, "pkg-a", "import cbx_app\nprint(cbx_app.VALUE, cbx_app.__file__)")
-    assert not errors(out), out
-    assert stdout(out) == "42 /session/.packages/cbx_app/__init__.py\n"
+    out = rest_run(server, "pkg-a", "import cbx_app\nprint(cbx_app.VALUE, cbx_app.__file__)")
+    assert not errors_of(out), out
+    assert stream_of(out) == "42 /session/.packages/cbx_app/__init__.py\n"
     # installing again (an upgrade in place) works too
     r = call("install_package", {"session_id": "pkg-a", "packages": ["cbx-base==1.0"]})
     assert not r["isError"], r
     # another session sees nothing of it
     r = server.post("/sessions", {"session_id": "pkg-b"})
     assert r.status == 201, r.text
-    out = run(server, "pkg-b", "import os\nprint(os.path.exists('/session/.packages'))\n"
+    out = rest_run(server, "pkg-b", "import os\nprint(os.path.exists('/session/.packages'))\n"
                                "import cbx_app")
-    assert stdout(out) == "False\n"
-    assert errors(out) and errors(out)[0]["ename"] == "ModuleNotFoundError", out
+    assert stream_of(out) == "False\n"
+    assert errors_of(out) and errors_of(out)[0]["ename"] == "ModuleNotFoundError", out
     assert os.path.isdir(os.path.join(server.state_dir, "pkg-a", ".packages", "cbx_app"))
     assert not os.path.exists(os.path.join(server.state_dir, "pkg-b", ".packages"))
     # nothing of the installs is left behind outside the session folder
@@ -145,15 +128,15 @@ def test_packages_survive_a_kernel_restart(server):
     call = mcp_client(server)
     r = call("install_package", {"session_id": "pkg-restart", "packages": ["cbx-app"]})
     assert not r["isError"], r
-    out = run(server, "pkg-restart", "import os\nos._exit(1)")
-    assert out["kernel_restarted"] or errors(out), out
+    out = rest_run(server, "pkg-restart", "import os\nos._exit(1)")
+    assert out["kernel_restarted"] or errors_of(out), out
     deadline = time.monotonic() + 60
     while True:
-        out = run(server, "pkg-restart", "import cbx_app\nprint(cbx_app.VALUE)")
-        if not errors(out) or time.monotonic() > deadline:
+        out = rest_run(server, "pkg-restart", "import cbx_app\nprint(cbx_app.VALUE)")
+        if not errors_of(out) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    assert stdout(out) == "42\n", out
+    assert stream_of(out) == "42\n", out
 
 
 def test_rest_dependencies(server):
@@ -163,8 +146,8 @@ def test_rest_dependencies(server):
     assert body["session_id"] == "pkg-rest" and body["workdir"] == "/session"
     names = {(p["name"], p["version"]) for p in body["dependencies"]["installed"]}
     assert names == {("cbx_app", "2.0"), ("cbx_base", "1.0")}
-    out = run(server, "pkg-rest", "import cbx_app\nprint(cbx_app.VALUE)")
-    assert stdout(out) == "42\n", out
+    out = rest_run(server, "pkg-rest", "import cbx_app\nprint(cbx_app.VALUE)")
+    assert stream_of(out) == "42\n", out
     # an empty list is no dependencies at all
     r = server.post("/sessions", {"session_id": "pkg-rest-none", "dependencies": []})
     assert r.status == 201, r.text
@@ -237,9 +220,9 @@ def test_mcp_refusals_and_partial_installs(server):
     r = call("install_package", {"session_id": "pkg-mixed", "packages": ["cbx-needs-evil"]})
     assert r["isError"], r
     assert [x["rule"] for x in r["structuredContent"]["refused"]] == ["denied"]
-    out = run(server, "pkg-mixed", "import importlib.util as u\n"
+    out = rest_run(server, "pkg-mixed", "import importlib.util as u\n"
                                    "print(u.find_spec('cbx_needs_evil'), u.find_spec('cbx_evil'))")
-    assert stdout(out) == "None None\n", out
+    assert stream_of(out) == "None None\n", out
     # bad arguments
     r = call("install_package", {"session_id": "pkg-mixed"})
     assert r["isError"] and "packages is required" in r["content"][0]["text"]
@@ -335,8 +318,8 @@ def test_index_url(server_factory, index):
     r = call("install_package", {"session_id": "idx", "packages": ["cbx-app"]})
     assert not r["isError"], r
     assert installed(r) == {("cbx_app", "2.0", True), ("cbx_base", "2.0", False)}
-    out = run(s, "idx", "import cbx_app\nprint(cbx_app.VALUE)")
-    assert stdout(out) == "1042\n", out
+    out = rest_run(s, "idx", "import cbx_app\nprint(cbx_app.VALUE)")
+    assert stream_of(out) == "1042\n", out
     r = call("install_package", {"session_id": "idx", "packages": ["cbx-nonexistent"]})
     assert r["isError"], r
     error = r["structuredContent"]["error"]
@@ -500,22 +483,22 @@ def test_javascript_npm_install(server):
     assert r["structuredContent"]["location"] == "/session/node_modules"
     assert refused_rules(r["structuredContent"]["refused"]) == {"user/repo": "shorthand",
                                                                 "left-pad": "denied"}
-    out = run(server, "pkg-js", "const isNumber = require('is-number');\n"
+    out = rest_run(server, "pkg-js", "const isNumber = require('is-number');\n"
                                 "console.log(isNumber(5), isNumber('x'), "
                                 "require.resolve('is-number'))")
-    assert not errors(out), out
-    assert stdout(out) == "true false /session/node_modules/is-number/index.js\n"
+    assert not errors_of(out), out
+    assert stream_of(out) == "true false /session/node_modules/is-number/index.js\n"
     # a second install keeps the first (re-judged by the policy)
     r = call("install_package", {"session_id": "pkg-js", "packages": ["is-odd@3.0.1"]})
     assert not r["isError"], r
-    out = run(server, "pkg-js", "console.log(require('is-odd')(3), require('is-number')(1))")
-    assert stdout(out) == "true true\n", out
+    out = rest_run(server, "pkg-js", "console.log(require('is-odd')(3), require('is-number')(1))")
+    assert stream_of(out) == "true true\n", out
     with open(os.path.join(server.state_dir, "pkg-js", "package.json")) as f:
         deps = json.load(f)["dependencies"]
     assert deps == {"is-number": "7.0.0", "is-odd": "3.0.1"}
     # another JavaScript session sees none of it
     r = server.post("/sessions", {"session_id": "pkg-js-b", "language": "javascript"})
     assert r.status == 201, r.text
-    out = run(server, "pkg-js-b", "try { require('is-number'); console.log('found') } "
+    out = rest_run(server, "pkg-js-b", "try { require('is-number'); console.log('found') } "
                                   "catch (e) { console.log(e.code) }")
-    assert stdout(out) == "MODULE_NOT_FOUND\n", out
+    assert stream_of(out) == "MODULE_NOT_FOUND\n", out

@@ -19,8 +19,8 @@ import uuid
 
 import pytest
 
-from conftest import (BIN, FIXTURE_KERNELS, Server, descendants, proc_alive, proc_cmdline,
-                      wait_gone)
+from conftest import (BIN, FIXTURE_KERNELS, Server, descendants, errors_of, proc_alive,
+                      proc_cmdline, stream_of, wait_gone)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FINAL = {"completed", "error", "timeout", "cancelled"}
@@ -87,21 +87,12 @@ def run(srv, sid, code, timeout=None, headers=None, wait=60, **kw):
                    wait=wait, **kw)
 
 
-def stdout_of(res):
-    return "".join(o["content"] for o in res["output"]
-                   if o["type"] == "stream" and o["name"] == "stdout")
-
-
 def out(srv, sid, code, **kw):
     """Runs code, asserts it completed, returns its stdout."""
     res = run(srv, sid, code, **kw)
     assert res["status"] == "completed", "%s\n--- server log ---\n%s" % (
         json.dumps(res)[:3000], srv.log_tail(40))
-    return stdout_of(res)
-
-
-def errors_of(res):
-    return [o for o in res["output"] if o["type"] == "error"]
+    return stream_of(res)
 
 
 def kernel_pid(srv, sid, **kw):
@@ -113,7 +104,7 @@ def kernel_pid(srv, sid, **kw):
     token = "cbk" + uuid.uuid4().hex[:12]
     res = run(srv, sid, "import ctypes\n"
                         "print(ctypes.CDLL(None).prctl(15, b'%s', 0, 0, 0))\n" % token, **kw)
-    assert res["status"] == "completed" and stdout_of(res) == "0\n", res
+    assert res["status"] == "completed" and stream_of(res) == "0\n", res
     found = []
     for pid, start in descendants(srv.proc.pid):
         try:
@@ -318,7 +309,7 @@ def test_long_poll_returns_when_finished(srv, shared):
     t0 = time.monotonic()
     res = results(srv, rid, wait=30)
     elapsed = time.monotonic() - t0
-    assert res["status"] == "completed" and stdout_of(res) == "done\n", res
+    assert res["status"] == "completed" and stream_of(res) == "done\n", res
     assert elapsed < 4, "the long poll took %.1fs for a 1.5s execution" % elapsed
 
 
@@ -360,11 +351,11 @@ def test_cancel_queued(srv, fresh):
     assert r.status in (200, 202), r
     assert wait_status(srv, second, FINAL, timeout=5) == "cancelled"
     res1 = results(srv, first)
-    assert res1["status"] == "completed" and stdout_of(res1) == "first\n", res1
+    assert res1["status"] == "completed" and stream_of(res1) == "first\n", res1
     res2 = results(srv, second)
-    assert res2["status"] == "cancelled" and "second ran" not in stdout_of(res2), res2
+    assert res2["status"] == "cancelled" and "second ran" not in stream_of(res2), res2
     res3 = results(srv, third)
-    assert res3["status"] == "completed" and stdout_of(res3) == "third\n", res3
+    assert res3["status"] == "completed" and stream_of(res3) == "third\n", res3
 
 
 def test_delete_session(srv):
@@ -410,7 +401,7 @@ def test_delete_while_running_releases_waiters(srv):
         assert r.status in (200, 404), (name, r)
         if r.status == 200:
             assert r.json()["status"] in ("cancelled", "error"), (name, r.json())
-            assert "never" not in stdout_of(r.json())
+            assert "never" not in stream_of(r.json())
     assert not wait_gone([pid], timeout=10)
 
 
@@ -485,7 +476,7 @@ def test_queue_in_order(srv, shared):
     rids = [submit(srv, sid, code % (i, i)) for i in range(3)]
     res = [results(srv, rid) for rid in rids]
     for i, r in enumerate(res):
-        assert r["status"] == "completed" and stdout_of(r) == "%d\n" % i, r
+        assert r["status"] == "completed" and stream_of(r) == "%d\n" % i, r
     counts = [r["execution_count"] for r in res]
     assert counts == sorted(counts) and len(set(counts)) == 3, counts
     assert out(srv, sid, "print(order)") == "[0, 1, 2]\n"
@@ -505,7 +496,7 @@ def test_execution_right_after_an_error_runs(srv, fresh):
         second = submit(srv, sid, "print('second ran')")     # queued behind it
         assert results(srv, first)["status"] == "error"
         res = results(srv, second)
-        assert res["status"] == "completed" and stdout_of(res) == "second ran\n", res
+        assert res["status"] == "completed" and stream_of(res) == "second ran\n", res
         assert results(srv, submit(srv, sid, failing))["status"] == "error"
         assert out(srv, sid, "print('next ran')") == "next ran\n"    # sent after it
 
@@ -569,7 +560,7 @@ def test_upload_read_download(srv, fresh):
                         "print(os.getcwd())\n"
                         "print(hashlib.sha256(open('input/data.csv','rb').read()).hexdigest())\n")
     assert res["status"] == "completed", res
-    assert stdout_of(res) == "%s\n%s\n" % (fresh["workdir"], hashlib.sha256(data).hexdigest())
+    assert stream_of(res) == "%s\n%s\n" % (fresh["workdir"], hashlib.sha256(data).hexdigest())
     got = srv.get("/sessions/%s/files/input/data.csv" % sid)
     assert got.status == 200, got
     assert got.body == data
@@ -863,7 +854,7 @@ def test_slow_client_does_not_block(srv, shared):
         t0 = time.monotonic()
         assert srv.get("/healthz", timeout=5).status == 200
         res = run(srv, shared["session_id"], "print('not blocked')", timeout=10)
-        assert stdout_of(res) == "not blocked\n", res
+        assert stream_of(res) == "not blocked\n", res
         assert time.monotonic() - t0 < 5
     finally:
         for s in socks:
@@ -1109,7 +1100,7 @@ def test_tokens_and_tenants(server_factory):
     sess = create_session(s, token="tok-a")
     sid = sess["session_id"]
     rid = submit(s, sid, "secret = 1; print('alice')", token="tok-a")
-    assert stdout_of(results(s, rid, token="tok-a")) == "alice\n"
+    assert stream_of(results(s, rid, token="tok-a")) == "alice\n"
 
     assert [x["session_id"] for x in s.get("/sessions", token="tok-a").json()["sessions"]] == [sid]
     assert s.get("/sessions", token="tok-b").json() == {"sessions": []}

@@ -6,26 +6,9 @@ import os
 
 import pytest
 
+from conftest import errors_of, rest_run, stream_of
+
 TOKENS = "alice:tok-alice,bob:tok-bob"
-
-
-def run(server, session, code, timeout=60, token=..., **body):
-    """Executes code in session; returns the results object."""
-    r = server.post("/execute", {"session_id": session, "code": code, **body}, token=token)
-    assert r.status == 202, r.text
-    rid = r.json()["request_id"]
-    r = server.get("/execute/%s/results?wait=%d" % (rid, timeout), token=token)
-    assert r.status == 200, r.text
-    return r.json()
-
-
-def stdout(result):
-    return "".join(o["content"] for o in result["output"]
-                   if o["type"] == "stream" and o["name"] == "stdout")
-
-
-def errors(result):
-    return [o for o in result["output"] if o["type"] == "error"]
 
 
 def create(server, session, token=..., **body):
@@ -51,10 +34,10 @@ def test_kernel_runs_confined(sandboxed):
     s = sandboxed
     info = create(s, "a")
     assert info["workdir"] == "/session"
-    r = run(s, "a", "open('output/mine.txt', 'w').write('a secret of a')\n"
+    r = rest_run(s, "a", "open('output/mine.txt', 'w').write('a secret of a')\n"
                     "import os\nprint(os.getuid(), os.getcwd())")
     assert r["status"] == "completed", r
-    uid, cwd = stdout(r).split()
+    uid, cwd = stream_of(r).split()
     assert uid != "0" and cwd == "/session"
     host_path = os.path.join(s.state_dir, "@alice", "a", "output", "mine.txt")
     assert open(host_path).read() == "a secret of a"
@@ -74,8 +57,8 @@ def test_kernel_runs_confined(sandboxed):
             "    except OSError as e:\n"
             "        print('denied', type(e).__name__)\n"
             % (host_path, os.path.join(s.tmp, "host-secret.txt")))
-    r = run(s, "b", code)
-    out = stdout(r)
+    r = rest_run(s, "b", code)
+    out = stream_of(r)
     assert "found []" in out, out
     assert "READ" not in out, out
     assert out.count("denied") == 3, out
@@ -96,7 +79,7 @@ def test_gateway_invisible_and_unreachable(sandboxed):
             "except OSError as e:\n"
             "    print('usr read-only', type(e).__name__)\n"
             % (s.proc.pid, s.port))
-    out = stdout(run(s, "net", code))
+    out = stream_of(rest_run(s, "net", code))
     assert "gateway proc False" in out, out
     assert "CONNECTED" not in out and "no connection" in out, out
     assert "usr read-only" in out, out
@@ -105,7 +88,7 @@ def test_gateway_invisible_and_unreachable(sandboxed):
 def test_kernel_environment_is_clean(sandboxed):
     s = sandboxed
     create(s, "env")
-    out = stdout(run(s, "env", "import os, json\nprint(json.dumps(dict(os.environ)))"))
+    out = stream_of(rest_run(s, "env", "import os, json\nprint(json.dumps(dict(os.environ)))"))
     env = json.loads(out)
     text = json.dumps(env)
     assert "tok-alice" not in text and "tok-bob" not in text
@@ -120,9 +103,9 @@ def test_scientific_stack_works(sandboxed):
             "df = pd.DataFrame({'x': np.arange(5)})\n"
             "print(df.x.sum())\n"
             "plt.plot(df.x); plt.savefig('output/p.png'); plt.show()\n")
-    r = run(s, "sci", code, timeout=120)
+    r = rest_run(s, "sci", code, wait=120)
     assert r["status"] == "completed", r
-    assert stdout(r) == "10\n"
+    assert stream_of(r) == "10\n"
     assert r["files"], "the plot arrives as a PNG"
     assert [a["path"] for a in r["new_artifacts"]] == ["/session/output/p.png"]
 
@@ -137,7 +120,7 @@ def test_javascript_confined(sandboxed):
             "try { fs.writeFileSync('/usr/x', 'y'); console.log('WROTE'); } catch (e) { console.log('ro'); }\n"
             "console.log(Object.keys(process.env).filter(k => k.startsWith('CODEBOX_')).length);\n"
             % os.path.join(s.tmp, "host-secret.txt"))
-    out = stdout(run(s, "js", code))
+    out = stream_of(rest_run(s, "js", code))
     lines = out.split("\n")
     assert lines[0].split()[0] != "0" and lines[0].split()[1] == "/session", out
     assert "denied" in out and "READ" not in out
@@ -147,14 +130,14 @@ def test_javascript_confined(sandboxed):
     # ijavascript speaks only TCP: a kernel-proxy bridges it, network off
     assert sandbox["sandbox"] == "bwrap" and sandbox["network"] == "off"
     assert "TCP" in sandbox["bridge"]
-    out = stdout(run(s, "js", "console.log(Object.keys(require('os').networkInterfaces()).join(','))"))
+    out = stream_of(rest_run(s, "js", "console.log(Object.keys(require('os').networkInterfaces()).join(','))"))
     assert out == "lo\n", out
     # and the JavaScript kernel itself sees the gateway's port closed
     code = ("$$.async();\n"     # ijavascript: the result comes with $$.sendResult
             "const c = require('net').connect({port: %d, host: '127.0.0.1'});\n"
             "c.on('connect', () => $$.sendResult('CONNECTED'));\n"
             "c.on('error', e => $$.sendResult('refused ' + e.code));\n" % s.port)
-    r = run(s, "js", code)
+    r = rest_run(s, "js", code)
     result = [o for o in r["output"] if o["type"] == "result"]
     assert result and "refused" in result[0]["content"], r
     create(s, "py-net")
@@ -175,15 +158,15 @@ def limited():
 def test_memory_limit(limited):
     s = limited
     create(s, "mem")
-    run(s, "mem", "keep = 42")
-    r = run(s, "mem", "x = bytearray(10 * 1024**3)")
+    rest_run(s, "mem", "keep = 42")
+    r = rest_run(s, "mem", "x = bytearray(10 * 1024**3)")
     assert r["status"] == "error"
-    err = errors(r)[0]
+    err = errors_of(r)[0]
     assert err["ename"] in ("MemoryError", "KernelDied"), err
     if err["ename"] == "KernelDied":
         assert "memory" in err["evalue"]
-    r = run(s, "mem", "print('alive')")
-    assert stdout(r) == "alive\n"
+    r = rest_run(s, "mem", "print('alive')")
+    assert stream_of(r) == "alive\n"
 
 
 def test_process_limit(limited):
@@ -198,23 +181,23 @@ def test_process_limit(limited):
             "        refused += 1\n"
             "print(len(procs), refused)\n"
             "for p in procs: p.kill(); p.wait()\n")
-    r = run(s, "bomb", code, timeout=120)
-    started, refused = map(int, stdout(r).split())
+    r = rest_run(s, "bomb", code, wait=120)
+    started, refused = map(int, stream_of(r).split())
     assert refused > 0 and started < 64, (started, refused)
-    assert stdout(run(s, "bomb", "print('still here')")) == "still here\n"
+    assert stream_of(rest_run(s, "bomb", "print('still here')")) == "still here\n"
 
 
 def test_disk_quota(limited):
     s = limited
     create(s, "disk")
-    r = run(s, "disk", "try:\n    open('output/big', 'wb').write(b'x' * (20 << 20))\n"
+    r = rest_run(s, "disk", "try:\n    open('output/big', 'wb').write(b'x' * (20 << 20))\n"
                        "except OSError as e:\n    print('refused', e.errno)")
-    assert "refused 27" in stdout(r), r    # EFBIG: larger than the quota
-    r = run(s, "disk", "for i in range(3):\n    open('output/f%d' % i, 'wb').write(b'x' * (6 << 20))")
+    assert "refused 27" in stream_of(r), r    # EFBIG: larger than the quota
+    r = rest_run(s, "disk", "for i in range(3):\n    open('output/f%d' % i, 'wb').write(b'x' * (6 << 20))")
     assert r["status"] == "error"
-    assert any(e["ename"] == "DiskQuotaExceeded" for e in errors(r)), r
-    r = run(s, "disk", "import os\nfor i in range(3): os.remove('output/f%d' % i)\nprint('ok')")
-    assert r["status"] == "completed" and stdout(r) == "ok\n"
+    assert any(e["ename"] == "DiskQuotaExceeded" for e in errors_of(r)), r
+    r = rest_run(s, "disk", "import os\nfor i in range(3): os.remove('output/f%d' % i)\nprint('ok')")
+    assert r["status"] == "completed" and stream_of(r) == "ok\n"
 
 
 def test_cpu_time_limit(limited):
@@ -224,27 +207,27 @@ def test_cpu_time_limit(limited):
     s = limited
     create(s, "cpu")
     assert s.get("/sessions/cpu").json()["sandbox"]["cpu_time_by"] == "cgroup"
-    run(s, "cpu", "keep = 7")
+    rest_run(s, "cpu", "keep = 7")
     t0 = time.monotonic()
-    r = run(s, "cpu", "while True:\n    pass", timeout=120)
+    r = rest_run(s, "cpu", "while True:\n    pass", wait=120)
     assert r["status"] == "timeout", r
     assert any(e["ename"] == "CpuTimeExceeded" and "CODEBOX_CPU_TIME_LIMIT" in e["evalue"]
-               for e in errors(r)), r
+               for e in errors_of(r)), r
     assert time.monotonic() - t0 < 30
     # sleeping uses no CPU: longer than the limit in wall-clock time is fine
-    r = run(s, "cpu", "import time\ntime.sleep(5)\nprint('slept')")
-    assert r["status"] == "completed" and stdout(r) == "slept\n", r
+    r = rest_run(s, "cpu", "import time\ntime.sleep(5)\nprint('slept')")
+    assert r["status"] == "completed" and stream_of(r) == "slept\n", r
     # two processes burning together reach the limit in about half the time
     t0 = time.monotonic()
-    r = run(s, "cpu", "import multiprocessing, time\n"
+    r = rest_run(s, "cpu", "import multiprocessing, time\n"
                       "def burn():\n    while True:\n        pass\n"
                       "ps = [multiprocessing.Process(target=burn) for _ in range(2)]\n"
                       "for p in ps: p.start()\n"
-                      "time.sleep(120)", timeout=120)
+                      "time.sleep(120)", wait=120)
     assert r["status"] == "timeout", r
-    assert any(e["ename"] == "CpuTimeExceeded" for e in errors(r)), r
+    assert any(e["ename"] == "CpuTimeExceeded" for e in errors_of(r)), r
     assert time.monotonic() - t0 < 30
-    assert stdout(run(s, "cpu", "print(keep)")) == "7\n"     # interrupted, not restarted
+    assert stream_of(rest_run(s, "cpu", "print(keep)")) == "7\n"     # interrupted, not restarted
     assert "event=cpu-limit session=cpu" in s.log()
 
 
@@ -280,7 +263,7 @@ def test_tokens_and_tenants(sandboxed):
     assert s.get("/sessions", token="wrong").status == 401
     assert s.get("/healthz", token=None).status == 200
     create(s, "alice-only")
-    run(s, "alice-only", "v = 'alice'")
+    rest_run(s, "alice-only", "v = 'alice'")
     bob = "tok-bob"
     assert s.get("/sessions/alice-only", token=bob).status == 404
     assert "alice-only" not in json.dumps(s.get("/sessions", token=bob).json())
@@ -291,8 +274,8 @@ def test_tokens_and_tenants(sandboxed):
     # the same id for bob is a different session (a 409 would leak alice's)
     r = s.post("/sessions", {"session_id": "alice-only"}, token=bob)
     assert r.status == 201, r.text
-    assert stdout(run(s, "alice-only", "print(globals().get('v'))", token=bob)) == "None\n"
-    assert stdout(run(s, "alice-only", "print(v)")) == "alice\n"
+    assert stream_of(rest_run(s, "alice-only", "print(globals().get('v'))", token=bob)) == "None\n"
+    assert stream_of(rest_run(s, "alice-only", "print(v)")) == "alice\n"
 
     # MCP: bob's client sees none of alice's sessions or outputs
     create(s, "alice-mcp")
