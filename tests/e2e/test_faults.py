@@ -755,21 +755,41 @@ def test_500_connections_at_once(server_factory):
 # --------------------------------------------------------------------------
 # 8. a client that goes away in the middle of an SSE stream
 
+def post_mcp_raw(srv, msid, accept, message):
+    """Sends one MCP POST on a raw socket (to close it mid-call); returns it."""
+    body = json.dumps(message).encode()
+    c = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    c.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Accept: %s\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n"
+               % (accept, msid, len(body))).encode() + body)
+    return c
+
+
+def assert_abandoned_call_interrupted(srv, msid, sid):
+    """The gateway saw the client gone and interrupted its execution: the
+    session answers the next call within seconds, with its state (x = 41
+    set before; no restart)."""
+    t0 = time.monotonic()
+    r = mcp_call(srv, msid, "exec_code", {"session_id": sid, "code": "print(x + 1)"},
+                 rpc_id=10, timeout=100)
+    took = time.monotonic() - t0
+    assert r["isError"] is False, r
+    assert r["structuredContent"]["stdout"] == "42\n", r
+    assert took < 20, "the abandoned execution ran on for %.1fs" % took
+
+
 def test_client_gone_mid_sse_interrupts_execution(server_factory):
     s = server_factory(env={"CODEBOX_POOL_SIZE": "1"})
     msid = mcp_session(s)
     sid = "sse-" + uuid.uuid4().hex[:8]
     r = mcp_call(s, msid, "exec_code", {"session_id": sid, "code": "x = 41"})
     assert r["isError"] is False, r
-    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                       "params": {"name": "exec_code", "_meta": {"progressToken": "p9"},
-                                  "arguments": {"session_id": sid, "code":
-                                                "import time\nprint('tick', flush=True)\n"
-                                                "time.sleep(120)\nx = 0"}}}).encode()
-    c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
-    c.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-               "Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\n"
-               "Content-Length: %d\r\n\r\n" % (msid, len(body))).encode() + body)
+    c = post_mcp_raw(s, msid, "application/json, text/event-stream", {
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "exec_code", "_meta": {"progressToken": "p9"},
+                   "arguments": {"session_id": sid, "code":
+                                 "import time\nprint('tick', flush=True)\n"
+                                 "time.sleep(120)\nx = 0"}}})
     got = b""
     deadline = time.monotonic() + 30
     while b"tick" not in got and time.monotonic() < deadline:
@@ -780,15 +800,7 @@ def test_client_gone_mid_sse_interrupts_execution(server_factory):
     c.close()
     assert got.startswith(b"HTTP/1.1 200") and b"text/event-stream" in got, got[:500]
     assert b"tick" in got, got[:2000]
-    # the gateway sees the client gone and interrupts: the session answers
-    # the next call within seconds, with its state (no restart)
-    t0 = time.monotonic()
-    r = mcp_call(s, msid, "exec_code", {"session_id": sid, "code": "print(x + 1)"},
-                 rpc_id=10, timeout=100)
-    took = time.monotonic() - t0
-    assert r["isError"] is False, r
-    assert r["structuredContent"]["stdout"] == "42\n", r
-    assert took < 20, "the abandoned execution ran on for %.1fs" % took
+    assert_abandoned_call_interrupted(s, msid, sid)
     assert s.get("/healthz").status == 200
 
 
@@ -800,27 +812,17 @@ def test_client_gone_mid_json_call_interrupts_execution(server_factory):
     sid = "json-" + uuid.uuid4().hex[:8]
     r = mcp_call(s, msid, "exec_code", {"session_id": sid, "code": "x = 41"})
     assert r["isError"] is False, r
-    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                       "params": {"name": "exec_code", "arguments": {
-                           "session_id": sid, "code": "import time\ntime.sleep(120)\nx = 0"}}}
-                      ).encode()
-    c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
-    c.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-               "Accept: application/json\r\nMcp-Session-Id: %s\r\n"
-               "Content-Length: %d\r\n\r\n" % (msid, len(body))).encode() + body)
+    c = post_mcp_raw(s, msid, "application/json", {
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "exec_code", "arguments": {
+            "session_id": sid, "code": "import time\ntime.sleep(120)\nx = 0"}}})
     deadline = time.monotonic() + 30
     while s.get("/sessions/" + sid).json()["status"] != "busy":
         assert time.monotonic() < deadline, s.log_tail()
         time.sleep(0.1)
     time.sleep(0.5)
     c.close()
-    t0 = time.monotonic()
-    r = mcp_call(s, msid, "exec_code", {"session_id": sid, "code": "print(x + 1)"},
-                 rpc_id=10, timeout=100)
-    took = time.monotonic() - t0
-    assert r["isError"] is False, r
-    assert r["structuredContent"]["stdout"] == "42\n", r
-    assert took < 20, "the abandoned execution ran on for %.1fs" % took
+    assert_abandoned_call_interrupted(s, msid, sid)
     assert "mcp event=client-gone" in s.log(), s.log_tail()
 
 
