@@ -12,6 +12,7 @@
 #include "gw_artifacts.h"
 #include "gw_blob.h"
 #include "gw_loop.h"
+#include "gw_signed_url.h"
 #include "jp_time.h"
 
 #define S_MAX_RECORDS 4096     /* upload outcomes kept per session before pruning */
@@ -69,7 +70,7 @@ s_finish (gw_session_t *s, gw_job_t *job)
         }
     job->next_finishing = NULL;
     job->uploads_pending = 0;
-    gw_artifact_upload_annotate (job->new_artifacts, s);
+    gw_artifact_upload_links (job->new_artifacts, s);
     gw_job_finish (job, job->finish_as);
 }
 
@@ -169,7 +170,7 @@ gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t
     }
     job->finish_as = status;
     if (!queued) {
-        gw_artifact_upload_annotate (job->new_artifacts, s);
+        gw_artifact_upload_links (job->new_artifacts, s);
         gw_job_finish (job, status);
         return;
     }
@@ -211,8 +212,9 @@ gw_artifact_upload_end (gw_session_t *s)
 }
 
 void
-gw_artifact_upload_annotate (json_t *artifacts, const gw_session_t *s)
+gw_artifact_upload_links (json_t *artifacts, const gw_session_t *s)
 {
+    gw_signed_url_annotate (artifacts, s);
     gw_blob_t *blob = gw_loop_blob (s->loop);
     if (!blob || !s->uploads || !json_is_array (artifacts))
         return;

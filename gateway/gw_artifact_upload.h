@@ -41,9 +41,12 @@ void gw_artifact_upload_tick (gw_session_t *session, int64_t now);
 /* The session ends: finishes its waiting jobs now, forgets its outcomes. */
 void gw_artifact_upload_end (gw_session_t *session);
 
-/* Adds "url" and "blob" to each artifact of the array (as listed, with
- * "path" as kernel code sees it and "size") that was uploaded, is
- * uploading or failed, and is still the same size. */
-void gw_artifact_upload_annotate (json_t *artifacts, const gw_session_t *session);
+/* Adds the links to each artifact of the array (as listed, with "path" as
+ * kernel code sees it and "size"): the gateway's signed "url" when
+ * CODEBOX_PUBLIC_URL is set (gw_signed_url), then, for one that was
+ * uploaded, is uploading or failed and is still the same size, "blob" and
+ * (unless failed) the SAS "url" in its place. Every artifact list goes
+ * through here. */
+void gw_artifact_upload_links (json_t *artifacts, const gw_session_t *session);
 
 #endif

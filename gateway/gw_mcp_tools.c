@@ -24,7 +24,6 @@
 #include "gw_sandbox.h"
 #include "gw_session.h"
 #include "gw_artifact_upload.h"
-#include "gw_signed_url.h"
 #include "ks_search.h"
 
 #define MAX_FILE_BYTES (64u << 20)
@@ -551,8 +550,7 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
     if (error)
         return error;
     json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
-    gw_signed_url_annotate (list, session);
-    gw_artifact_upload_annotate (list, session);
+    gw_artifact_upload_links (list, session);
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts", list), NULL);
 }
 

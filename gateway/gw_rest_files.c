@@ -17,7 +17,6 @@
 #include "gw_rest.h"
 #include "gw_sandbox.h"
 #include "gw_artifact_upload.h"
-#include "gw_signed_url.h"
 
 #define MAX_DOWNLOAD_BYTES (256u << 20)
 
@@ -114,8 +113,7 @@ gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id, const 
         gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
         if (session) {
             json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
-            gw_signed_url_annotate (list, session);
-            gw_artifact_upload_annotate (list, session);
+            gw_artifact_upload_links (list, session);
             gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
         }
         return;

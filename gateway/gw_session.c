@@ -15,7 +15,6 @@
 #include "gw_sql.h"
 #include "gw_loop.h"
 #include "gw_metrics.h"
-#include "gw_signed_url.h"
 #include "jp_time.h"
 
 #define STOP_GRACE_MS 3000      /* after an interrupt, before a restart */
@@ -150,7 +149,6 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     if (job->before && after) {
         json_decref (job->new_artifacts);
         job->new_artifacts = gw_snapshot_diff (job->before, after, self->visible_output);
-        gw_signed_url_annotate (job->new_artifacts, self);
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
