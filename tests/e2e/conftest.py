@@ -118,6 +118,19 @@ def asan(pid):
         return "libasan" in f.read()
 
 
+def find_by_comm(srv, token):
+    """(pid, starttime) of the processes below the gateway named token."""
+    found = []
+    for pid, start in descendants(srv.proc.pid):
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                if f.read().strip() == token:
+                    found.append((pid, start))
+        except OSError:
+            pass
+    return found
+
+
 def proc_cmdline(pid):
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:

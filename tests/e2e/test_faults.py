@@ -28,8 +28,8 @@ import uuid
 
 import pytest
 
-from conftest import (Server, asan, descendants, errors_of, mcp_session, proc_cmdline,
-                      stream_of, vm_rss_kib, wait_gone)
+from conftest import (Server, asan, descendants, errors_of, find_by_comm, mcp_session,
+                      proc_cmdline, stream_of, vm_rss_kib, wait_gone)
 
 FINAL = {"completed", "error", "timeout", "cancelled"}
 
@@ -80,19 +80,6 @@ def out(srv, sid, code, **kw):
 
 def summary(res):
     return json.dumps({k: v for k, v in res.items() if k != "output"})
-
-
-def find_by_comm(srv, token):
-    """(pid, starttime) of the processes below the gateway named token."""
-    found = []
-    for pid, start in descendants(srv.proc.pid):
-        try:
-            with open("/proc/%d/comm" % pid) as f:
-                if f.read().strip() == token:
-                    found.append((pid, start))
-        except OSError:
-            pass
-    return found
 
 
 def kernel_pid(srv, sid):

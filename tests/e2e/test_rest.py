@@ -19,8 +19,8 @@ import uuid
 
 import pytest
 
-from conftest import (BIN, FIXTURE_KERNELS, Server, descendants, errors_of, proc_alive,
-                      proc_cmdline, stream_of, wait_gone)
+from conftest import (BIN, FIXTURE_KERNELS, Server, descendants, errors_of, find_by_comm,
+                      proc_alive, proc_cmdline, stream_of, wait_gone)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FINAL = {"completed", "error", "timeout", "cancelled"}
@@ -105,14 +105,7 @@ def kernel_pid(srv, sid, **kw):
     res = run(srv, sid, "import ctypes\n"
                         "print(ctypes.CDLL(None).prctl(15, b'%s', 0, 0, 0))\n" % token, **kw)
     assert res["status"] == "completed" and stream_of(res) == "0\n", res
-    found = []
-    for pid, start in descendants(srv.proc.pid):
-        try:
-            with open("/proc/%d/comm" % pid) as f:
-                if f.read().strip() == token:
-                    found.append((pid, start))
-        except OSError:
-            pass
+    found = find_by_comm(srv, token)
     assert len(found) == 1, "kernel of %s not found below the gateway: %s" % (sid, found)
     srv.kernels.add(found[0])
     return found[0]
