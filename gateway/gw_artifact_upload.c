@@ -14,6 +14,7 @@
 #include "gw_loop.h"
 #include "gw_signed_url.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 #define S_MAX_RECORDS 4096     /* upload outcomes kept per session before pruning */
 
@@ -82,7 +83,7 @@ s_done (gw_loop_t *loop, void *arg)
     s_owner_t *o = u->arg;
     gw_session_t *s = gw_loop_find_session (loop, o->session, o->tenant);
     if (s && s->created_ms == o->created_ms) {
-        fprintf (stderr, "codebox: blob event=%s session=%s path=%s bytes=%lld%s%s%s\n",
+        jp_log_warn ("blob event=%s session=%s path=%s bytes=%lld%s%s%s",
                  u->ok ? "uploaded" : "failed", s->id, o->rel, u->size,
                  u->ok ? "" : " why=\"", u->ok ? "" : u->error, u->ok ? "" : "\"");
         json_t *rec = json_object_get (s->uploads, o->rel);

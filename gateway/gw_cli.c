@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "jp_log.h"
+
 gw_config_t *
 gw_cli_load_config (const char *config_file)
 {
@@ -21,7 +23,9 @@ gw_cli_load_config (const char *config_file)
     if (rc) {
         fprintf (stderr, "codebox: %s\n", err);
         gw_config_destroy (&config);
-    }
+    } else
+        jp_log_set_level ((jp_log_level_t) jp_log_level_parse (gw_config_str (config,
+                                                                             GW_SET_LOG_LEVEL)));
     return config;
 }
 

@@ -15,6 +15,7 @@
 #include "gw_loop.h"
 #include "gw_mcp.h"
 #include "gw_request.h"
+#include "jp_log.h"
 
 #define MAX_LINE (64u << 20)
 
@@ -80,7 +81,7 @@ s_on_stdin (gw_loop_t *loop, void *arg)
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (n <= 0) {
-        fprintf (stderr, "codebox: mcp stdin closed: shutting down\n");
+        jp_log_info ("mcp stdin closed: shutting down");
         gw_loop_watch_fd (loop, -1, NULL, NULL);
         gw_loop_stop (loop);
         return;
@@ -99,7 +100,7 @@ s_on_stdin (gw_loop_t *loop, void *arg)
     io->len -= start;
     if (io->len > MAX_LINE) {
         /* refuse a message larger than 64 MiB and skip to its end */
-        fprintf (stderr, "codebox: mcp message over 64 MiB dropped\n");
+        jp_log_warn ("mcp message over 64 MiB dropped");
         io->too_long = true;
         io->len = 0;
     }
@@ -173,7 +174,7 @@ gw_cmd_mcp (int argc, char **argv)
     } else {
         gw_loop_watch_fd (loop, 0, s_on_stdin, &io);
         gw_loop_set_timer (loop, s_deadline, s_tick, &io);
-        fprintf (stderr, "codebox: mcp on stdio state=%s kernel=%s\n", gw_loop_state_dir (loop),
+        jp_log_info ("mcp on stdio state=%s kernel=%s", gw_loop_state_dir (loop),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL));
         gw_loop_run (loop);
     }

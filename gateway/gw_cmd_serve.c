@@ -17,6 +17,7 @@
 #include "gw_mcp.h"
 #include "gw_mcp_http.h"
 #include "gw_rest.h"
+#include "jp_log.h"
 
 static void
 s_help (void)
@@ -139,8 +140,8 @@ gw_cmd_serve (int argc, char **argv)
         exit_code = GW_EXIT_USAGE;
     } else {
         gw_http_set_metrics (http, gw_loop_metrics (loop));
-        fprintf (stderr, "codebox: serving http://%s:%d (REST API; MCP at /mcp) state=%s "
-                 "kernel=%s auth=%s\n", bind, gw_http_port (http), gw_loop_state_dir (loop),
+        jp_log_info ("serving http://%s:%d (REST API; MCP at /mcp) state=%s "
+                 "kernel=%s auth=%s", bind, gw_http_port (http), gw_loop_state_dir (loop),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),
                  gw_auth_enabled (auth) ? "tokens" : "none");
         gw_loop_run (loop);
@@ -153,6 +154,6 @@ gw_cmd_serve (int argc, char **argv)
     gw_auth_destroy (&auth);
     gw_config_destroy (&config);
     if (exit_code == GW_EXIT_OK)
-        fprintf (stderr, "codebox: stopped\n");
+        jp_log_info ("stopped");
     return exit_code;
 }

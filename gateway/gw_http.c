@@ -28,6 +28,7 @@
 
 #include "gw_stream.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 #define MAX_JSON_BODY (16u << 20)
 #define MAX_FILE_BODY (256u << 20)
@@ -351,7 +352,7 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     const char *logged = c->req.path ? c->req.path : "?";
     if (strncmp (logged, "/signed/", 8) == 0)
         logged = "/signed/...";    /* a signed link is a credential: never logged */
-    fprintf (stderr, "codebox: http method=%s path=%s status=%d ms=%lld%s\n", c->req.method,
+    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s", c->req.method,
              logged, c->req.status,
              (long long) (jp_time_now_ms () - c->started_ms),
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");

@@ -22,6 +22,7 @@
 #include "gw_sandbox.h"
 #include "gw_sql.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 #define MAX_SESSIONS_HARD 4096
 
@@ -229,7 +230,7 @@ s_reap (gw_loop_t *self, int64_t now)
         else if (!busy && now - s->last_used_ms >= s->limits.idle_s * 1000)
             why = "idle";
         if (why) {
-            fprintf (stderr, "codebox: session event=reaped session=%s why=%s\n", s->id, why);
+            jp_log_info ("session event=reaped session=%s why=%s", s->id, why);
             gw_loop_remove_session (self, s);
         } else
             i++;
@@ -291,7 +292,7 @@ s_turn (gw_loop_t *self)
     long timeout = deadline < 0 ? -1 : deadline > now ? (long) (deadline - now) : 0;
     int rc = zmq_poll (items, n, timeout);
     if (rc < 0 && errno != EINTR)
-        fprintf (stderr, "codebox: zmq_poll: %s\n", zmq_strerror (errno));
+        jp_log_error ("zmq_poll: %s", zmq_strerror (errno));
     /* kernels first (their timers run even when nothing was readable);
        requests below may end sessions polled here */
     for (size_t i = 0; i < n_sessions; i++)
@@ -300,7 +301,7 @@ s_turn (gw_loop_t *self)
     if (rc > 0 && (items[1].revents & ZMQ_POLLIN)) {
         struct signalfd_siginfo info;
         if (read (self->signal_fd, &info, sizeof info) == (ssize_t) sizeof info) {
-            fprintf (stderr, "codebox: signal %u: shutting down\n", info.ssi_signo);
+            jp_log_info ("signal %u: shutting down", info.ssi_signo);
             self->stopping = 1;
         }
     }

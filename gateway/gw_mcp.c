@@ -13,6 +13,7 @@
 #include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 const char *const gw_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
 
@@ -236,7 +237,7 @@ s_notification (gw_mcp_t *self, gw_mcp_client_t *client, const char *method, jso
     json_t *rid = json_object_get (params, "requestId");
     for (gw_mcp_call_t *call = self->calls; rid && call; call = call->next)
         if (call->client == client && json_equal (call->id, rid) && !call->cancelled) {
-            fprintf (stderr, "codebox: mcp event=cancelled request=%s\n",
+            jp_log_info ("mcp event=cancelled request=%s",
                      call->job ? call->job->id : "?");
             s_call_cancel (self, call);
             break;
@@ -390,7 +391,7 @@ gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply)
 {
     for (gw_mcp_call_t *call = self->calls; call; call = call->next)
         if (call->reply == reply) {
-            fprintf (stderr, "codebox: mcp event=client-gone request=%s\n",
+            jp_log_info ("mcp event=client-gone request=%s",
                      call->job ? call->job->id : "?");
             s_call_cancel (self, call);
             return;

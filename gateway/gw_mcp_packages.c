@@ -23,6 +23,7 @@
 #include "gw_rest.h"
 #include "gw_session.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 /* A call waiting for its install. */
 typedef struct {
@@ -114,7 +115,7 @@ s_done (json_t *result, void *arg)
         call->reply = NULL;
         gw_mcp_respond (reply, call->id, s_result (result));
     } else {
-        fprintf (stderr, "codebox: packages event=unanswered session=%s (the caller left)\n",
+        jp_log_info ("packages event=unanswered session=%s (the caller left)",
                  json_string_value (json_object_get (result, "session_id")));
         json_decref (result);
     }

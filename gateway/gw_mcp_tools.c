@@ -25,6 +25,7 @@
 #include "gw_session.h"
 #include "gw_artifact_upload.h"
 #include "ks_search.h"
+#include "jp_log.h"
 
 #define MAX_FILE_BYTES (64u << 20)
 
@@ -587,7 +588,7 @@ s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
         return error;
     char id[65];
     snprintf (id, sizeof id, "%s", session->id);
-    fprintf (stderr, "codebox: session event=deleted session=%s\n", id);
+    jp_log_info ("session event=deleted session=%s", id);
     gw_loop_remove_session (ctx->mcp->loop, session);
     return gw_mcp_tool_ok (json_pack ("{s:s, s:b}", "session_id", id, "destroyed", 1), NULL);
 }

@@ -37,6 +37,7 @@
 #include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 /* One upload_file call while its download runs. */
 typedef struct {
@@ -94,12 +95,12 @@ s_done (const gw_download_result_t *result, void *arg)
     char saved[1300];
     snprintf (saved, sizeof saved, "%s/%s", up->visible_input, result->name);
     if (result->status == GW_DOWNLOAD_OK)
-        fprintf (stderr, "codebox: download event=saved session=%s host=%s bytes=%lld ms=%lld "
-                 "file=%s\n", up->session_id, up->host, result->size, (long long) ms,
+        jp_log_info ("download event=saved session=%s host=%s bytes=%lld ms=%lld "
+                 "file=%s", up->session_id, up->host, result->size, (long long) ms,
                  result->name);
     else
-        fprintf (stderr, "codebox: download event=failed session=%s host=%s reason=%s http=%ld "
-                 "ms=%lld%s%s\n", up->session_id, up->host,
+        jp_log_warn ("download event=failed session=%s host=%s reason=%s http=%ld "
+                 "ms=%lld%s%s", up->session_id, up->host,
                  (unsigned) result->status < sizeof s_status_names / sizeof s_status_names[0]
                      ? s_status_names[result->status] : "?",
                  result->http_code, (long long) ms, result->refused_ip[0] ? " refused=" : "",
@@ -123,8 +124,8 @@ s_done (const gw_download_result_t *result, void *arg)
         call->reply = NULL;
         gw_mcp_respond (reply, call->id, answer);
     } else if (result->status == GW_DOWNLOAD_OK)
-        fprintf (stderr, "codebox: download event=unanswered session=%s file=%s (the caller "
-                 "left; the file stays in input/)\n", up->session_id, result->name);
+        jp_log_info ("download event=unanswered session=%s file=%s (the caller "
+                 "left; the file stays in input/)", up->session_id, result->name);
     gw_mcp_call_drop (call);
     free (up);
 }
@@ -261,7 +262,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
     }
     /* the reply is ours now: answered in s_done */
     gw_mcp_call_attach (call, ctx);
-    fprintf (stderr, "codebox: download event=started session=%s host=%s max_bytes=%lld\n",
+    jp_log_info ("download event=started session=%s host=%s max_bytes=%lld",
              session->id, host, max);
     return NULL;
 }

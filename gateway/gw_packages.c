@@ -25,6 +25,7 @@
 #include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 #define INSTALL_DIR ".codebox-install"  /* under the state folder; no session id starts with '.' */
 #define DEFAULT_REGISTRY "https://registry.npmjs.org/"
@@ -216,8 +217,8 @@ s_answer (s_op_t *op, json_t *result, bool keep)
     json_object_set_new (result, "language", json_string (op->language));
     json_object_set_new (result, "location", json_string (op->location));
     json_t *error = json_object_get (result, "error");
-    fprintf (stderr, "codebox: packages event=%s session=%s installed=%zu refused=%zu "
-             "ms=%lld%s%s\n", error ? "failed" : "done", op->session_id,
+    jp_log_warn ("packages event=%s session=%s installed=%zu refused=%zu "
+             "ms=%lld%s%s", error ? "failed" : "done", op->session_id,
              json_array_size (json_object_get (result, "installed")),
              json_array_size (json_object_get (result, "refused")),
              (long long) (jp_time_now_ms () - op->started_ms), error ? " code=" : "",
@@ -366,7 +367,7 @@ gw_packages_cancel (void *arg)
             uint64_t one = 1;
             ssize_t ignored = write (op->work.cancel_fd, &one, sizeof one);
             (void) ignored;
-            fprintf (stderr, "codebox: packages event=cancel session=%s\n", op->session_id);
+            jp_log_info ("packages event=cancel session=%s", op->session_id);
             return;
         }
 }
@@ -472,8 +473,8 @@ s_launch (s_op_t *op, char *message, size_t len)
     }
     op->stage = S_RUNNING;
     op->started_ms = jp_time_now_ms ();
-    fprintf (stderr, "codebox: packages event=start session=%s language=%s count=%zu "
-             "sandbox=%s\n", op->session_id, op->language, w->n, w->bwrap ? "bwrap" : "none");
+    jp_log_info ("packages event=start session=%s language=%s count=%zu "
+             "sandbox=%s", op->session_id, op->language, w->n, w->bwrap ? "bwrap" : "none");
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
+#include "jp_log.h"
 
 #define MAX_KINDS 16
 #define MAX_BACKOFF_MS 60000
@@ -146,7 +147,7 @@ s_start_one (gw_pool_t *self, int kind)
         rc = gw_sandbox_own (gw_loop_sandbox (self->loop), sub);
     slot.kernel = rc ? NULL : gw_launch_kernel (self->loop, spec, slot.folder, err, sizeof err);
     if (!slot.kernel) {
-        fprintf (stderr, "codebox: pool event=start-failed kernel=%s why=\"%s\"\n",
+        jp_log_warn ("pool event=start-failed kernel=%s why=\"%s\"",
                  self->kinds[kind].name, rc ? strerror (-rc) : err);
         s_slot_clear (&slot);
         return -1;
@@ -250,7 +251,7 @@ gw_pool_tick (gw_pool_t *self, int64_t now)
             int64_t wait = 1000LL << (kind->failures < 6 ? kind->failures : 6);
             kind->retry_after = now + (wait < MAX_BACKOFF_MS ? wait : MAX_BACKOFF_MS);
         }
-        fprintf (stderr, "codebox: pool event=dead kernel=%s why=\"%s\"\n", kind->name,
+        jp_log_info ("pool event=dead kernel=%s why=\"%s\"", kind->name,
                  ks_kernel_error (slot->kernel));
         s_slot_clear (slot);
         self->slots[i] = self->slots[--self->n_slots];

@@ -19,6 +19,7 @@
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
+#include "jp_log.h"
 
 #define MAX_WAIT_SECONDS 300
 
@@ -183,7 +184,7 @@ gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
         snprintf (err, err_len, "no room for another session");
         return NULL;
     }
-    fprintf (stderr, "codebox: session event=created session=%s tenant=%s kernel=%s\n",
+    jp_log_info ("session event=created session=%s tenant=%s kernel=%s",
              session->id, session->tenant, session->spec->name);
     return session;
 }
@@ -427,7 +428,7 @@ gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
         if (session && get)
             gw_request_reply_json (req, 200, gw_session_json (session, true));
         else if (session) {
-            fprintf (stderr, "codebox: session event=deleted session=%s\n", session->id);
+            jp_log_info ("session event=deleted session=%s", session->id);
             gw_loop_remove_session (loop, session);
             gw_request_reply_json (req, 204, NULL);
         }

@@ -1,6 +1,7 @@
 /* gw_sandbox: bubblewrap arguments, the kernel user, cgroups and rlimits.
  * Threads: made by the main thread, used by the loop thread. */
 #include "gw_sandbox.h"
+#include "jp_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,8 +105,8 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
         const char *name = gw_config_str (config, GW_SET_KERNEL_USER);
         struct passwd *pw = getpwnam (name);
         if (!pw) {
-            fprintf (stderr, "codebox: kernel user %s does not exist (make deps makes it); "
-                     "kernels run as nobody\n", name);
+            jp_log_info ("kernel user %s does not exist (make deps makes it); "
+                     "kernels run as nobody", name);
             pw = getpwnam ("nobody");
         }
         if (pw) {
@@ -134,7 +135,7 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
     } else {
         snprintf (self->why_none, sizeof self->why_none,
                   "bubblewrap cannot start a sandbox here");
-        fprintf (stderr, "codebox: sandbox=none: %s; kernels run unconfined\n", self->why_none);
+        jp_log_info ("sandbox=none: %s; kernels run unconfined", self->why_none);
     }
     if (self->bwrap && self->set_user && !s_user_reaches (self, state_dir)) {
         snprintf (err, err_len, "the kernel user %s cannot reach the state folder %s: a folder "

@@ -16,6 +16,7 @@
 #include "gw_loop.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
+#include "jp_log.h"
 
 #define STOP_GRACE_MS 3000      /* after an interrupt, before a restart */
 #define CPU_CHECK_MS 500        /* how often a running job's CPU time is read */
@@ -34,7 +35,7 @@ s_start_kernel (gw_session_t *self)
     if (!self->kernel)
         return -EIO;
     ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
-    fprintf (stderr, "codebox: kernel event=start session=%s kernel=%s id=%s\n", self->id,
+    jp_log_info ("kernel event=start session=%s kernel=%s id=%s", self->id,
              self->spec->name, ks_kernel_id (self->kernel));
     return 0;
 }
@@ -54,7 +55,7 @@ s_take_warm (gw_session_t *self)
     self->kernel = kernel;
     self->ever_ready = true;
     ks_kernel_set_handlers (kernel, s_on_msg, s_on_state, self);
-    fprintf (stderr, "codebox: kernel event=warm session=%s kernel=%s id=%s\n", self->id,
+    jp_log_info ("kernel event=warm session=%s kernel=%s id=%s", self->id,
              spec->name, ks_kernel_id (kernel));
     return true;
 }
@@ -254,7 +255,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 {
     gw_session_t *self = arg;
     if (state == KS_KERNEL_READY) {
-        fprintf (stderr, "codebox: kernel event=ready session=%s kernel=%s ms=%lld\n",
+        jp_log_info ("kernel event=ready session=%s kernel=%s ms=%lld",
                  self->id, self->spec->name, (long long) ks_kernel_start_ms (kernel));
         self->failed = false;
         self->starting_again = false;
@@ -269,7 +270,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
     if (state != KS_KERNEL_DEAD)
         return;
     snprintf (self->error, sizeof self->error, "%s", ks_kernel_error (kernel));
-    fprintf (stderr, "codebox: kernel event=dead session=%s kernel=%s why=\"%s\"\n", self->id,
+    jp_log_info ("kernel event=dead session=%s kernel=%s why=\"%s\"", self->id,
              self->spec->name, self->error);
     if (!self->ever_ready || self->starting_again) {
         /* it never became ready: a start failure, first or after a restart */
@@ -345,7 +346,7 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     if (remove_folder && self->workdir[0]) {
         int rc = gw_fs_remove_tree (self->workdir);
         if (rc)
-            fprintf (stderr, "codebox: session=%s cannot remove its folder: %s\n", self->id,
+            jp_log_warn ("session=%s cannot remove its folder: %s", self->id,
                      strerror (-rc));
     }
     ks_spec_destroy (&self->spec);
@@ -453,7 +454,7 @@ s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
         job->cpu_check_ms = now + CPU_CHECK_MS;
         return;
     }
-    fprintf (stderr, "codebox: execution event=cpu-limit session=%s request=%s cpu_ms=%lld\n",
+    jp_log_info ("execution event=cpu-limit session=%s request=%s cpu_ms=%lld",
              self->id, job->id, used / 1000000);
     char why[300];
     snprintf (why, sizeof why, "the execution used %.1f s of CPU time, over the limit of %lld s "
@@ -472,7 +473,7 @@ gw_session_tick (gw_session_t *self, int64_t now)
     if (job && !job->stop_as && job->cpu_check_ms && now >= job->cpu_check_ms)
         s_check_cpu (self, job, now);
     if (job && !job->stop_as && now >= job->deadline_ms) {
-        fprintf (stderr, "codebox: execution event=timeout session=%s request=%s\n", self->id,
+        jp_log_info ("execution event=timeout session=%s request=%s", self->id,
                  job->id);
         job->stop_as = GW_EXEC_TIMEOUT;
         job->grace_ms = now + STOP_GRACE_MS;

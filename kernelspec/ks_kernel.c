@@ -12,6 +12,7 @@
 
 #include "jp_time.h"
 #include "ks_process.h"
+#include "jp_log.h"
 
 #define RESEND_MS 200           /* kernel_info again while iopub is silent */
 #define STOP_TERM_MS 2000       /* shutdown_request, then SIGTERM... */
@@ -476,7 +477,7 @@ s_drain (ks_kernel_t *self, jp_channel_t channel)
         if (rc == -EAGAIN)
             return;
         if (rc) {
-            fprintf (stderr, "codebox: kernel=%s channel=%s dropped a message: %s\n",
+            jp_log_warn ("kernel=%s channel=%s dropped a message: %s",
                      self->id, jp_channel_name (channel), jp_strerror (rc));
             continue;
         }

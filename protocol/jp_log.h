@@ -1,0 +1,34 @@
+/* jp_log: one log line per event on stderr, each opened by an RFC 3339 UTC
+ * timestamp with milliseconds and the level, then "codebox: " and the
+ * caller's text ("key=value" fields by convention). Lines below the level
+ * set with jp_log_set_level are dropped. Keys, tokens, code and connection
+ * strings are never passed here.
+ *
+ * Threads: any; each line is written with one write(2) so lines from
+ * several threads never interleave. */
+#ifndef JP_LOG_H
+#define JP_LOG_H
+
+#include <stdbool.h>
+
+typedef enum { JP_LOG_DEBUG, JP_LOG_INFO, JP_LOG_WARN, JP_LOG_ERROR } jp_log_level_t;
+
+/* Sets the lowest level written (default JP_LOG_INFO). */
+void jp_log_set_level (jp_log_level_t level);
+
+/* Parses "debug", "info", "warn" or "error"; returns -1 for anything else. */
+int jp_log_level_parse (const char *name);
+
+/* True when a line at this level would be written. */
+bool jp_log_enabled (jp_log_level_t level);
+
+/* Writes one line (a newline is added; longer than 8 KiB is cut). */
+void jp_log (jp_log_level_t level, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+#define jp_log_debug(...) jp_log (JP_LOG_DEBUG, __VA_ARGS__)
+#define jp_log_info(...) jp_log (JP_LOG_INFO, __VA_ARGS__)
+#define jp_log_warn(...) jp_log (JP_LOG_WARN, __VA_ARGS__)
+#define jp_log_error(...) jp_log (JP_LOG_ERROR, __VA_ARGS__)
+
+#endif
