@@ -91,7 +91,7 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     self->mailbox = gw_mailbox_new ();
     self->jobs = gw_jobs_new ();
     self->metrics = gw_metrics_new ();
-    self->sandbox = gw_sandbox_new (config, self->state_dir, err, err_len);
+    self->sandbox = gw_sandbox_new (config, self->runtime_dir, err, err_len);
     if (!self->sandbox) {
         gw_loop_destroy (&self);
         return NULL;

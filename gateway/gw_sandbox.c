@@ -1,6 +1,7 @@
 /* gw_sandbox: bubblewrap arguments, the kernel user, cgroups and rlimits.
  * Threads: made by the main thread, used by the loop thread. */
 #include "gw_sandbox.h"
+#include "gw_seccomp.h"
 #include "jp_log.h"
 
 #include <errno.h>
@@ -33,6 +34,12 @@ struct gw_sandbox {
     bool cgroup_memory, cgroup_pids, cgroup_cpuacct;
     char why_none[200];
     char exe[512];              /* this binary, for the kernel-proxy */
+    /* When kernels run as another user: mount targets in a folder every
+       user can pass through; each kernel's launcher binds its session
+       folder and this binary there in a mount namespace of its own */
+    char stage_session[300];
+    char stage_exe[300];
+    int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
 };
 
 /* Runs a trial sandbox (as the kernel user). True when it works. */
@@ -59,25 +66,6 @@ s_bwrap_works (const gw_sandbox_t *self)
     return WIFEXITED (status) && WEXITSTATUS (status) == 0;
 }
 
-/* True when the kernel user can pass through every folder above path and
- * into it (bubblewrap resolves the session folders as that user). */
-static bool
-s_user_reaches (const gw_sandbox_t *self, const char *path)
-{
-    pid_t pid = fork ();
-    if (pid < 0)
-        return false;
-    if (pid == 0) {
-        if (setgroups (0, NULL) < 0 || setgid (self->gid) < 0 || setuid (self->uid) < 0)
-            _exit (1);
-        _exit (access (path, X_OK) == 0 ? 0 : 1);
-    }
-    int status;
-    while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED (status) && WEXITSTATUS (status) == 0;
-}
-
 /* Makes the codebox folder of a cgroup hierarchy; true when usable. */
 static bool
 s_cgroup_ready (const char *controller)
@@ -87,12 +75,37 @@ s_cgroup_ready (const char *controller)
     return (mkdir (dir, 0755) == 0 || errno == EEXIST) && access (dir, W_OK) == 0;
 }
 
+/* Makes what every bwrap launch shares: the seccomp program and, when
+ * kernels run as another user, the mount targets in stage_dir (a folder
+ * that user can pass through). Returns 0 or -1 with err set. */
+static int
+s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_len)
+{
+    self->seccomp_fd = gw_seccomp_program_fd (err, err_len);
+    if (self->seccomp_fd < 0)
+        return -1;
+    if (!self->set_user)
+        return 0;
+    snprintf (self->stage_session, sizeof self->stage_session, "%s/session", stage_dir);
+    snprintf (self->stage_exe, sizeof self->stage_exe, "%s/codebox", stage_dir);
+    int fd = -1;
+    if ((mkdir (self->stage_session, 0755) < 0 && errno != EEXIST)
+        || (fd = open (self->stage_exe, O_WRONLY | O_CREAT | O_CLOEXEC, 0755)) < 0) {
+        snprintf (err, err_len, "cannot prepare the sandbox's mount targets in %s: %s",
+                  stage_dir, strerror (errno));
+        return -1;
+    }
+    close (fd);
+    return 0;
+}
+
 gw_sandbox_t *
-gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, size_t err_len)
+gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, size_t err_len)
 {
     gw_sandbox_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
+    self->seccomp_fd = -1;
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
     ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
     self->exe[exe_len > 0 ? exe_len : 0] = '\0';
@@ -137,11 +150,8 @@ gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err, siz
                   "bubblewrap cannot start a sandbox here");
         jp_log_info ("sandbox=none: %s; kernels run unconfined", self->why_none);
     }
-    if (self->bwrap && self->set_user && !s_user_reaches (self, state_dir)) {
-        snprintf (err, err_len, "the kernel user %s cannot reach the state folder %s: a folder "
-                  "above it is private (chmod o+x on it), or choose another "
-                  "CODEBOX_STATE_DIR", self->user, state_dir);
-        free (self);
+    if (self->bwrap && s_bwrap_ready (self, stage_dir, err, err_len) < 0) {
+        gw_sandbox_destroy (&self);
         return NULL;
     }
     return self;
@@ -152,6 +162,8 @@ gw_sandbox_destroy (gw_sandbox_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
+    if ((*self_p)->seccomp_fd >= 0)
+        close ((*self_p)->seccomp_fd);
     free (*self_p);
     *self_p = NULL;
 }
@@ -290,19 +302,38 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     int n = 0;
     s_args (argv, &n, 6, "bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
             "--unshare-ipc", "--unshare-uts");
+    /* no capability inside, and a filter that refuses new namespaces,
+       mounts, ptrace, keyrings, BPF... (gw_seccomp.c) */
+    s_args (argv, &n, 2, "--cap-drop", "ALL");
+    char seccomp_fd[16];
+    snprintf (seccomp_fd, sizeof seccomp_fd, "%d", KS_CHILD_SECCOMP_FD);
+    s_args (argv, &n, 2, "--seccomp", seccomp_fd);
+    x->has_seccomp = true;
+    x->seccomp_fd = self->seccomp_fd;
+    /* as another user, the session folder and this binary are reached
+       through mounts the launcher makes before dropping privileges */
+    const char *session_source = workdir, *exe = self->exe;
+    if (self->set_user) {
+        x->bind_from[0] = workdir;
+        x->bind_to[0] = self->stage_session;
+        x->bind_from[1] = self->exe;
+        x->bind_to[1] = self->stage_exe;
+        session_source = self->stage_session;
+        exe = self->stage_exe;
+    }
     s_args (argv, &n, 1, "--unshare-cgroup-try");
     if (!self->network)
         s_args (argv, &n, 1, "--unshare-net");
     s_system_mounts (argv, &n);
     s_args (argv, &n, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-    if (!self->network && s_tcp_only (spec) && self->exe[0]) {
+    if (!self->network && s_tcp_only (spec) && exe[0]) {
         /* no way in over TCP: the kernel-proxy bridges to ipc sockets (bound
            after /tmp, which would hide a binary built under /tmp) */
-        s_args (argv, &n, 3, "--ro-bind", self->exe, self->exe);
-        options->proxy = self->exe;
+        s_args (argv, &n, 3, "--ro-bind", exe, exe);
+        options->proxy = exe;
     }
     s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
-    s_args (argv, &n, 3, "--bind", workdir, VISIBLE_WORKDIR);
+    s_args (argv, &n, 3, "--bind", session_source, VISIBLE_WORKDIR);
     s_args (argv, &n, 2, "--chdir", VISIBLE_WORKDIR);
     s_args (argv, &n, 3, "--setenv", "HOME", "/tmp");
     s_args (argv, &n, 3, "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib");

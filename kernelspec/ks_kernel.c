@@ -33,6 +33,7 @@ struct ks_kernel {
     char **extra_env;           /* copied from the options */
     char **wrap_argv;           /* copied from the options */
     char *cgroups[KS_MAX_CGROUPS];  /* copied from the options */
+    char *binds[2 * KS_MAX_BINDS];  /* copied from the options: from, to */
     char conn_path[320];
     char log_path[320];
     ks_kernel_state_t state;
@@ -99,6 +100,12 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
     for (int i = 0; i < KS_MAX_CGROUPS && options->spawn.cgroups[i]; i++) {
         self->cgroups[i] = strdup (options->spawn.cgroups[i]);
         self->options.spawn.cgroups[i] = self->cgroups[i];
+    }
+    for (int i = 0; i < KS_MAX_BINDS && options->spawn.bind_from[i]; i++) {
+        self->binds[2 * i] = strdup (options->spawn.bind_from[i]);
+        self->binds[2 * i + 1] = strdup (options->spawn.bind_to[i]);
+        self->options.spawn.bind_from[i] = self->binds[2 * i];
+        self->options.spawn.bind_to[i] = self->binds[2 * i + 1];
     }
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
@@ -208,6 +215,9 @@ ks_kernel_destroy (ks_kernel_t **self_p)
             else
                 usleep (2000);
         free (self->cgroups[i]);
+    }
+    for (int i = 0; i < 2 * KS_MAX_BINDS; i++) {
+        free (self->binds[i]);
     }
     free (self->cwd);
     free (self->proxy);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <grp.h>
@@ -29,22 +31,76 @@ s_child_fail (int fd)
     _exit (127);
 }
 
-/* In the child: joins cgroups, sets limits, drops privileges. Only
- * async-signal-safe calls. Returns 0 or -1 with errno set. */
+/* In the child: writes n in decimal to text (at least 24 bytes), returns
+ * its length. Async-signal-safe. */
 static int
-s_child_extra (const ks_spawn_extra_t *extra, pid_t self_pid)
+s_decimal (long n, char *text)
+{
+    int len = 0;
+    do
+        text[len++] = (char) ('0' + n % 10);
+    while ((n /= 10) > 0 && len < 22);
+    for (int i = 0; i < len / 2; i++) {
+        char t = text[i];
+        text[i] = text[len - 1 - i];
+        text[len - 1 - i] = t;
+    }
+    text[len] = '\0';
+    return len;
+}
+
+/* In the child: makes the bind mounts in a mount namespace of its own
+ * (slave to the host's, so nothing leaks back), as root. */
+static int
+s_child_binds (const ks_spawn_extra_t *extra)
+{
+    if (!extra->bind_from[0])
+        return 0;
+    if (unshare (CLONE_NEWNS) < 0 || mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+        return -1;
+    for (int i = 0; i < KS_MAX_BINDS && extra->bind_from[i]; i++)
+        if (mount (extra->bind_from[i], extra->bind_to[i], NULL, MS_BIND | MS_REC, NULL) < 0)
+            return -1;
+    return 0;
+}
+
+/* In the child: opens the seccomp program anew (its own offset: children
+ * started close together must not share one) at KS_CHILD_SECCOMP_FD,
+ * first moving the report pipe out of the way. */
+static int
+s_child_seccomp (const ks_spawn_extra_t *extra, int *report_fd)
+{
+    if (!extra->has_seccomp)
+        return 0;
+    if (*report_fd == KS_CHILD_SECCOMP_FD) {
+        int moved = fcntl (*report_fd, F_DUPFD_CLOEXEC, KS_CHILD_SECCOMP_FD + 1);
+        if (moved < 0)
+            return -1;
+        *report_fd = moved;
+    }
+    char path[48] = "/proc/self/fd/";
+    s_decimal (extra->seccomp_fd, path + 14);
+    int fd = open (path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    if (fd != KS_CHILD_SECCOMP_FD) {
+        if (dup2 (fd, KS_CHILD_SECCOMP_FD) < 0)
+            return -1;
+        close (fd);
+    }
+    return 0;
+}
+
+/* In the child: joins cgroups, makes bind mounts, opens the seccomp
+ * program, sets limits, drops privileges. Only async-signal-safe calls.
+ * Returns 0 or -1 with errno set. */
+static int
+s_child_extra (const ks_spawn_extra_t *extra, pid_t self_pid, int *report_fd)
 {
     if (!extra)
         return 0;
     char pid_text[24];
-    int n = 0;
-    for (pid_t p = self_pid; p > 0 && n < 22; p /= 10)
-        pid_text[n++] = (char) ('0' + p % 10);
-    for (int i = 0; i < n / 2; i++) {
-        char t = pid_text[i];
-        pid_text[i] = pid_text[n - 1 - i];
-        pid_text[n - 1 - i] = t;
-    }
+    int n = s_decimal (self_pid, pid_text);
     for (int i = 0; i < KS_MAX_CGROUPS && extra->cgroups[i]; i++) {
         char path[512];
         size_t len = strlen (extra->cgroups[i]);
@@ -60,6 +116,8 @@ s_child_extra (const ks_spawn_extra_t *extra, pid_t self_pid)
         }
         close (fd);
     }
+    if (s_child_binds (extra) < 0 || s_child_seccomp (extra, report_fd) < 0)
+        return -1;
     for (int i = 0; i < extra->n_rlimits; i++) {
         struct rlimit rl = {extra->rlimits[i].value, extra->rlimits[i].value};
         if (setrlimit (extra->rlimits[i].resource, &rl) < 0)
@@ -129,26 +187,27 @@ ks_process_spawn (char *const argv[], char *const envp[], const char *cwd,
         return -e;
     }
     if (pid == 0) {
-        /* child: only async-signal-safe calls from here to exec */
-        /* the death signal is armed after dropping privileges, which
-           would clear it */
-        if (setsid () < 0 || s_child_extra (extra, getpid ()) < 0
-            || prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
-            s_child_fail (report[1]);
-        if (getppid () != parent)
-            _exit (1);      /* the parent died before the signal was armed */
+        /* child: only async-signal-safe calls from here to exec; stdio
+           first, so the descriptors moved below cannot land on the log */
         int devnull = open ("/dev/null", O_RDONLY);
         if (devnull < 0 || dup2 (devnull, 0) < 0 || dup2 (log_fd, 1) < 0
             || dup2 (log_fd, 2) < 0)
             s_child_fail (report[1]);
+        /* cwd next, as root: a folder whose parents the kernel user cannot
+           pass through is still its working directory; the death signal is
+           armed after dropping privileges, which would clear it */
+        if (setsid () < 0 || (cwd && chdir (cwd) < 0)
+            || s_child_extra (extra, getpid (), &report[1]) < 0
+            || prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+            s_child_fail (report[1]);
+        if (getppid () != parent)
+            _exit (1);      /* the parent died before the signal was armed */
         sigset_t none;
         sigemptyset (&none);
         sigprocmask (SIG_SETMASK, &none, NULL);
         signal (SIGPIPE, SIG_DFL);
         signal (SIGINT, SIG_DFL);
         signal (SIGTERM, SIG_DFL);
-        if (cwd && chdir (cwd) < 0)
-            s_child_fail (report[1]);
         execvpe (argv[0], argv, envp);
         s_child_fail (report[1]);
     }
@@ -307,12 +366,12 @@ s_env_put (char ***env_p, size_t *n, char *entry)
     return 0;
 }
 
-/* True for the variables a clean environment keeps. */
+/* True for the variables a clean environment keeps. PATH is not one: a
+ * clean environment gets KS_CLEAN_PATH, never the gateway's. */
 static bool
 s_env_kept (const char *entry)
 {
-    static const char *const kept[] = {"PATH=", "LANG=", "LANGUAGE=", "TZ=", "HOME=", "LC_",
-                                       NULL};
+    static const char *const kept[] = {"LANG=", "LANGUAGE=", "TZ=", "HOME=", "LC_", NULL};
     for (int i = 0; kept[i]; i++)
         if (strncmp (entry, kept[i], strlen (kept[i])) == 0)
             return true;
@@ -328,6 +387,8 @@ ks_process_env (json_t *spec_env, const char *const *extra, bool clean)
     for (char **e = environ; e && *e && !rc; e++)
         if (!clean || s_env_kept (*e))
             rc = s_env_put (&env, &n, strdup (*e));
+    if (clean && !rc)
+        rc = s_env_put (&env, &n, strdup ("PATH=" KS_CLEAN_PATH));
     const char *key;
     json_t *value;
     json_object_foreach (spec_env, key, value) {

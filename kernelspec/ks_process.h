@@ -17,6 +17,11 @@
 
 #define KS_MAX_RLIMITS 8
 #define KS_MAX_CGROUPS 4
+#define KS_MAX_BINDS 4
+/* The PATH of a clean environment. */
+#define KS_CLEAN_PATH "/usr/local/bin:/usr/bin:/bin"
+/* The descriptor number a child finds its seccomp program at. */
+#define KS_CHILD_SECCOMP_FD 3
 
 /* What the child does between fork and exec, besides the basics (new
  * session and process group, parent-death signal, stdin from /dev/null,
@@ -33,6 +38,16 @@ typedef struct {
     bool set_user;              /* drop to uid/gid (supplementary groups cleared) */
     uid_t uid;
     gid_t gid;
+    /* Bind mounts made as root in a private mount namespace of the child
+       before it drops privileges: how a folder or file the new user could
+       not reach by its path (a session folder under a mode-700 home) is
+       handed to a sandbox. Targets must exist. */
+    const char *bind_from[KS_MAX_BINDS];
+    const char *bind_to[KS_MAX_BINDS];
+    /* A seccomp program to hand to bubblewrap: reopened in the child (its
+       own file offset) at KS_CHILD_SECCOMP_FD. */
+    bool has_seccomp;
+    int seccomp_fd;
 } ks_spawn_extra_t;
 
 /* Starts argv[0] (searched in PATH) with envp in cwd, output appended to

@@ -18,7 +18,7 @@ DEBIAN_PACKAGES=(
     build-essential pkg-config clang
     libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
-    bubblewrap check libsubunit-dev
+    bubblewrap libseccomp-dev check libsubunit-dev
     python3 python3-pytest
 )
 
