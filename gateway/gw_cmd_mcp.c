@@ -143,7 +143,11 @@ gw_cmd_mcp (int argc, char **argv)
         case 'h':
             printf ("Usage: codebox mcp [--state-dir D] [--config FILE]\n\n"
                     "Serves MCP over stdio: one JSON-RPC message per line on stdin and\n"
-                    "stdout; logs go to stderr. Ends at end of input.\n\n");
+                    "stdout; logs go to stderr. Ends at end of input.\n\n"
+                    "  --state-dir D   session folders, one server each (CODEBOX_STATE_DIR;\n"
+                    "                  default /var/lib/codebox as root, else\n"
+                    "                  $XDG_STATE_HOME/codebox or ~/.local/state/codebox)\n"
+                    "  --config FILE   settings file instead of ./.env\n\n");
             gw_config_print_help (stdout);
             return GW_EXIT_OK;
         default: return GW_EXIT_USAGE;

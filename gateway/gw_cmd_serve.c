@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "gw_auth.h"
+#include "gw_bind.h"
 #include "gw_cli.h"
 #include "gw_download.h"
 #include "gw_http.h"
@@ -27,18 +28,12 @@ s_help (void)
             "Serves the REST API (and MCP at /mcp) over HTTP until SIGTERM or SIGINT.\n\n"
             "  --host H        bind address (CODEBOX_HOST, default 127.0.0.1)\n"
             "  --port P        port (CODEBOX_PORT, default 8000; 0 picks a free one)\n"
-            "  --state-dir D   session folders (CODEBOX_STATE_DIR, default ./sessions)\n"
+            "  --state-dir D   session folders, one server each (CODEBOX_STATE_DIR; default\n"
+            "                  /var/lib/codebox as root, else $XDG_STATE_HOME/codebox or\n"
+            "                  ~/.local/state/codebox)\n"
             "  --config FILE   settings file instead of ./.env\n"
             "  --insecure      allow a non-loopback --host without CODEBOX_API_TOKENS\n\n");
     gw_config_print_help (stdout);
-}
-
-/* True for 127.0.0.0/8 (the only IPv4 loopback). */
-static bool
-s_is_loopback (const char *host)
-{
-    struct in_addr a;
-    return inet_pton (AF_INET, host, &a) == 1 && (ntohl (a.s_addr) >> 24) == 127;
 }
 
 /* Lets the gateway hold many connections and kernel sockets at once. */
@@ -110,10 +105,24 @@ gw_cmd_serve (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
-    const char *bind = gw_config_str (config, GW_SET_HOST);
-    if (!s_is_loopback (bind) && !gw_auth_enabled (auth) && !insecure) {
-        fprintf (stderr, "codebox serve: refusing to listen on %s without tokens: set "
-                 "CODEBOX_API_TOKENS, or pass --insecure\n", bind);
+    gw_bind_t bind;
+    int port_no = gw_bind_port (gw_config_str (config, GW_SET_PORT));
+    if (port_no < 0)
+        snprintf (err, sizeof err, "port '%s' is not a number from 0 to 65535 "
+                  "(CODEBOX_PORT or --port; 0 picks a free one)",
+                  gw_config_str (config, GW_SET_PORT));
+    int listen_fd = -1;
+    if (port_no < 0 || gw_bind_resolve (gw_config_str (config, GW_SET_HOST), port_no, &bind, err,
+                                        sizeof err) < 0)
+        ;
+    else if (!gw_bind_is_loopback ((struct sockaddr *) &bind.addr) && !gw_auth_enabled (auth)
+             && !insecure)
+        snprintf (err, sizeof err, "refusing to listen on %s (not loopback) without tokens: "
+                  "set CODEBOX_API_TOKENS, or pass --insecure", bind.display);
+    else
+        listen_fd = gw_bind_listen (&bind, err, sizeof err);
+    if (listen_fd < 0) {
+        fprintf (stderr, "codebox serve: %s\n", err);
         gw_auth_destroy (&auth);
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
@@ -132,16 +141,19 @@ gw_cmd_serve (int argc, char **argv)
         gw_loop_set_app (loop, mcp_http);
         gw_loop_set_timer (loop, s_mcp_deadline, s_mcp_tick, mcp);
     }
-    if (loop && mcp_http)
-        http = gw_http_new (bind, (int) gw_config_int (config, GW_SET_PORT), auth,
-                            gw_loop_post, loop, err, sizeof err);
+    if (loop && mcp_http) {
+        http = gw_http_new (listen_fd, auth, gw_loop_post, loop, err, sizeof err);
+        listen_fd = -1;
+    }
+    if (listen_fd >= 0)
+        close (listen_fd);
     if (!loop || !http) {
         fprintf (stderr, "codebox serve: %s\n", err);
         exit_code = GW_EXIT_USAGE;
     } else {
         gw_http_set_metrics (http, gw_loop_metrics (loop));
         jp_log_info ("serving http://%s:%d (REST API; MCP at /mcp) state=%s "
-                 "kernel=%s auth=%s", bind, gw_http_port (http), gw_loop_state_dir (loop),
+                 "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_loop_state_dir (loop),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),
                  gw_auth_enabled (auth) ? "tokens" : "none");
         gw_loop_run (loop);

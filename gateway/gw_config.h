@@ -18,7 +18,7 @@
 #define GW_SETTINGS(X) \
     X (HOST, "CODEBOX_HOST", "127.0.0.1", STR, "HTTP bind address") \
     X (PORT, "CODEBOX_PORT", "8000", UINT, "HTTP port (0 picks a free one)") \
-    X (STATE_DIR, "CODEBOX_STATE_DIR", "./sessions", STR, "one folder per session under it") \
+    X (STATE_DIR, "CODEBOX_STATE_DIR", "", STR, "one folder per session under it; one server per folder (default: /var/lib/codebox as root, else $XDG_STATE_HOME/codebox or ~/.local/state/codebox)") \
     X (API_TOKENS, "CODEBOX_API_TOKENS", "", STR, "comma-separated [tenant:]token list; when set, HTTP needs Authorization: Bearer") \
     X (DEFAULT_KERNEL, "CODEBOX_DEFAULT_KERNEL", "python3", STR, "kernelspec used when a request names none") \
     X (KERNEL_PATH, "CODEBOX_KERNEL_PATH", "", STR, "extra kernelspec folders, ':'-separated, searched first") \

@@ -402,41 +402,40 @@ s_notify_connection (void *cls, struct MHD_Connection *mc, void **socket_context
 }
 
 gw_http_t *
-gw_http_new (const char *host, int port, const gw_auth_t *auth, gw_http_post_fn *post,
-             void *post_arg, char *err, size_t err_len)
+gw_http_new (int listen_fd, const gw_auth_t *auth, gw_http_post_fn *post, void *post_arg,
+             char *err, size_t err_len)
 {
     gw_http_t *self = calloc (1, sizeof *self);
-    if (!self)
+    if (!self) {
+        close (listen_fd);
         return NULL;
+    }
     self->post = post;
     self->post_arg = post_arg;
     self->auth = auth;
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) port)};
-    if (inet_pton (AF_INET, host, &addr.sin_addr) != 1) {
-        snprintf (err, err_len, "--host %s is not an IPv4 address", host);
-        free (self);
-        return NULL;
-    }
+    struct sockaddr_storage addr;
+    socklen_t len = sizeof addr;
+    if (getsockname (listen_fd, (struct sockaddr *) &addr, &len) == 0)
+        self->port = ntohs (addr.ss_family == AF_INET6
+                                ? ((struct sockaddr_in6 *) &addr)->sin6_port
+                                : ((struct sockaddr_in *) &addr)->sin_port);
     self->daemon = MHD_start_daemon (
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC
         | MHD_USE_ERROR_LOG,
-        (uint16_t) port, NULL, NULL, s_access, self,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
+        0, NULL, NULL, s_access, self,
+        MHD_OPTION_LISTEN_SOCKET, listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, 2u,
         MHD_OPTION_CONNECTION_LIMIT, 4000u,
         MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
         MHD_OPTION_END);
     if (!self->daemon) {
-        snprintf (err, err_len, "cannot listen on %s:%d: %s", host, port, strerror (errno));
+        snprintf (err, err_len, "cannot start the HTTP server: %s", strerror (errno));
+        close (listen_fd);
         free (self);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info (self->daemon,
-                                                            MHD_DAEMON_INFO_BIND_PORT);
-    self->port = info ? info->port : port;
     return self;
 }
 

@@ -19,9 +19,10 @@ typedef struct gw_http gw_http_t;
 /* Hands a request to the loop. Called from libmicrohttpd's threads. */
 typedef void (gw_http_post_fn) (gw_request_t *req, void *arg);
 
-/* Listens on host:port (port 0 picks a free one). NULL with err set. */
-gw_http_t *gw_http_new (const char *host, int port, const gw_auth_t *auth,
-                        gw_http_post_fn *post, void *post_arg, char *err, size_t err_len);
+/* Serves on listen_fd (a listening socket, see gw_bind_listen; taken
+ * over, also on failure). NULL with err set. */
+gw_http_t *gw_http_new (int listen_fd, const gw_auth_t *auth, gw_http_post_fn *post,
+                        void *post_arg, char *err, size_t err_len);
 
 /* Counts each answered request into metrics (set before serving). */
 void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);

@@ -21,6 +21,7 @@
 #include "gw_pool.h"
 #include "gw_sandbox.h"
 #include "gw_sql.h"
+#include "gw_state_dir.h"
 #include "jp_time.h"
 #include "jp_log.h"
 
@@ -51,6 +52,7 @@ struct gw_loop {
     gw_sandbox_t *sandbox;
     gw_sql_t *sql;
     gw_blob_t *blob;            /* Azure Blob upload of artifacts, or NULL (off) */
+    int lock_fd;                /* the state folder's lock (gw_state_dir) */
 };
 
 gw_loop_t *
@@ -66,14 +68,25 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     self->handler = handler;
     self->signal_fd = -1;
     self->watch_fd = -1;
+    self->lock_fd = -1;
+    char fallback[PATH_MAX];
     const char *state = gw_config_str (config, GW_SET_STATE_DIR);
-    int rc = gw_fs_mkdirs (state, 0755);
+    if (!state[0] && gw_state_dir_default (fallback, sizeof fallback) == 0)
+        state = fallback;
+    /* 0711: kernels without a sandbox may pass through to their folder */
+    int rc = gw_fs_mkdirs (state, 0711);
     if (rc || !realpath (state, self->state_dir)) {
         snprintf (err, err_len, "cannot use the state folder %s: %s", state,
                   strerror (rc ? -rc : errno));
         gw_loop_destroy (&self);
         return NULL;
     }
+    /* one server per state folder; what an earlier one left goes */
+    if (gw_state_dir_lock (self->state_dir, &self->lock_fd, err, err_len) < 0) {
+        gw_loop_destroy (&self);
+        return NULL;
+    }
+    gw_state_dir_sweep (self->state_dir);
     snprintf (self->runtime_dir, sizeof self->runtime_dir, "/tmp/codebox-XXXXXX");
     /* 0711: the kernel user may pass through to its own folder, not list */
     if (!mkdtemp (self->runtime_dir) || chmod (self->runtime_dir, 0711) < 0) {
@@ -153,6 +166,8 @@ gw_loop_destroy (gw_loop_t **self_p)
         close (self->signal_fd);
     if (self->runtime_dir[0])
         gw_fs_remove_tree (self->runtime_dir);
+    if (self->lock_fd >= 0)
+        close (self->lock_fd);
     free (self);
     *self_p = NULL;
 }

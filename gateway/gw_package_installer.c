@@ -249,12 +249,20 @@ s_sandbox_args (const gw_installer_t *job, s_argv_t *a, bool session, bool netwo
     for (int i = 0; rest[i]; i++)
         s_arg (a, rest[i]);
     s_arg (a, "--bind");
-    s_arg (a, job->opdir);
+    s_arg (a, job->stage_work[0] ? job->stage_work : job->opdir);
     s_arg (a, "/tmp");
     if (session) {
         s_arg (a, "--bind");
-        s_arg (a, job->workdir);
+        s_arg (a, job->stage_session[0] ? job->stage_session : job->workdir);
         s_arg (a, "/session");
+    }
+    if (job->seccomp_fd >= 0) {
+        char fd[16];
+        snprintf (fd, sizeof fd, "%d", KS_CHILD_SECCOMP_FD);
+        s_arg (a, "--cap-drop");
+        s_arg (a, "ALL");
+        s_arg (a, "--seccomp");
+        s_arg (a, fd);
     }
     if (job->find_links[0] == '/') {
         s_arg (a, "--ro-bind");
@@ -305,6 +313,16 @@ s_exec (const gw_installer_t *job, char *const argv[], const char *log, char *er
     extra.rlimits[extra.n_rlimits++] = (ks_rlimit_t) {RLIMIT_NOFILE, 4096};
     extra.rlimits[extra.n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
     extra.rlimits[extra.n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) job->fsize_limit};
+    if (job->bwrap && job->stage_work[0]) {
+        extra.bind_from[0] = job->opdir;
+        extra.bind_to[0] = job->stage_work;
+        extra.bind_from[1] = job->workdir;
+        extra.bind_to[1] = job->stage_session;
+    }
+    if (job->bwrap && job->seccomp_fd >= 0) {
+        extra.has_seccomp = true;
+        extra.seccomp_fd = job->seccomp_fd;
+    }
     pid_t pid;
     int pidfd;
     int rc = ks_process_spawn (argv, env, job->opdir, log_path, &extra, &pid, &pidfd, err,

@@ -50,6 +50,11 @@ typedef struct {
     char python[256];           /* the kernel's Python (runs pip) */
     bool bwrap;                 /* run the installer under bubblewrap */
     bool set_user;              /* and as this user */
+    /* When set: mount targets the launcher binds opdir and workdir to as
+       root (gw_sandbox_stage), so their parents need not be traversable */
+    char stage_work[300];
+    char stage_session[300];
+    int seccomp_fd;             /* the kernels' seccomp program, or -1 */
     uid_t uid;
     gid_t gid;
     char index_url[1024];       /* CODEBOX_PIP_INDEX_URL or "" */

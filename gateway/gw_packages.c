@@ -424,6 +424,8 @@ s_launch (s_op_t *op, char *message, size_t len)
         w->gid = st.st_gid;
     }
     w->bwrap = gw_sandbox_bwrap (gw_loop_sandbox (loop));
+    w->seccomp_fd = gw_sandbox_stage (gw_loop_sandbox (loop), w->stage_work, w->stage_session,
+                                      sizeof w->stage_work);
     const char *links = gw_config_str (c, GW_SET_PIP_FIND_LINKS);
     bool url = strncasecmp (links, "http://", 7) == 0 || strncasecmp (links, "https://", 8) == 0;
     if (*links && !url) {

@@ -39,6 +39,7 @@ struct gw_sandbox {
        folder and this binary there in a mount namespace of its own */
     char stage_session[300];
     char stage_exe[300];
+    char stage_work[300];
     int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
 };
 
@@ -88,8 +89,10 @@ s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_
         return 0;
     snprintf (self->stage_session, sizeof self->stage_session, "%s/session", stage_dir);
     snprintf (self->stage_exe, sizeof self->stage_exe, "%s/codebox", stage_dir);
+    snprintf (self->stage_work, sizeof self->stage_work, "%s/work", stage_dir);
     int fd = -1;
     if ((mkdir (self->stage_session, 0755) < 0 && errno != EEXIST)
+        || (mkdir (self->stage_work, 0755) < 0 && errno != EEXIST)
         || (fd = open (self->stage_exe, O_WRONLY | O_CREAT | O_CLOEXEC, 0755)) < 0) {
         snprintf (err, err_len, "cannot prepare the sandbox's mount targets in %s: %s",
                   stage_dir, strerror (errno));
@@ -344,6 +347,14 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     /* without bwrap, cwd is the host folder; with it, bwrap changes there */
     options->cwd = NULL;
     return 0;
+}
+
+int
+gw_sandbox_stage (const gw_sandbox_t *self, char *work, char *session, size_t len)
+{
+    snprintf (work, len, "%s", self->bwrap ? self->stage_work : "");
+    snprintf (session, len, "%s", self->bwrap ? self->stage_session : "");
+    return self->bwrap ? self->seccomp_fd : -1;
 }
 
 void

@@ -34,11 +34,18 @@ typedef struct {
 } gw_sandbox_launch_t;
 
 /* Decides the mode (auto: bwrap when a trial sandbox starts), finds the
- * kernel user and the cgroup hierarchies. NULL with err set when bwrap was
- * asked for and does not work, or when the kernel user cannot reach
- * state_dir (the session folders are bound into sandboxes as that user). */
-gw_sandbox_t *gw_sandbox_new (const gw_config_t *config, const char *state_dir, char *err,
+ * kernel user and the cgroup hierarchies, builds the seccomp filter, and
+ * makes the mount targets in stage_dir (a folder the kernel user can pass
+ * through, e.g. the runtime folder) that launchers bind session folders
+ * to. NULL with err set when bwrap was asked for and does not work. */
+gw_sandbox_t *gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err,
                               size_t err_len);
+
+/* For other bubblewrap launches (package installs): copies the mount
+ * targets for a work folder and the session folder into work and session
+ * (len bytes each; "" when no binds are needed) and returns the seccomp
+ * program's descriptor (-1 without bwrap). */
+int gw_sandbox_stage (const gw_sandbox_t *self, char *work, char *session, size_t len);
 void gw_sandbox_destroy (gw_sandbox_t **self_p);
 
 /* True when kernels run under bubblewrap. */

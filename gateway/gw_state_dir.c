@@ -1,0 +1,100 @@
+/* gw_state_dir: default, lock and start-up sweep of the state folder (see
+ * gw_state_dir.h). Threads: the main thread. */
+#include "gw_state_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "gw_fs.h"
+#include "jp_log.h"
+
+#define LOCK_NAME ".lock"
+
+int
+gw_state_dir_default (char *buf, size_t len)
+{
+    const char *xdg = getenv ("XDG_STATE_HOME");
+    const char *home = getenv ("HOME");
+    int n;
+    if (geteuid () == 0)
+        n = snprintf (buf, len, "/var/lib/codebox");
+    else if (xdg && xdg[0] == '/')
+        n = snprintf (buf, len, "%s/codebox", xdg);
+    else if (home && home[0] == '/')
+        n = snprintf (buf, len, "%s/.local/state/codebox", home);
+    else
+        n = snprintf (buf, len, "/tmp/codebox-state-%u", (unsigned) geteuid ());
+    return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}
+
+int
+gw_state_dir_lock (const char *dir, int *fd_p, char *err, size_t err_len)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/" LOCK_NAME, dir);
+    int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        int e = errno;
+        snprintf (err, err_len, "cannot open the lock %s: %s", path, strerror (e));
+        return -e;
+    }
+    if (flock (fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        char holder[32] = "";
+        ssize_t n = pread (fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        holder[strcspn (holder, "\n")] = '\0';
+        close (fd);
+        if (e == EWOULDBLOCK) {
+            snprintf (err, err_len, "another codebox (pid %s) is using the state folder %s: "
+                      "one server per state folder (choose another with --state-dir)",
+                      holder[0] ? holder : "?", dir);
+            return -EBUSY;
+        }
+        snprintf (err, err_len, "cannot lock %s: %s", path, strerror (e));
+        return -e;
+    }
+    char pid[32];
+    int n = snprintf (pid, sizeof pid, "%ld\n", (long) getpid ());
+    if (ftruncate (fd, 0) < 0 || pwrite (fd, pid, (size_t) n, 0) != n) {
+        int e = errno;
+        close (fd);
+        snprintf (err, err_len, "cannot write the lock %s: %s", path, strerror (e));
+        return -e;
+    }
+    *fd_p = fd;
+    return 0;
+}
+
+int
+gw_state_dir_sweep (const char *dir)
+{
+    DIR *d = opendir (dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir (d))) {
+        if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0
+            || strcmp (e->d_name, LOCK_NAME) == 0)
+            continue;
+        char path[4400];
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        int rc = gw_fs_remove_tree (path);
+        if (rc)
+            jp_log_warn ("state event=sweep-failed entry=%s error=\"%s\"", e->d_name,
+                         strerror (-rc));
+        else {
+            jp_log_info ("state event=swept entry=%s why=left-by-an-earlier-run", e->d_name);
+            removed++;
+        }
+    }
+    closedir (d);
+    return removed;
+}

@@ -1,0 +1,27 @@
+/* gw_state_dir: the state folder (CODEBOX_STATE_DIR): its default, the
+ * lock that lets one server use it at a time, and the sweep of what an
+ * earlier run left there, so that no session ever gets an old folder.
+ *
+ * Threads: the main thread, while the server starts. */
+#ifndef GW_STATE_DIR_H
+#define GW_STATE_DIR_H
+
+#include <stddef.h>
+
+/* The default state folder: /var/lib/codebox for root, otherwise
+ * $XDG_STATE_HOME/codebox, or ~/.local/state/codebox. Works wherever the
+ * server is started from. Returns 0, or -ENAMETOOLONG. */
+int gw_state_dir_default (char *buf, size_t len);
+
+/* Takes the lock of the state folder dir (an flock on dir/.lock, which
+ * also holds the PID of the server that has it) for the life of the
+ * process; *fd_p is the lock's descriptor, to close at exit. When another
+ * process holds it, returns -EBUSY and err names that process's PID. */
+int gw_state_dir_lock (const char *dir, int *fd_p, char *err, size_t err_len);
+
+/* Removes everything an earlier run left in dir (session and tenant
+ * folders, warm-pool folders, install folders) except the lock, logging
+ * each. Call with the lock held. Returns how many entries it removed. */
+int gw_state_dir_sweep (const char *dir);
+
+#endif
