@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -19,6 +20,8 @@
 #include "gw_base64.h"
 #include "gw_cli.h"
 #include "gw_execution.h"
+#include "gw_fs.h"
+#include "gw_sandbox.h"
 #include "ks_search.h"
 
 #define MAX_CODE_BYTES (16u << 20)
@@ -203,16 +206,63 @@ static void
 s_help (void)
 {
     printf ("Usage: codebox exec [--kernel NAME] [--output-dir DIR] [--timeout SECONDS]\n"
-            "                    [--config FILE] FILE|-\n\n"
+            "                    [--no-sandbox] [--config FILE] FILE|-\n\n"
             "Runs code once in a fresh kernel and prints its outputs: stdout and\n"
             "results to stdout, stderr and tracebacks to stderr; images are saved\n"
             "to DIR/codebox-exec-N.png (default DIR: .) and their names printed.\n\n"
-            "  --kernel NAME       kernelspec (default: CODEBOX_DEFAULT_KERNEL, python3)\n"
+            "The kernel is chosen by --kernel, else by FILE's extension (.py, .js,\n"
+            ".r, .m, ... matched to the kernelspecs' languages), else\n"
+            "CODEBOX_DEFAULT_KERNEL. It runs in the same sandbox as `codebox serve`\n"
+            "(CODEBOX_SANDBOX, the kernel user, the limits), working in a fresh\n"
+            "empty folder that is removed afterwards.\n\n"
+            "  --kernel NAME       kernelspec\n"
             "  --output-dir DIR    where images go\n"
             "  --timeout SECONDS   interrupt after this long (CODEBOX_EXEC_TIMEOUT)\n"
+            "  --no-sandbox        run the kernel unconfined, as you, in the current folder\n"
             "  --config FILE       settings file instead of ./.env\n\n"
             "Exit status: 0 ran, 1 the code raised an error, 2 usage, 3 the kernel\n"
             "failed to start or died, 124 timeout.\n");
+}
+
+/* Where a sandboxed run works: top (0711) holds the sandbox's mount
+ * targets, run/ (the kernel's runtime folder) and work/ (its empty working
+ * folder, the kernel user's). */
+typedef struct {
+    char *top;
+    char run[64], work[64];
+    gw_sandbox_t *sandbox;
+    gw_sandbox_launch_t launch;
+    bool sandbox_used;
+} s_place_t;
+
+/* Puts the kernel in the same sandbox `codebox serve` gives its kernels,
+ * working in a fresh folder. Returns 0 or -1 with err set. */
+static int
+s_sandbox (const gw_config_t *config, const ks_spec_t *spec, s_place_t *place,
+           ks_kernel_options_t *kopts, char *err, size_t err_len)
+{
+    place->sandbox_used = true;
+    snprintf (place->run, sizeof place->run, "%s/run", place->top);
+    snprintf (place->work, sizeof place->work, "%s/work", place->top);
+    if (chmod (place->top, 0711) < 0 || mkdir (place->run, 0700) < 0
+        || mkdir (place->work, 0700) < 0) {
+        snprintf (err, err_len, "cannot make the sandbox's folders: %s", strerror (errno));
+        return -1;
+    }
+    place->sandbox = gw_sandbox_new (config, place->top, err, err_len);
+    if (!place->sandbox || gw_sandbox_own (place->sandbox, place->work) < 0)
+        return -1;
+    char id[16];
+    snprintf (id, sizeof id, "x%07ld", (long) getpid () % 10000000);
+    kopts->runtime_dir = place->run;
+    kopts->cwd = place->work;
+    int rc = gw_sandbox_prepare (place->sandbox, spec, place->work, place->run, id,
+                                 &place->launch, kopts);
+    if (rc) {
+        snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
+        return -1;
+    }
+    return 0;
 }
 
 /* Ends the kernel: orderly shutdown, bounded, then kill. */
@@ -235,9 +285,11 @@ gw_cmd_exec (int argc, char **argv)
         {"output-dir", required_argument, NULL, 'o'},
         {"timeout", required_argument, NULL, 't'},
         {"config", required_argument, NULL, 'c'},
+        {"no-sandbox", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
+    bool sandboxed = true;
     const char *kernel_name = NULL, *output_dir = ".", *timeout = NULL, *config_file = NULL;
     int opt;
     while ((opt = getopt_long (argc, argv, "k:o:t:h", options, NULL)) != -1) {
@@ -246,6 +298,7 @@ gw_cmd_exec (int argc, char **argv)
         case 'o': output_dir = optarg; break;
         case 't': timeout = optarg; break;
         case 'c': config_file = optarg; break;
+        case 'n': sandboxed = false; break;
         case 'h': s_help (); return GW_EXIT_OK;
         default: return GW_EXIT_USAGE;
         }
@@ -260,6 +313,21 @@ gw_cmd_exec (int argc, char **argv)
     if (timeout && gw_cli_flag (config, GW_SET_EXEC_TIMEOUT, "--timeout", timeout)) {
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
+    }
+    char *by_language = NULL;
+    const char *language = strcmp (argv[optind], "-") ? ks_search_language_of (argv[optind]) : NULL;
+    if (!kernel_name && language) {
+        by_language = ks_search_name_for_language (gw_config_str (config, GW_SET_KERNEL_PATH),
+                                                   language,
+                                                   gw_config_str (config, GW_SET_DEFAULT_KERNEL));
+        if (!by_language) {
+            fprintf (stderr, "codebox exec: no kernelspec for %s (the language of %s); "
+                     "name one with --kernel (see codebox kernelspecs)\n", language,
+                     argv[optind]);
+            gw_config_destroy (&config);
+            return GW_EXIT_USAGE;
+        }
+        kernel_name = by_language;
     }
     if (!kernel_name)
         kernel_name = gw_config_str (config, GW_SET_DEFAULT_KERNEL);
@@ -284,6 +352,7 @@ gw_cmd_exec (int argc, char **argv)
     void *ctx = zmq_ctx_new ();
     int exit_code = GW_EXIT_KERNEL;
     s_run_t run = {.output_dir = output_dir, .strip_ansi = !isatty (2)};
+    s_place_t place = {.top = runtime_dir};
     if (!ctx || !mkdtemp (runtime_dir)) {
         fprintf (stderr, "codebox exec: cannot make a runtime folder: %s\n", strerror (errno));
         goto out;
@@ -292,7 +361,12 @@ gw_cmd_exec (int argc, char **argv)
         .runtime_dir = runtime_dir,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
     };
+    if (sandboxed && s_sandbox (config, spec, &place, &kopts, err, sizeof err) < 0) {
+        fprintf (stderr, "codebox exec: %s\n", err);
+        goto out;
+    }
     run.kernel = ks_kernel_new (ctx, spec, &kopts);
+    gw_sandbox_launch_clear (&place.launch);
     if (!run.kernel)
         goto out;
     ks_kernel_set_handlers (run.kernel, s_on_msg, s_on_state, &run);
@@ -337,7 +411,12 @@ out:
     if (run.kernel)
         s_end_kernel (&run.kernel);
     gw_execution_destroy (&run.exec);
-    rmdir (runtime_dir);
+    gw_sandbox_destroy (&place.sandbox);
+    if (place.sandbox_used)
+        gw_fs_remove_tree (runtime_dir);
+    else
+        rmdir (runtime_dir);
+    free (by_language);
     if (ctx)
         zmq_ctx_term (ctx);
     free (code);

@@ -279,3 +279,43 @@ ks_search_free (ks_spec_t **specs, size_t n)
         ks_spec_destroy (&specs[i]);
     free (specs);
 }
+
+const char *
+ks_search_language_of (const char *path)
+{
+    static const char *const map[][2] = {
+        {"py", "python"}, {"js", "javascript"}, {"mjs", "javascript"}, {"cjs", "javascript"},
+        {"ts", "typescript"}, {"r", "r"}, {"jl", "julia"}, {"m", "octave"}, {"rb", "ruby"},
+        {"sh", "bash"}, {"bash", "bash"}, {"scala", "scala"}, {"go", "go"}, {"rs", "rust"},
+        {"lua", "lua"}, {"pl", "perl"}, {"sql", "sql"},
+    };
+    const char *base = strrchr (path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr (base, '.');
+    if (!dot || dot == base || !dot[1])
+        return NULL;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcasecmp (dot + 1, map[i][0]) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+char *
+ks_search_name_for_language (const char *kernel_path, const char *language,
+                             const char *preferred)
+{
+    ks_spec_t **specs = NULL;
+    size_t n = 0;
+    if (ks_search_all (kernel_path, &specs, &n, NULL, NULL) < 0)
+        return NULL;
+    const char *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!specs[i]->language || strcasecmp (specs[i]->language, language) != 0)
+            continue;
+        if (!found || (preferred && strcmp (specs[i]->name, preferred) == 0))
+            found = specs[i]->name;
+    }
+    char *name = found ? strdup (found) : NULL;
+    ks_search_free (specs, n);
+    return name;
+}

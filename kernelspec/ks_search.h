@@ -33,6 +33,19 @@ int ks_search_all (const char *kernel_path, ks_spec_t ***specs_p, size_t *n_p,
 /* Frees an array from ks_search_all. */
 void ks_search_free (ks_spec_t **specs, size_t n);
 
+/* The language (as kernelspecs name it in "language") of a source file,
+ * by its extension, case-insensitively: .py python, .js/.mjs/.cjs
+ * javascript, .ts typescript, .r r, .jl julia, .m octave, .rb ruby,
+ * .sh/.bash bash, .scala scala, .go go, .rs rust, .lua lua, .pl perl,
+ * .sql sql; NULL when there is no extension or it is not one of these. */
+const char *ks_search_language_of (const char *path);
+
+/* The name of a kernelspec for language (compared case-insensitively):
+ * preferred when it is one, else the first by name. A new string, or NULL
+ * when none is found. */
+char *ks_search_name_for_language (const char *kernel_path, const char *language,
+                                   const char *preferred);
+
 /* True when name is a valid kernelspec name: 1-64 of [A-Za-z0-9._-]. */
 int ks_search_valid_name (const char *name);
 
