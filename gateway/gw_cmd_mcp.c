@@ -178,7 +178,7 @@ gw_cmd_mcp (int argc, char **argv)
     } else {
         gw_loop_watch_fd (loop, 0, s_on_stdin, &io);
         gw_loop_set_timer (loop, s_deadline, s_tick, &io);
-        jp_log_info ("mcp on stdio state=%s kernel=%s", gw_loop_state_dir (loop),
+        jp_log (JP_LOG_ALWAYS, "mcp on stdio state=%s kernel=%s", gw_loop_state_dir (loop),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL));
         gw_loop_run (loop);
     }

@@ -152,7 +152,7 @@ gw_cmd_serve (int argc, char **argv)
         exit_code = GW_EXIT_USAGE;
     } else {
         gw_http_set_metrics (http, gw_loop_metrics (loop));
-        jp_log_info ("serving http://%s:%d (REST API; MCP at /mcp) state=%s "
+        jp_log (JP_LOG_ALWAYS, "serving http://%s:%d (REST API; MCP at /mcp) state=%s "
                  "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_loop_state_dir (loop),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),
                  gw_auth_enabled (auth) ? "tokens" : "none");
@@ -166,6 +166,6 @@ gw_cmd_serve (int argc, char **argv)
     gw_auth_destroy (&auth);
     gw_config_destroy (&config);
     if (exit_code == GW_EXIT_OK)
-        jp_log_info ("stopped");
+        jp_log (JP_LOG_ALWAYS, "stopped");
     return exit_code;
 }

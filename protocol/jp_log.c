@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static atomic_int s_level = JP_LOG_INFO;
-static const char *const s_names[] = {"debug", "info", "warn", "error"};
+static const char *const s_names[] = {"debug", "info", "warn", "error", "info"};
 
 void
 jp_log_set_level (jp_log_level_t level)

@@ -11,7 +11,8 @@
 
 #include <stdbool.h>
 
-typedef enum { JP_LOG_DEBUG, JP_LOG_INFO, JP_LOG_WARN, JP_LOG_ERROR } jp_log_level_t;
+/* JP_LOG_ALWAYS is written at every level (banners), shown as "info". */
+typedef enum { JP_LOG_DEBUG, JP_LOG_INFO, JP_LOG_WARN, JP_LOG_ERROR, JP_LOG_ALWAYS } jp_log_level_t;
 
 /* Sets the lowest level written (default JP_LOG_INFO). */
 void jp_log_set_level (jp_log_level_t level);

@@ -96,6 +96,68 @@ def test_kernel_environment_is_clean(sandboxed):
     assert "PATH" in env and "HOME" in env
 
 
+HARDENING_PROBE = r"""
+import ctypes, errno, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    ctypes.set_errno(0)
+    rc = getattr(libc, name)(*args)
+    return 'ok' if rc >= 0 else errno.errorcode.get(ctypes.get_errno(), '?')
+def sys_(nr, *args):
+    ctypes.set_errno(0)
+    rc = libc.syscall(nr, *args)
+    return 'ok' if rc >= 0 else errno.errorcode.get(ctypes.get_errno(), '?')
+out = {}
+r = subprocess.run(['unshare', '-Urn', 'true'], capture_output=True, text=True)
+out['unshare_cmd'] = 'ok' if r.returncode == 0 else 'refused'
+for name, flag in [('user', 0x10000000), ('mount', 0x00020000), ('net', 0x40000000),
+                   ('pid', 0x20000000)]:
+    out['unshare_' + name] = call('unshare', flag)
+child = os.fork()
+if child == 0:
+    import time; time.sleep(30); os._exit(0)
+out['ptrace_attach'] = call('ptrace', 16, child, 0, 0)      # PTRACE_ATTACH
+os.kill(child, 9); os.waitpid(child, 0)
+out['keyctl'] = sys_(250, 0, 0, 0, 0)                      # x86_64 keyctl
+out['add_key'] = sys_(248, 0, 0, 0, 0, 0)
+out['bpf'] = sys_(321, 0, 0, 0)
+out['perf_event_open'] = sys_(298, 0, 0, 0, 0, 0)
+out['mount'] = call('mount', b'none', b'/tmp', b'tmpfs', 0, None)
+out['setns'] = sys_(308, 0, 0)
+out['userfaultfd'] = sys_(323, 0)
+out['personality_norandom'] = call('personality', 0x0040000)
+out['personality_query'] = 'ok' if libc.personality(0xffffffff) >= 0 else 'refused'
+out['caps'] = sorted(set(l.split()[1] for l in open('/proc/self/status')
+                         if l.startswith('Cap')))
+out['path'] = os.environ.get('PATH')
+import json; print(json.dumps(out))
+"""
+
+
+def test_kernel_hardening(sandboxed):
+    """The seccomp filter, no capabilities, a clean PATH: what kernel
+    exploits start with is refused (EPERM), ordinary work is not."""
+    s = sandboxed
+    create(s, "hard")
+    r = rest_run(s, "hard", HARDENING_PROBE)
+    assert r["status"] == "completed", r
+    out = json.loads(stream_of(r))
+    assert out["unshare_cmd"] == "refused"
+    for key in ("unshare_user", "unshare_mount", "unshare_net", "unshare_pid",
+                "ptrace_attach", "keyctl", "add_key", "bpf", "perf_event_open", "mount",
+                "setns", "userfaultfd", "personality_norandom"):
+        assert out[key] == "EPERM", (key, out)
+    assert out["personality_query"] == "ok"
+    assert out["caps"] == ["0000000000000000"], out
+    assert out["path"] == "/usr/local/bin:/usr/bin:/bin"
+    # threads, processes and pipes still work
+    r = rest_run(s, "hard", "import subprocess, threading\n"
+                            "t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
+                            "print(subprocess.run(['echo', 'child'], capture_output=True, "
+                            "text=True).stdout.strip())")
+    assert stream_of(r).strip() == "child", r
+
+
 def test_scientific_stack_works(sandboxed):
     s = sandboxed
     create(s, "sci")
