@@ -112,7 +112,14 @@ gw_cmd_serve (int argc, char **argv)
                   "(CODEBOX_PORT or --port; 0 picks a free one)",
                   gw_config_str (config, GW_SET_PORT));
     int listen_fd = -1;
-    if (port_no < 0 || gw_bind_resolve (gw_config_str (config, GW_SET_HOST), port_no, &bind, err,
+    gw_origin_t *origin = port_no < 0 ? NULL
+                          : gw_origin_new (gw_config_str (config, GW_SET_PUBLIC_URL),
+                                           gw_config_str (config, GW_SET_ALLOWED_ORIGINS),
+                                           gw_config_str (config, GW_SET_HOST), err,
+                                           sizeof err);
+    if (!origin)
+        ;
+    else if (port_no < 0 || gw_bind_resolve (gw_config_str (config, GW_SET_HOST), port_no, &bind, err,
                                         sizeof err) < 0)
         ;
     else if (!gw_bind_is_loopback ((struct sockaddr *) &bind.addr) && !gw_auth_enabled (auth)
@@ -123,6 +130,7 @@ gw_cmd_serve (int argc, char **argv)
         listen_fd = gw_bind_listen (&bind, err, sizeof err);
     if (listen_fd < 0) {
         fprintf (stderr, "codebox serve: %s\n", err);
+        gw_origin_destroy (&origin);
         gw_auth_destroy (&auth);
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
@@ -142,7 +150,13 @@ gw_cmd_serve (int argc, char **argv)
         gw_loop_set_timer (loop, s_mcp_deadline, s_mcp_tick, mcp);
     }
     if (loop && mcp_http) {
-        http = gw_http_new (listen_fd, auth, gw_loop_post, loop, err, sizeof err);
+        struct sockaddr_storage bound;
+        socklen_t bound_len = sizeof bound;
+        if (getsockname (listen_fd, (struct sockaddr *) &bound, &bound_len) == 0)
+            gw_origin_set_port (origin, ntohs (bound.ss_family == AF_INET6
+                                                   ? ((struct sockaddr_in6 *) &bound)->sin6_port
+                                                   : ((struct sockaddr_in *) &bound)->sin_port));
+        http = gw_http_new (listen_fd, auth, origin, gw_loop_post, loop, err, sizeof err);
         listen_fd = -1;
     }
     if (listen_fd >= 0)
@@ -164,6 +178,7 @@ gw_cmd_serve (int argc, char **argv)
     gw_mcp_destroy (&mcp);
     gw_loop_destroy (&loop);
     gw_auth_destroy (&auth);
+    gw_origin_destroy (&origin);
     gw_config_destroy (&config);
     if (exit_code == GW_EXIT_OK)
         jp_log (JP_LOG_ALWAYS, "stopped");

@@ -57,6 +57,7 @@
     X (MAX_IMAGE_BYTES, "CODEBOX_MAX_IMAGE_BYTES", "262144", INT, "larger images are sent downscaled with a link") \
     X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
     X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \
+    X (ALLOWED_ORIGINS, "CODEBOX_ALLOWED_ORIGINS", "", STR, "comma-separated browser origins (https://app.example.com) that may call the API, with CORS; every other Origin is refused") \
     X (LOG_LEVEL, "CODEBOX_LOG_LEVEL", "info", "debug|info|warn|error", "lowest level of log lines written to stderr") \
     X (MCP_CONFORMANCE, "CODEBOX_MCP_CONFORMANCE", "0", BOOL, "tests only: offer the MCP conformance fixtures")
 

@@ -26,6 +26,7 @@
 
 #include <microhttpd.h>
 
+#include "gw_routes.h"
 #include "gw_stream.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -39,6 +40,7 @@ struct gw_http {
     gw_http_post_fn *post;
     void *post_arg;
     const gw_auth_t *auth;
+    const gw_origin_t *origin;  /* Host and Origin rules (gw_origin) */
     gw_metrics_t *metrics;
     int port;
     atomic_int unsent;          /* answered by the loop, not yet sent */
@@ -56,7 +58,9 @@ typedef struct {
     bool posted;
     atomic_bool done;
     gw_error_t early;           /* an answer decided before the loop */
-    char early_message[256];
+    char early_message[320];
+    char cors_origin[300];      /* an allowed other origin: CORS headers */
+    bool preflight;             /* an OPTIONS preflight, answered here */
     int64_t started_ms;
 } s_conn_t;
 
@@ -152,6 +156,24 @@ s_send (s_conn_t *c)
         MHD_add_response_header (response, "Mcp-Session-Id", req->mcp_session_out);
     if (req->allow)
         MHD_add_response_header (response, "Allow", req->allow);
+    if (c->cors_origin[0]) {
+        MHD_add_response_header (response, "Access-Control-Allow-Origin", c->cors_origin);
+        MHD_add_response_header (response, "Vary", "Origin");
+        MHD_add_response_header (response, "Access-Control-Expose-Headers",
+                                 "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, "
+                                 "Allow, X-Codebox-Session");
+    }
+    if (c->preflight) {
+        MHD_add_response_header (response, "Access-Control-Allow-Methods", req->allow);
+        MHD_add_response_header (response, "Access-Control-Allow-Headers",
+                                 "Authorization, Content-Type, Accept, Mcp-Session-Id, "
+                                 "MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
+                                 "Mcp-Param-Session-Id, Last-Event-ID, X-Codebox-Session, "
+                                 "X-Codebox-Exec-Timeout, X-Codebox-Session-Ttl, "
+                                 "X-Codebox-Idle-Timeout, X-Codebox-Max-Download-Size, "
+                                 "X-Codebox-Sql-Max-Inline-Rows");
+        MHD_add_response_header (response, "Access-Control-Max-Age", "600");
+    }
     if (!req->stream)
         MHD_add_response_header (response, "Cache-Control", "no-store");
     enum MHD_Result rc = MHD_queue_response (c->connection, (unsigned) req->status, response);
@@ -168,6 +190,15 @@ s_send_error (s_conn_t *c, gw_error_t e, const char *message)
     c->req.json = json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e),
                              "message", message);
     return s_send (c);
+}
+
+/* Answers 413 for a body over the limit. */
+static enum MHD_Result
+s_send_too_large (s_conn_t *c)
+{
+    char message[128];
+    snprintf (message, sizeof message, "the body is larger than %zu MiB", c->body_limit >> 20);
+    return s_send_error (c, GW_E_TOO_LARGE, message);
 }
 
 /* First call for a connection: builds the request from the headers. */
@@ -203,6 +234,33 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
     }
     c->body_limit = strcmp (method, "PUT") == 0 ? MAX_FILE_BODY : MAX_JSON_BODY;
 
+    /* the browser boundary first: a page's cross-origin or rebound
+       request goes no further, whatever else it carries */
+    if (http->origin) {
+        gw_origin_verdict_t verdict = gw_origin_check (http->origin, c->req.host,
+                                                       c->req.origin, c->early_message,
+                                                       sizeof c->early_message);
+        if (verdict == GW_ORIGIN_REFUSED) {
+            c->early = GW_E_FORBIDDEN;
+            return c;
+        }
+        if (verdict == GW_ORIGIN_CORS)
+            snprintf (c->cors_origin, sizeof c->cors_origin, "%s", c->req.origin);
+    }
+    /* a CORS preflight carries no credentials: answered here */
+    if (strcmp (method, "OPTIONS") == 0) {
+        c->req.allow = gw_routes_allow (url);
+        if (!c->req.allow) {
+            c->early = GW_E_NOT_FOUND;
+            snprintf (c->early_message, sizeof c->early_message, "no route %s %.160s", method,
+                      url);
+            return c;
+        }
+        c->preflight = true;
+        c->req.status = 204;
+        return c;
+    }
+
     const char *authorization = MHD_lookup_connection_value (mc, MHD_HEADER_KIND,
                                                              "Authorization");
     /* signed artifact links carry their own signature (gw_signed_url) */
@@ -234,6 +292,23 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
         }
         *(long *) ((char *) &c->req.overrides + overrides[i].offset) = v;
     }
+    /* the route and its methods, from the request line alone */
+    const char *allow = gw_routes_allow (url);
+    if (!allow) {
+        c->early = GW_E_NOT_FOUND;
+        snprintf (c->early_message, sizeof c->early_message, "no route %s %.160s", method, url);
+        return c;
+    }
+    if (!gw_routes_allows (allow, method)) {
+        c->early = GW_E_METHOD_NOT_ALLOWED;
+        c->req.allow = allow;
+        snprintf (c->early_message, sizeof c->early_message, "%s is not allowed on %.120s "
+                  "(allowed: %s)", method, url, allow);
+        return c;
+    }
+    /* HEAD is GET without the body (libmicrohttpd leaves the body out) */
+    if (strcmp (method, "HEAD") == 0)
+        snprintf (c->req.method, sizeof c->req.method, "GET");
     const char *length = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Content-Length");
     if (length && strtoull (length, NULL, 10) > c->body_limit)
         c->too_large = true;
@@ -278,6 +353,14 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         if (!c)
             return MHD_NO;
         *con_cls = c;
+        /* refusals go out at once, before any body is read (and without
+           a 100 Continue for Expect: 100-continue) */
+        if (c->early)
+            return s_send_error (c, c->early, c->early_message);
+        if (c->preflight)
+            return s_send (c);
+        if (c->too_large)
+            return s_send_too_large (c);
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -288,12 +371,8 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     }
     if (c->early)
         return s_send_error (c, c->early, c->early_message);
-    if (c->too_large) {
-        char message[128];
-        snprintf (message, sizeof message, "the body is larger than %zu MiB",
-                  c->body_limit >> 20);
-        return s_send_error (c, GW_E_TOO_LARGE, message);
-    }
+    if (c->too_large)
+        return s_send_too_large (c);
     if (atomic_load (&c->done))
         return s_send (c);
     if (c->posted)
@@ -402,8 +481,8 @@ s_notify_connection (void *cls, struct MHD_Connection *mc, void **socket_context
 }
 
 gw_http_t *
-gw_http_new (int listen_fd, const gw_auth_t *auth, gw_http_post_fn *post, void *post_arg,
-             char *err, size_t err_len)
+gw_http_new (int listen_fd, const gw_auth_t *auth, const gw_origin_t *origin,
+             gw_http_post_fn *post, void *post_arg, char *err, size_t err_len)
 {
     gw_http_t *self = calloc (1, sizeof *self);
     if (!self) {
@@ -413,6 +492,7 @@ gw_http_new (int listen_fd, const gw_auth_t *auth, gw_http_post_fn *post, void *
     self->post = post;
     self->post_arg = post_arg;
     self->auth = auth;
+    self->origin = origin;
     struct sockaddr_storage addr;
     socklen_t len = sizeof addr;
     if (getsockname (listen_fd, (struct sockaddr *) &addr, &len) == 0)

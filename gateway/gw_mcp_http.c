@@ -131,56 +131,6 @@ s_sse_keepalive (gw_mcp_reply_t *base)
     gw_stream_write (r->stream, ":\n\n", 3);
 }
 
-/* The host part of "host:port", "[v6]:port" or a URL's authority. */
-static void
-s_host_of (const char *value, char *host, size_t len)
-{
-    const char *p = strstr (value, "://");
-    p = p ? p + 3 : value;
-    size_t n;
-    if (*p == '[') {
-        const char *end = strchr (p, ']');
-        n = end ? (size_t) (end - p + 1) : strlen (p);
-    } else
-        n = strcspn (p, ":/");
-    snprintf (host, len, "%.*s", (int) n, p);
-}
-
-static bool
-s_is_local_name (const char *host)
-{
-    return strcasecmp (host, "localhost") == 0 || strncmp (host, "127.", 4) == 0
-           || strcmp (host, "[::1]") == 0;
-}
-
-/* DNS rebinding guard: an Origin must be local or the public URL's; on a
- * loopback bind, Host must be a local name. Returns NULL or a reason. */
-static const char *
-s_check_origin (gw_mcp_http_t *self, gw_request_t *req)
-{
-    const gw_config_t *c = gw_loop_config (self->loop);
-    char host[256], public_host[256] = "";
-    const char *public_url = gw_config_str (c, GW_SET_PUBLIC_URL);
-    if (*public_url)
-        s_host_of (public_url, public_host, sizeof public_host);
-    bool loopback_bind = strncmp (gw_config_str (c, GW_SET_HOST), "127.", 4) == 0;
-    if (req->host && loopback_bind) {
-        s_host_of (req->host, host, sizeof host);
-        if (!s_is_local_name (host) && strcasecmp (host, public_host) != 0)
-            return "Host is not a local name (DNS rebinding?)";
-    }
-    if (req->origin && strcmp (req->origin, "null") != 0) {
-        s_host_of (req->origin, host, sizeof host);
-        char req_host[256] = "";
-        if (req->host)
-            s_host_of (req->host, req_host, sizeof req_host);
-        if (!s_is_local_name (host) && strcasecmp (host, public_host) != 0
-            && strcasecmp (host, req_host) != 0)
-            return "Origin not allowed";
-    }
-    return NULL;
-}
-
 static bool
 s_version_supported (const char *v)
 {
@@ -268,11 +218,7 @@ gw_mcp_http_handle (gw_mcp_http_t *self, gw_request_t *req)
         req->complete (req);
         return;
     }
-    const char *why = s_check_origin (self, req);
-    if (why) {
-        gw_request_reply_error (req, GW_E_FORBIDDEN, "%s", why);
-        return;
-    }
+    /* Origin and Host were judged for every route in gw_http (gw_origin) */
     if (strcmp (req->method, "POST") == 0)
         s_post (self, req);
     else if (strcmp (req->method, "DELETE") == 0) {

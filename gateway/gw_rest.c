@@ -344,7 +344,7 @@ s_execute_routes (gw_loop_t *loop, gw_request_t *req, const char *rid, const cha
             gw_session_cancel (job->session, job);
         gw_request_reply_json (req, 200, gw_job_status_json (job));
     } else
-        gw_request_reply_error (req, GW_E_NOT_FOUND, "no such route");
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method, req->path);
 }
 
 static void
