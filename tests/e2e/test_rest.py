@@ -612,7 +612,7 @@ def test_traversal_raw_request_line(srv, shared):
                  "/sessions/%s/files/%%2fetc%%2fpasswd" % sid,
                  "/sessions/../../etc/passwd",
                  "/sessions/..%2f..%2fetc/files/passwd"):
-        resp = raw_http(srv.port, ("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        resp = raw_http(srv.port, ("GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
                                    % path).encode())
         st = status_of_raw(resp)
         assert st in (400, 404), (path, resp[:300])
@@ -836,9 +836,9 @@ def test_unknown_route_is_404(srv):
 def test_slow_client_does_not_block(srv, shared):
     socks = []
     try:
-        for part in (b"POST /execute HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n{\"ses",
+        for part in (b"POST /execute HTTP/1.1\r\nHost: localhost\r\nContent-Length: 200\r\n\r\n{\"ses",
                      b"GET /heal",
-                     b"PUT /sessions/%s/files/input/slow HTTP/1.1\r\nHost: x\r\n"
+                     b"PUT /sessions/%s/files/input/slow HTTP/1.1\r\nHost: localhost\r\n"
                      b"Content-Length: 1000000\r\n\r\nabc" % shared["session_id"].encode()):
             s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
             s.sendall(part)

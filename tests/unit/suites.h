@@ -19,5 +19,6 @@ Suite *config_suite (void);        /* test_config.c */
 Suite *package_policy_suite (void); /* test_package_policy.c */
 Suite *download_suite (void);      /* test_download.c */
 Suite *blob_auth_suite (void);     /* test_blob_auth.c */
+Suite *http_edge_suite (void);     /* test_http_edge.c */
 
 #endif

@@ -2,14 +2,19 @@
  * export, CRLF, unknown names), validation of kinds, precedence of the
  * environment over the file, and that errors never echo a value. Also the
  * token list of gw_auth and base64. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
 #include "gw_auth.h"
 #include "gw_base64.h"
 #include "gw_config.h"
+#include "gw_fs.h"
+#include "gw_state_dir.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -26,7 +31,8 @@ START_TEST (test_defaults)
     gw_config_t *c = s_config ();
     ck_assert_str_eq (gw_config_str (c, GW_SET_HOST), "127.0.0.1");
     ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 8000);
-    ck_assert_str_eq (gw_config_str (c, GW_SET_STATE_DIR), "./sessions");
+    /* "" means the per-user default of gw_state_dir */
+    ck_assert_str_eq (gw_config_str (c, GW_SET_STATE_DIR), "");
     ck_assert_str_eq (gw_config_str (c, GW_SET_DEFAULT_KERNEL), "python3");
     ck_assert_int_eq (gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES), 1048576);
     ck_assert_int_eq (gw_config_int (c, GW_SET_MAX_IMAGE_BYTES), 262144);
@@ -161,6 +167,40 @@ START_TEST (test_auth_tokens)
 }
 END_TEST
 
+START_TEST (test_state_dir)
+{
+    char dir[4096];
+    ck_assert_int_eq (gw_state_dir_default (dir, sizeof dir), 0);
+    if (geteuid () == 0)
+        ck_assert_str_eq (dir, "/var/lib/codebox");
+    char scratch[] = "/tmp/codebox-state-test-XXXXXX";
+    ck_assert_ptr_nonnull (mkdtemp (scratch));
+    int first = -1, second = -1;
+    char err[512];
+    ck_assert_int_eq (gw_state_dir_lock (scratch, &first, err, sizeof err), 0);
+    /* a second lock on the same folder names the holder's PID */
+    ck_assert_int_eq (gw_state_dir_lock (scratch, &second, err, sizeof err), -EBUSY);
+    char pid[32];
+    snprintf (pid, sizeof pid, "pid %ld", (long) getpid ());
+    ck_assert_msg (strstr (err, pid) != NULL, "%s", err);
+    /* the sweep removes everything but the lock */
+    char path[4200];
+    snprintf (path, sizeof path, "%s/main/input", scratch);
+    ck_assert_int_eq (gw_fs_mkdirs (path, 0755), 0);
+    snprintf (path, sizeof path, "%s/@acme", scratch);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    ck_assert_int_eq (gw_state_dir_sweep (scratch), 2);
+    snprintf (path, sizeof path, "%s/.lock", scratch);
+    ck_assert_int_eq (access (path, F_OK), 0);
+    snprintf (path, sizeof path, "%s/main", scratch);
+    ck_assert_int_ne (access (path, F_OK), 0);
+    close (first);
+    ck_assert_int_eq (gw_state_dir_lock (scratch, &second, err, sizeof err), 0);
+    close (second);
+    gw_fs_remove_tree (scratch);
+}
+END_TEST
+
 START_TEST (test_base64)
 {
     static const struct {
@@ -203,6 +243,7 @@ config_suite (void)
     tcase_add_test (tc, test_file_then_environment);
     tcase_add_test (tc, test_auth_tokens);
     tcase_add_test (tc, test_base64);
+    tcase_add_test (tc, test_state_dir);
     suite_add_tcase (s, tc);
     return s;
 }

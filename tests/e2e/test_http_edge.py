@@ -1,0 +1,220 @@
+"""The HTTP edge, as a web page and a careless client meet it: cross-origin
+requests and DNS rebinding refused on every route (REST and /mcp), CORS for
+configured origins, 405 with Allow, HEAD, one 404 wording, and bodies over
+the limit refused before they are read."""
+import json
+import os
+import socket
+import time
+
+import pytest
+
+from conftest import mcp_session
+
+EVIL_ORIGINS = ["http://evil.example", "null", "http://127.0.0.1.evil.example:%(port)d",
+                "http://localhost.evil.example:%(port)d", "http://localhost:%(other)d",
+                "https://evil.example:%(port)d", "file://", "http://[::1].evil.example"]
+EVIL_HOSTS = ["evil.example:%(port)d", "127.0.0.1.evil.example:%(port)d",
+              "localhost.evil.example", "evil-localhost:%(port)d", "127.0.0.1:%(port)d.evil",
+              "[::1].evil.example", "0x7f000001.evil.example"]
+
+
+def raw(port, data, read_timeout=10):
+    """Sends raw bytes; returns what comes back until the server closes or
+    read_timeout passes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=read_timeout)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    except socket.timeout:
+        pass
+    s.close()
+    return out
+
+
+def fill(text, port):
+    return text % {"port": port, "other": port + 1}
+
+
+@pytest.fixture(scope="module")
+def edge():
+    from conftest import Server
+    s = Server(env={"CODEBOX_ALLOWED_ORIGINS": "https://app.example.com",
+                    "CODEBOX_POOL_SIZE": "0"})
+    yield s
+    s.stop()
+
+
+def sessions_of(s):
+    return {x["session_id"] for x in s.get("/sessions").json()["sessions"]}
+
+
+@pytest.mark.parametrize("origin", EVIL_ORIGINS)
+def test_cross_origin_requests_cannot_run_code(edge, origin):
+    s = edge
+    origin = fill(origin, s.port)
+    before = sessions_of(s)
+    # a simple request: text/plain needs no preflight in a browser
+    h = {"Origin": origin, "Content-Type": "text/plain"}
+    r = s.request("POST", "/sessions", body=json.dumps({"session_id": "web"}).encode(),
+                  headers=h)
+    assert r.status == 403, r.text
+    assert r.json()["error"]["code"] == "forbidden"
+    r = s.request("POST", "/execute", body=json.dumps({"session_id": "web",
+                                                       "code": "1"}).encode(), headers=h)
+    assert r.status == 403
+    r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                   "params": {"protocolVersion": "2025-06-18",
+                                              "capabilities": {},
+                                              "clientInfo": {"name": "x", "version": "1"}}},
+                  headers={"Origin": origin, "Accept": "application/json, text/event-stream"})
+    assert r.status == 403
+    assert "Mcp-Session-Id" not in r.headers
+    for path in ("/sessions", "/kernelspecs", "/metrics", "/healthz"):
+        assert s.request("GET", path, headers={"Origin": origin}).status == 403, path
+    assert sessions_of(s) == before
+
+
+@pytest.mark.parametrize("host", EVIL_HOSTS)
+def test_rebound_hosts_are_refused(edge, host):
+    s = edge
+    host = fill(host, s.port)
+    for method, path in (("GET", "/sessions"), ("POST", "/mcp"), ("GET", "/healthz"),
+                         ("GET", "/signed/default/x/1/y/z")):
+        body = b"{}" if method == "POST" else b""
+        resp = raw(s.port, ("%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n"
+                            "Connection: close\r\n\r\n" % (method, path, host, len(body))
+                            ).encode() + body)
+        assert resp.startswith(b"HTTP/1.1 403"), (path, host, resp[:200])
+
+
+@pytest.mark.parametrize("host", ["localhost", "localhost:%(port)d", "127.0.0.1:%(port)d",
+                                  "127.5.6.7", "[::1]:%(port)d", "LocalHost"])
+def test_local_hosts_and_no_origin_work(edge, host):
+    s = edge
+    resp = raw(s.port, ("GET /sessions HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                        % fill(host, s.port)).encode())
+    assert resp.startswith(b"HTTP/1.1 200"), resp[:200]
+
+
+def test_own_origin_works_and_gets_no_cors(edge):
+    s = edge
+    for origin in ("http://localhost:%d" % s.port, "http://127.0.0.1:%d" % s.port):
+        r = s.request("GET", "/sessions", headers={"Origin": origin})
+        assert r.status == 200
+        assert "Access-Control-Allow-Origin" not in r.headers
+
+
+def test_allowed_origin_gets_cors(edge):
+    s = edge
+    pre = s.request("OPTIONS", "/execute", headers={
+        "Origin": "https://app.example.com", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type, authorization"})
+    assert pre.status == 204
+    assert pre.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+    assert "POST" in pre.headers["Access-Control-Allow-Methods"]
+    allowed = pre.headers["Access-Control-Allow-Headers"].lower()
+    for h in ("content-type", "authorization", "mcp-session-id", "mcp-protocol-version"):
+        assert h in allowed
+    r = s.request("GET", "/sessions", headers={"Origin": "https://app.example.com"})
+    assert r.status == 200
+    assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+    assert "Origin" in r.headers["Vary"]
+    assert "Mcp-Session-Id" in r.headers["Access-Control-Expose-Headers"]
+    # a preflight from anywhere else is refused
+    bad = s.request("OPTIONS", "/execute", headers={"Origin": "https://app.example.com.evil",
+                                                     "Access-Control-Request-Method": "POST"})
+    assert bad.status == 403
+
+
+def test_checks_hold_with_tokens(server_factory):
+    s = server_factory(env={"CODEBOX_API_TOKENS": "tok"}, token="tok")
+    r = s.request("GET", "/sessions", headers={"Origin": "http://evil.example"})
+    assert r.status == 403
+    resp = raw(s.port, b"GET /sessions HTTP/1.1\r\nHost: evil.example\r\n"
+                       b"Authorization: Bearer tok\r\nConnection: close\r\n\r\n")
+    assert resp.startswith(b"HTTP/1.1 403"), resp[:200]
+    assert s.get("/sessions").status == 200
+
+
+def test_public_url_host_and_origin(server_factory):
+    s = server_factory(env={"CODEBOX_PUBLIC_URL": "https://code.example.com/base"})
+    resp = raw(s.port, b"GET /sessions HTTP/1.1\r\nHost: code.example.com\r\n"
+                       b"Origin: https://code.example.com\r\nConnection: close\r\n\r\n")
+    assert resp.startswith(b"HTTP/1.1 200"), resp[:200]
+    resp = raw(s.port, b"GET /sessions HTTP/1.1\r\nHost: code.example.com.evil.example\r\n"
+                       b"Connection: close\r\n\r\n")
+    assert resp.startswith(b"HTTP/1.1 403"), resp[:200]
+
+
+def test_bad_allowed_origins_setting_is_refused(tmp_path):
+    import subprocess
+    from conftest import BIN
+    r = subprocess.run([BIN, "serve", "--port", "0", "--state-dir", str(tmp_path / "s")],
+                       env=dict(os.environ, CODEBOX_ALLOWED_ORIGINS="app.example.com"),
+                       capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert r.returncode == 2 and "CODEBOX_ALLOWED_ORIGINS" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("method, path, allow", [
+    ("GET", "/execute", "POST"), ("PATCH", "/sessions/x", "GET, HEAD, DELETE"),
+    ("PUT", "/healthz", "GET, HEAD"), ("DELETE", "/healthz", "GET, HEAD"),
+    ("POST", "/kernelspecs", "GET, HEAD"), ("DELETE", "/execute/r/status", "GET, HEAD"),
+    ("GET", "/sql", "POST"), ("POST", "/sessions/x/artifacts", "GET, HEAD")])
+def test_wrong_methods_get_405_with_allow(edge, method, path, allow):
+    r = edge.request(method, path)
+    assert r.status == 405, r.text
+    assert r.headers["Allow"] == allow
+    assert r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_head_and_one_404_wording(edge):
+    s = edge
+    for path in ("/healthz", "/sessions", "/kernelspecs", "/metrics"):
+        resp = raw(s.port, ("HEAD %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                            % path).encode())
+        head, _, body = resp.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), (path, head)
+        assert body == b"", (path, body[:100])
+        assert b"Content-Length: 0" not in head
+    words = set()
+    for path in ("/nope", "/sessions/a/b", "/execute/r", "/execute/r/other", "/"):
+        r = s.request("GET", path)
+        assert r.status == 404
+        words.add(r.json()["error"]["message"].split(" ", 1)[0])
+    r = s.get("/execute/no-such-id/status")
+    assert r.status == 404 and r.json()["error"]["code"] == "request_not_found"
+    assert words == {"no"}, words
+
+
+@pytest.mark.parametrize("expect", [False, True])
+def test_too_large_body_refused_before_it_is_read(edge, expect):
+    s = edge
+    head = ("POST /execute HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            "Content-Length: %d\r\n%s\r\n" % (80 << 20, "Expect: 100-continue\r\n"
+                                               if expect else "")).encode()
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    sock.sendall(head)
+    start = time.monotonic()
+    data = sock.recv(4096)
+    took = time.monotonic() - start
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 413"), data[:200]
+    assert b"100 Continue" not in data
+    assert took < 5, took
+    # PUT has its own, larger limit, refused the same way
+    sid = "big"
+    s.post("/sessions", {"session_id": sid})
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    sock.sendall(("PUT /sessions/%s/files/input/x HTTP/1.1\r\nHost: localhost\r\n"
+                  "Content-Length: %d\r\nExpect: 100-continue\r\n\r\n" % (sid, 300 << 20)
+                  ).encode())
+    data = sock.recv(4096)
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 413"), data[:200]
+    assert not os.path.exists(os.path.join(s.state_dir, sid, "input", "x"))

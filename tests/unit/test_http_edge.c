@@ -1,0 +1,200 @@
+/* test_http_edge: the pure parts of the HTTP edge: Host and Origin rules
+ * (gw_origin: exact names, never prefixes; loopback, the public URL, the
+ * bind address; allowed origins normalised; null refused), the route table
+ * with its methods (gw_routes), ports and --host parsing (gw_bind), and the
+ * extension-to-language map of `codebox exec` (ks_search). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "gw_bind.h"
+#include "gw_origin.h"
+#include "gw_routes.h"
+#include "ks_search.h"
+#include "suites.h"
+
+static gw_origin_t *
+s_policy (const char *public_url, const char *allowed, const char *bind)
+{
+    char err[256];
+    gw_origin_t *o = gw_origin_new (public_url, allowed, bind, err, sizeof err);
+    ck_assert_msg (o != NULL, "%s", err);
+    gw_origin_set_port (o, 8000);
+    return o;
+}
+
+static gw_origin_verdict_t
+s_check (const gw_origin_t *o, const char *host, const char *origin)
+{
+    char why[256];
+    return gw_origin_check (o, host, origin, why, sizeof why);
+}
+
+START_TEST (test_host_rules)
+{
+    gw_origin_t *o = s_policy ("https://code.example.com/base", "", "127.0.0.1");
+    static const struct {
+        const char *host;
+        bool ok;
+    } cases[] = {
+        {"localhost", true}, {"localhost:8000", true}, {"LOCALHOST:1", true},
+        {"127.0.0.1:8000", true}, {"127.1.2.3", true}, {"[::1]:8000", true}, {"[::1]", true},
+        {"code.example.com", true}, {"code.example.com:443", true},
+        {"evil.example", false}, {"evil.example:8000", false},
+        {"127.0.0.1.evil.example:8000", false}, {"localhost.evil.example", false},
+        {"evil-localhost", false}, {"code.example.com.evil.example", false},
+        {"xcode.example.com", false}, {"128.0.0.1", false}, {"[::2]", false},
+        {"", false}, {"localhost:99999", false}, {"localhost:80x", false},
+        {"user@localhost", false}, {"local host", false}, {"[::1", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg ((s_check (o, cases[i].host, NULL) != GW_ORIGIN_REFUSED) == cases[i].ok,
+                       "Host '%s'", cases[i].host);
+    ck_assert_int_eq (s_check (o, NULL, NULL), GW_ORIGIN_SAME);
+    gw_origin_destroy (&o);
+}
+END_TEST
+
+START_TEST (test_origin_rules)
+{
+    gw_origin_t *o = s_policy ("https://code.example.com", "https://app.example.com, "
+                               "http://LOCALHOST:3000/", "");
+    static const struct {
+        const char *origin;
+        gw_origin_verdict_t verdict;
+    } cases[] = {
+        {"http://localhost:8000", GW_ORIGIN_SAME}, {"http://127.0.0.1:8000", GW_ORIGIN_SAME},
+        {"https://[::1]:8000", GW_ORIGIN_SAME}, {"https://code.example.com", GW_ORIGIN_SAME},
+        {"https://code.example.com:443", GW_ORIGIN_SAME},
+        {"https://app.example.com", GW_ORIGIN_CORS}, {"http://localhost:3000", GW_ORIGIN_CORS},
+        {"null", GW_ORIGIN_REFUSED}, {"http://evil.example", GW_ORIGIN_REFUSED},
+        {"http://localhost:8001", GW_ORIGIN_REFUSED}, {"http://localhost", GW_ORIGIN_REFUSED},
+        {"http://127.0.0.1.evil.example:8000", GW_ORIGIN_REFUSED},
+        {"https://app.example.com.evil.example", GW_ORIGIN_REFUSED},
+        {"http://app.example.com", GW_ORIGIN_REFUSED},
+        {"https://app.example.com:8443", GW_ORIGIN_REFUSED},
+        {"file://", GW_ORIGIN_REFUSED}, {"chrome-extension://abc", GW_ORIGIN_REFUSED},
+        {"", GW_ORIGIN_REFUSED}, {"localhost:8000", GW_ORIGIN_REFUSED},
+        {"http://user@localhost:8000", GW_ORIGIN_REFUSED},
+        {"http://localhost:8000/path", GW_ORIGIN_REFUSED},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg (s_check (o, "localhost", cases[i].origin) == cases[i].verdict,
+                       "Origin '%s'", cases[i].origin);
+    /* a good Origin does not save a bad Host */
+    ck_assert_int_eq (s_check (o, "evil.example", "http://localhost:8000"), GW_ORIGIN_REFUSED);
+    gw_origin_destroy (&o);
+}
+END_TEST
+
+START_TEST (test_bad_settings)
+{
+    char err[256];
+    ck_assert_ptr_null (gw_origin_new ("", "app.example.com", "", err, sizeof err));
+    ck_assert_ptr_null (gw_origin_new ("", "https://a.example/x", "", err, sizeof err));
+    ck_assert_ptr_null (gw_origin_new ("ftp://x", "", "", err, sizeof err));
+    gw_origin_t *o = s_policy ("", "", "0.0.0.0");
+    /* a wildcard bind accepts no Host by itself */
+    ck_assert_int_eq (s_check (o, "0.0.0.0", NULL), GW_ORIGIN_REFUSED);
+    gw_origin_destroy (&o);
+    o = s_policy ("", "", "10.1.2.3");
+    ck_assert_int_eq (s_check (o, "10.1.2.3:8000", NULL), GW_ORIGIN_SAME);
+    ck_assert_int_eq (s_check (o, "10.1.2.33", NULL), GW_ORIGIN_REFUSED);
+    gw_origin_destroy (&o);
+}
+END_TEST
+
+START_TEST (test_routes)
+{
+    static const struct {
+        const char *path, *allow;
+    } cases[] = {
+        {"/healthz", "GET, HEAD"}, {"/metrics", "GET, HEAD"}, {"/kernelspecs", "GET, HEAD"},
+        {"/sessions", "GET, HEAD, POST"}, {"/sessions/", "GET, HEAD, POST"},
+        {"/sessions/a", "GET, HEAD, DELETE"}, {"/sessions/a/artifacts", "GET, HEAD"},
+        {"/sessions/a/files/input/x.csv", "GET, HEAD, PUT"}, {"/execute", "POST"},
+        {"/execute/r/status", "GET, HEAD"}, {"/execute/r/results", "GET, HEAD"},
+        {"/execute/r/cancel", "POST"}, {"/sql", "POST"}, {"/mcp", "GET, POST, DELETE"},
+        {"/signed/t/s/1/x/p", "GET, HEAD"},
+        {"/", NULL}, {"/nope", NULL}, {"/sessions/a/b", NULL}, {"/execute/r", NULL},
+        {"/execute/r/other", NULL}, {"/healthz/x", NULL}, {"/sessions/a/files", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *allow = gw_routes_allow (cases[i].path);
+        if (!cases[i].allow)
+            ck_assert_msg (allow == NULL, "%s", cases[i].path);
+        else
+            ck_assert_msg (allow && strcmp (allow, cases[i].allow) == 0, "%s: %s",
+                           cases[i].path, allow ? allow : "NULL");
+    }
+    ck_assert (gw_routes_allows ("GET, HEAD, POST", "POST"));
+    ck_assert (gw_routes_allows ("GET, HEAD, POST", "HEAD"));
+    ck_assert (!gw_routes_allows ("GET, HEAD, POST", "PUT"));
+    ck_assert (!gw_routes_allows ("GET, HEAD", "GE"));
+    ck_assert (!gw_routes_allows ("GET, HEAD", "HEADX"));
+}
+END_TEST
+
+START_TEST (test_ports_and_hosts)
+{
+    ck_assert_int_eq (gw_bind_port ("0"), 0);
+    ck_assert_int_eq (gw_bind_port ("8000"), 8000);
+    ck_assert_int_eq (gw_bind_port ("65535"), 65535);
+    ck_assert_int_eq (gw_bind_port ("65536"), -1);
+    ck_assert_int_eq (gw_bind_port ("99999"), -1);
+    ck_assert_int_eq (gw_bind_port ("-1"), -1);
+    ck_assert_int_eq (gw_bind_port ("80x"), -1);
+    ck_assert_int_eq (gw_bind_port (""), -1);
+    ck_assert_int_eq (gw_bind_port ("000080"), -1);
+    char err[256];
+    gw_bind_t b;
+    ck_assert_int_eq (gw_bind_resolve ("127.0.0.1", 80, &b, err, sizeof err), 0);
+    ck_assert (gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_int_eq (gw_bind_resolve ("127.9.8.7", 80, &b, err, sizeof err), 0);
+    ck_assert (gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_int_eq (gw_bind_resolve ("::1", 80, &b, err, sizeof err), 0);
+    ck_assert (gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_str_eq (b.display, "[::1]");
+    ck_assert_int_eq (gw_bind_resolve ("[::1]", 80, &b, err, sizeof err), 0);
+    ck_assert (gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_int_eq (gw_bind_resolve ("localhost", 80, &b, err, sizeof err), 0);
+    ck_assert (gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_str_eq (b.display, "localhost");
+    ck_assert_int_eq (gw_bind_resolve ("0.0.0.0", 80, &b, err, sizeof err), 0);
+    ck_assert (!gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_int_eq (gw_bind_resolve ("::ffff:127.0.0.1", 80, &b, err, sizeof err), 0);
+    ck_assert (gw_bind_is_loopback ((struct sockaddr *) &b.addr));
+    ck_assert_int_eq (gw_bind_resolve ("[127.0.0.1]", 80, &b, err, sizeof err), -1);
+    ck_assert_int_eq (gw_bind_resolve ("", 80, &b, err, sizeof err), -1);
+}
+END_TEST
+
+START_TEST (test_exec_languages)
+{
+    ck_assert_str_eq (ks_search_language_of ("app.py"), "python");
+    ck_assert_str_eq (ks_search_language_of ("dir.v2/app.JS"), "javascript");
+    ck_assert_str_eq (ks_search_language_of ("x.mjs"), "javascript");
+    ck_assert_str_eq (ks_search_language_of ("analysis.R"), "r");
+    ck_assert_str_eq (ks_search_language_of ("model.m"), "octave");
+    ck_assert_ptr_null (ks_search_language_of ("Makefile"));
+    ck_assert_ptr_null (ks_search_language_of (".py"));
+    ck_assert_ptr_null (ks_search_language_of ("dir.py/file"));
+    ck_assert_ptr_null (ks_search_language_of ("x."));
+    ck_assert_ptr_null (ks_search_language_of ("x.unknown"));
+}
+END_TEST
+
+Suite *
+http_edge_suite (void)
+{
+    Suite *s = suite_create ("http_edge");
+    TCase *tc = tcase_create ("all");
+    tcase_add_test (tc, test_host_rules);
+    tcase_add_test (tc, test_origin_rules);
+    tcase_add_test (tc, test_bad_settings);
+    tcase_add_test (tc, test_routes);
+    tcase_add_test (tc, test_ports_and_hosts);
+    tcase_add_test (tc, test_exec_languages);
+    suite_add_tcase (s, tc);
+    return s;
+}
