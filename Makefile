@@ -28,7 +28,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test check unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay valgrind clean
+.PHONY: all deps test-deps test check unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay valgrind clean
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -50,13 +50,17 @@ $(BUILD)/codebox: $(BUILD)/obj/gateway/main.o $(BUILD)/libcodebox.a
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs check)
 
+# What running needs; test-deps adds what only the tests use.
 deps:
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh run
+
+test-deps:
+	@bash scripts/deps.sh test
 
 # Every test: C unit tests, end-to-end tests against the real binary, the
 # MCP tests; then (unless this run is itself a sanitizer run) the unit and
 # end-to-end tests again against an ASan+UBSan build.
-test: deps all check
+test: test-deps all check
 ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit e2e
 endif

@@ -1,25 +1,52 @@
 #!/usr/bin/env bash
-# deps.sh: installs everything codebox needs on a Debian 12 machine, and
-# nothing that is already there (`make deps` runs it; it is idempotent):
-#   - Debian packages: build libraries, kernel runtimes, test tools;
-#   - the Python kernel packages of pyproject-kernels.txt (pip where an index
-#     answers, else Debian's python3-* packages);
-#   - the JavaScript kernel: ijavascript from npm, its zeromq binding built
-#     against Debian's libzmq, and its kernelspec.
+# deps.sh: installs what codebox needs on a Debian 12 machine, and nothing
+# that is already there (it is idempotent):
+#   `deps.sh run`  (make deps, make run): build libraries, kernel runtimes,
+#                  the Python kernel packages of pyproject-kernels.txt (pip
+#                  where an index answers, else Debian's python3-* ones), the
+#                  JavaScript kernel (ijavascript from npm, its zeromq binding
+#                  built against Debian's libzmq, its kernelspec), the kernel
+#                  user;
+#   `deps.sh test` (make test-deps, make test): all that, and what only the
+#                  tests use: Check, pytest, clang for the fuzzers, a
+#                  PostgreSQL server, the npm packages of tests/mcp (the MCP
+#                  SDK, Inspector, conformance suite) and tests/azurite.
+# A step that fails prints its own output and says which step it was.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WHAT=${1:-run}
+case "$WHAT" in run|test) ;; *) echo "usage: deps.sh run|test" >&2; exit 2 ;; esac
+LOG_DIR=$(mktemp -d)
+trap 'rm -rf "$LOG_DIR"' EXIT
+
+# Runs a step quietly; on failure prints its output and what it was.
+step() {
+    local name=$1; shift
+    local log="$LOG_DIR/step.log"
+    if ! "$@" > "$log" 2>&1; then
+        echo "deps: FAILED: $name" >&2
+        echo "deps: the command was: $*" >&2
+        sed 's/^/    /' "$log" >&2
+        exit 1
+    fi
+}
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 
-# Build and run-time libraries, the kernels' runtimes, and test tools.
+# Build and run-time libraries and the kernels' runtimes.
 DEBIAN_PACKAGES=(
-    build-essential pkg-config clang
+    build-essential pkg-config
     libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
-    bubblewrap libseccomp-dev check libsubunit-dev
-    python3 python3-pytest
+    bubblewrap libseccomp-dev
+    python3
+)
+# What only the tests use (the PostgreSQL server: the SQL tests start their
+# own with initdb in a scratch folder).
+TEST_DEBIAN_PACKAGES=(
+    clang check libsubunit-dev python3-pytest postgresql
 )
 
 # Maps a pip requirement name to Debian's package for it.
@@ -40,18 +67,13 @@ apt_install() {
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     echo "deps: installing ${missing[*]}"
-    if [ $APT_UPDATED = 0 ]; then $SUDO apt-get update -qq; APT_UPDATED=1; fi
-    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if [ $APT_UPDATED = 0 ]; then step "apt-get update" $SUDO apt-get update; APT_UPDATED=1; fi
+    step "apt-get install ${missing[*]}" \
+        $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
 apt_install "${DEBIAN_PACKAGES[@]}"
-# ---- SQL (exec_sql) --------------------------------------------------------
-# unixODBC, the SQLite and PostgreSQL ODBC drivers and the sqlite3 tool (which
-# builds the sample database) are in DEBIAN_PACKAGES above. The PostgreSQL
-# server is for the tests, which start their own with initdb and pg_ctl in a
-# scratch folder; the cluster Debian's package may make is not used.
-apt_install postgresql
-# ---- end SQL ---------------------------------------------------------------
+if [ "$WHAT" = test ]; then apt_install "${TEST_DEBIAN_PACKAGES[@]}"; fi
 # Node.js may come from elsewhere than Debian (it does on these machines):
 # install Debian's only when there is none.
 command -v node >/dev/null || apt_install nodejs
@@ -76,7 +98,8 @@ if [ ${#need[@]} -gt 0 ]; then
     if $PY -m pip --version >/dev/null 2>&1 \
         && timeout 20 $PY -m pip download -q --no-deps --timeout 5 --retries 0 -d "$probe" pip >/dev/null 2>&1; then
         echo "deps: pip install ${need[*]}"
-        $PY -m pip install -q --break-system-packages -r pyproject-kernels.txt
+        step "pip install -r pyproject-kernels.txt" \
+            $PY -m pip install --break-system-packages -r pyproject-kernels.txt
     else
         debs=()
         for r in "${need[@]}"; do debs+=("$(debian_name "$r")"); done
@@ -96,13 +119,14 @@ if ! { [ -f "$SPEC_DIR/kernel.json" ] && [ -f "$KERNEL_JS" ] \
     $SUDO mkdir -p "$IJS_DIR"
     cd "$IJS_DIR"
     [ -f package.json ] || echo '{"private": true}' > package.json
-    npm_config_zmq_external=true npm install --no-audit --no-fund --silent "ijavascript@$IJS_VERSION"
+    step "npm install ijavascript@$IJS_VERSION (in $IJS_DIR)" \
+        env npm_config_zmq_external=true npm install --no-audit --no-fund "ijavascript@$IJS_VERSION"
     # npm here runs no install scripts: build the binding against Debian's libzmq
     NODE_GYP="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
-    (cd node_modules/zeromq && npm_config_zmq_external=true \
-        node "$NODE_GYP" rebuild --nodedir=/usr --zmq_external=true > ../../node-gyp.log 2>&1) \
-        || { cat node-gyp.log; exit 1; }
-    node -e "require('zeromq')"
+    step "node-gyp rebuild of ijavascript's zeromq binding against Debian's libzmq" \
+        bash -c "cd node_modules/zeromq && npm_config_zmq_external=true \
+                 node '$NODE_GYP' rebuild --nodedir=/usr --zmq_external=true"
+    step "loading the zeromq binding" node -e "require('zeromq')"
     cd - >/dev/null
     $SUDO mkdir -p "$SPEC_DIR"
     cat > "$SPEC_DIR/kernel.json" <<JSON
@@ -113,20 +137,17 @@ if ! { [ -f "$SPEC_DIR/kernel.json" ] && [ -f "$KERNEL_JS" ] \
 }
 JSON
 fi
-# The MCP tests' npm packages (the official SDK, Inspector and conformance
-# suite), pinned by tests/mcp/package-lock.json.
-if [ -f tests/mcp/package-lock.json ]; then
-    if [ ! -d tests/mcp/node_modules ] || [ tests/mcp/package-lock.json -nt tests/mcp/node_modules ]; then
-        echo "deps: npm ci in tests/mcp"
-        (cd tests/mcp && npm ci --no-audit --no-fund --silent && touch node_modules)
-    fi
+# The tests' npm packages, each pinned by its package-lock.json: the MCP
+# SDK, Inspector and conformance suite (tests/mcp), Azurite, the official
+# Azure Storage emulator, for the Azure Blob tests (tests/azurite).
+if [ "$WHAT" = test ]; then
+    for dir in tests/mcp tests/azurite; do
+        [ -f "$dir/package-lock.json" ] || continue
+        if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+            echo "deps: npm ci in $dir"
+            step "npm ci in $dir" bash -c "cd '$dir' && npm ci --no-audit --no-fund"
+            touch "$dir/node_modules"
+        fi
+    done
 fi
-# Azurite (the official Azure Storage emulator) for the Azure Blob upload
-# tests, pinned by tests/azurite/package-lock.json.
-if [ -f tests/azurite/package-lock.json ]; then
-    if [ ! -d tests/azurite/node_modules ] || [ tests/azurite/package-lock.json -nt tests/azurite/node_modules ]; then
-        echo "deps: npm ci in tests/azurite"
-        (cd tests/azurite && npm ci --no-audit --no-fund --silent && touch node_modules)
-    fi
-fi
-echo "deps: ready"
+echo "deps: ready ($WHAT)"
