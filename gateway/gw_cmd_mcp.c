@@ -40,9 +40,12 @@ s_send (gw_mcp_reply_t *reply, json_t *message)
     free (text);
 }
 
+/* One log line per message that had a method (on stderr). */
 static void
 s_end (gw_mcp_reply_t *reply)
 {
+    if (reply->log[0])
+        jp_log_info ("mcp transport=stdio%s", reply->log);
     free (reply);
 }
 
@@ -57,7 +60,8 @@ s_line (s_stdio_t *io, const char *line, size_t len)
     gw_mcp_reply_t *reply = malloc (sizeof *reply);
     if (!reply)
         return;
-    *reply = (gw_mcp_reply_t) {s_send, s_end, NULL, true};
+    *reply = (gw_mcp_reply_t) {.send = s_send, .end = s_end,
+        .keepalive = NULL, .can_stream = true};
     gw_overrides_t none = {0};
     gw_mcp_handle_text (io->mcp, io->client, line, len, &none, reply);
 }

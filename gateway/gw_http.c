@@ -431,9 +431,11 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     const char *logged = c->req.path ? c->req.path : "?";
     if (strncmp (logged, "/signed/", 8) == 0)
         logged = "/signed/...";    /* a signed link is a credential: never logged */
-    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s", c->req.method,
+    if (c->req.stream && !c->req.log_extra[0])
+        gw_stream_note (c->req.stream, c->req.log_extra, sizeof c->req.log_extra);
+    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s%s", c->req.method,
              logged, c->req.status,
-             (long long) (jp_time_now_ms () - c->started_ms),
+             (long long) (jp_time_now_ms () - c->started_ms), c->req.log_extra,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");
     if (c->req.stream) {
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !gw_stream_closed (c->req.stream)) {

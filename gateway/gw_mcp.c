@@ -156,10 +156,33 @@ gw_mcp_client_version (const gw_mcp_client_t *client)
     return client->version;
 }
 
+/* Appends " key=value" to the reply's log fields; value keeps only
+ * [A-Za-z0-9/_.-] (it comes from the client) and at most 48 of them. */
+static void
+s_log_field (gw_mcp_reply_t *reply, const char *key, const char *value)
+{
+    size_t used = strlen (reply->log);
+    int n = snprintf (reply->log + used, sizeof reply->log - used, " %s=", key);
+    if (n < 0 || (size_t) n >= sizeof reply->log - used)
+        return;
+    used += (size_t) n;
+    for (int i = 0; value && value[i] && i < 48 && used + 1 < sizeof reply->log; i++) {
+        char ch = value[i];
+        bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+                     || (ch >= '0' && ch <= '9') || ch == '/' || ch == '_' || ch == '.'
+                     || ch == '-';
+        reply->log[used++] = plain ? ch : '?';
+    }
+    reply->log[used] = '\0';
+}
+
 /* Sends a response {"jsonrpc","id","result"} (result stolen) and ends. */
 void
 gw_mcp_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result)
 {
+    if (strstr (reply->log, " tool="))
+        s_log_field (reply, "is_error",
+                     json_is_true (json_object_get (result, "isError")) ? "true" : "false");
     json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null (),
                              "result", result ? result : json_object ());
     if (msg)
@@ -181,6 +204,9 @@ s_respond_error (gw_mcp_reply_t *reply, json_t *id, int code, const char *fmt, .
     va_start (ap, fmt);
     vsnprintf (message, sizeof message, fmt, ap);
     va_end (ap);
+    char code_text[16];
+    snprintf (code_text, sizeof code_text, "%d", code);
+    s_log_field (reply, "error", code_text);
     json_t *msg = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
                              id ? id : json_null (), "error", "code", code, "message", message);
     if (msg)
@@ -281,6 +307,8 @@ s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *meth
     else if (strcmp (method, "tools/call") == 0) {
         const char *name = json_string_value (json_object_get (params, "name"));
         json_t *args = json_object_get (params, "arguments");
+        if (name)
+            s_log_field (reply, "tool", name);
         if (!name) {
             s_respond_error (reply, id, -32602, "tools/call needs params.name");
             return;
@@ -353,6 +381,8 @@ gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text, s
     json_t *id = json_object_get (msg, "id");
     json_t *method_json = json_object_get (msg, "method");
     const char *method = json_string_value (method_json);
+    if (method)
+        s_log_field (reply, "rpc", method);
     bool valid_id = id && (json_is_string (id) || json_is_integer (id));
     if (!json_is_object (msg)) {
         s_respond_error (reply, NULL, -32600, "invalid request: send one JSON-RPC object "

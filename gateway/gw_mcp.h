@@ -34,6 +34,10 @@ struct gw_mcp_reply {
     void (*keepalive) (gw_mcp_reply_t *self);
     /* True when notifications may go out before the response. */
     bool can_stream;
+    /* What the transport's log line says of this message, written by the
+       core: " rpc=METHOD", then " tool=NAME" and " is_error=true|false"
+       for tools/call, or " error=CODE" (never arguments or code). */
+    char log[160];
 };
 
 gw_mcp_t *gw_mcp_new (gw_loop_t *loop);

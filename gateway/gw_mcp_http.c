@@ -83,6 +83,7 @@ s_json_end (gw_mcp_reply_t *base)
     s_reply_t *r = (s_reply_t *) base;
     gw_request_t *req = r->req;
     snprintf (req->mcp_session_out, sizeof req->mcp_session_out, "%s", r->session_out);
+    snprintf (req->log_extra, sizeof req->log_extra, "%s", base->log);
     if (r->response)
         gw_request_reply_json (req, 200, r->response);
     else
@@ -115,7 +116,8 @@ static void
 s_sse_end (gw_mcp_reply_t *base)
 {
     s_reply_t *r = (s_reply_t *) base;
-    gw_stream_close (r->stream);
+    /* the HTTP thread logs the request once the stream has ended */
+    gw_stream_close_noted (r->stream, base->log);
     s_unlink_stream (r->http, r);
     gw_stream_unref (&r->stream);
     free (r);
@@ -182,7 +184,8 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
                && strstr (req->accept, "text/event-stream")
                && strstr (req->body, "\"tools/call\"");
     if (sse && (r->stream = gw_stream_new ())) {
-        r->base = (gw_mcp_reply_t) {s_sse_send, s_sse_end, s_sse_keepalive, true};
+        r->base = (gw_mcp_reply_t) {.send = s_sse_send, .end = s_sse_end,
+            .keepalive = s_sse_keepalive, .can_stream = true};
         r->next = self->streams;
         self->streams = r;
         /* 2025-11-25 (SEP-1699): prime the stream with an event id and
@@ -199,7 +202,8 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
         req->status = 200;
         req->complete (req);
     } else {
-        r->base = (gw_mcp_reply_t) {s_json_send, s_json_end, s_json_probe, false};
+        r->base = (gw_mcp_reply_t) {.send = s_json_send, .end = s_json_end,
+            .keepalive = s_json_probe, .can_stream = false};
         r->req = req;
     }
     gw_mcp_handle_text (self->mcp, client, req->body, req->body_len, &req->overrides, &r->base);

@@ -54,6 +54,7 @@ struct gw_request {
     const char *content_type;   /* of raw; static string */
     char mcp_session_out[40];   /* Mcp-Session-Id to send, or "" */
     const char *allow;          /* Allow header (405), static, or NULL */
+    char log_extra[160];        /* more fields for the access log line (MCP's rpc=...) */
     struct gw_stream *stream;   /* a streamed (SSE) body, or NULL */
     /* plumbing */
     gw_request_complete_fn *complete;

@@ -3,6 +3,7 @@
 #include "gw_stream.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ struct gw_stream {
     size_t start, len, cap;
     bool closed, gone, suspended;
     struct MHD_Connection *connection;
+    char note[160];             /* for the access log line, set at close */
 };
 
 gw_stream_t *
@@ -100,6 +102,24 @@ gw_stream_write_event (gw_stream_t *self, const char *json_text)
     memcpy (event + 6 + n, "\n\n", 2);
     gw_stream_write (self, event, n + 8);
     free (event);
+}
+
+void
+gw_stream_close_noted (gw_stream_t *self, const char *note)
+{
+    pthread_mutex_lock (&self->lock);
+    snprintf (self->note, sizeof self->note, "%s", note ? note : "");
+    self->closed = true;
+    s_wake (self);
+    pthread_mutex_unlock (&self->lock);
+}
+
+void
+gw_stream_note (gw_stream_t *self, char *out, size_t len)
+{
+    pthread_mutex_lock (&self->lock);
+    snprintf (out, len, "%s", self->note);
+    pthread_mutex_unlock (&self->lock);
 }
 
 void

@@ -28,6 +28,10 @@ void gw_stream_write (gw_stream_t *self, const char *data, size_t len);
 void gw_stream_write_event (gw_stream_t *self, const char *json_text);
 /* Ends the stream after what was written (loop thread). */
 void gw_stream_close (gw_stream_t *self);
+/* Closes with a note for the access log line (" rpc=... is_error=..."),
+ * which the HTTP thread reads with gw_stream_note once it sees the end. */
+void gw_stream_close_noted (gw_stream_t *self, const char *note);
+void gw_stream_note (gw_stream_t *self, char *out, size_t len);
 
 /* Ties the stream to its HTTP connection (libmicrohttpd's
  * struct MHD_Connection *), so writes can resume it. */

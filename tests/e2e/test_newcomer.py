@@ -154,6 +154,8 @@ def test_mcp_over_stdio_started_from_a_private_folder(private_home):
     # every log line on stderr is timestamped
     lines = [l for l in err.splitlines() if l.strip()]
     assert lines and all(TS_RE.match(l) for l in lines), err
+    assert "mcp transport=stdio rpc=tools/call tool=exec_code is_error=false" in err, err
+    assert "print(6*7)" not in err      # never the code
 
 
 def test_one_server_per_state_folder(server_factory):
@@ -325,3 +327,16 @@ def test_log_level_setting(server_factory):
     r = subprocess.run([BIN, "serve", "--port", "0"], env=dict(os.environ,
                        CODEBOX_LOG_LEVEL="loud"), capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "CODEBOX_LOG_LEVEL" in r.stderr, r.stderr
+
+
+def test_mcp_log_lines_name_the_rpc_and_tool(server_factory):
+    from conftest import mcp_client
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    call = mcp_client(s)
+    call("exec_code", {"session_id": "logs", "code": "secret_value = 42"})
+    call("read_file", {"session_id": "logs", "path": "no/such/file"})
+    log = s.log()
+    assert re.search(r"http method=POST path=/mcp status=200 ms=\d+ rpc=initialize", log), log
+    assert "rpc=tools/call tool=exec_code is_error=false" in log, log
+    assert "rpc=tools/call tool=read_file is_error=true" in log, log
+    assert "secret_value" not in log
