@@ -12,9 +12,11 @@
 
 #include "gw_cli.h"
 #include "gw_download.h"
+#include "gw_fs.h"
 #include "gw_loop.h"
 #include "gw_mcp.h"
 #include "gw_request.h"
+#include "gw_state_dir.h"
 #include "jp_log.h"
 
 #define MAX_LINE (64u << 20)
@@ -149,8 +151,9 @@ gw_cmd_mcp (int argc, char **argv)
                     "Serves MCP over stdio: one JSON-RPC message per line on stdin and\n"
                     "stdout; logs go to stderr. Ends at end of input.\n\n"
                     "  --state-dir D   session folders, one server each (CODEBOX_STATE_DIR;\n"
-                    "                  default /var/lib/codebox as root, else\n"
-                    "                  $XDG_STATE_HOME/codebox or ~/.local/state/codebox)\n"
+                    "                  default: this process's own BASE/stdio/PID, BASE being\n"
+                    "                  /var/lib/codebox as root, else $XDG_STATE_HOME/codebox\n"
+                    "                  or ~/.local/state/codebox)\n"
                     "  --config FILE   settings file instead of ./.env\n\n");
             gw_config_print_help (stdout);
             return GW_EXIT_OK;
@@ -160,6 +163,10 @@ gw_cmd_mcp (int argc, char **argv)
     gw_config_t *config = gw_cli_load_config (config_file);
     if (!config)
         return GW_EXIT_USAGE;
+    char own[4096];
+    if (!state_dir && !gw_config_str (config, GW_SET_STATE_DIR)[0]
+        && gw_state_dir_for_stdio (own, sizeof own) == 0)
+        state_dir = own;    /* a folder of its own: clients start many stdio servers */
     if (state_dir && gw_cli_flag (config, GW_SET_STATE_DIR, "--state-dir", state_dir)) {
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
@@ -189,6 +196,8 @@ gw_cmd_mcp (int argc, char **argv)
     gw_download_shutdown ();    /* before the MCP core its answers go through */
     gw_mcp_destroy (&io.mcp);
     gw_loop_destroy (&loop);
+    if (state_dir == own)
+        gw_fs_remove_tree (own);    /* its own folder goes with it */
     free (io.buf);
     gw_config_destroy (&config);
     return rc;

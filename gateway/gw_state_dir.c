@@ -98,3 +98,33 @@ gw_state_dir_sweep (const char *dir)
     closedir (d);
     return removed;
 }
+
+int
+gw_state_dir_for_stdio (char *buf, size_t len)
+{
+    char base[3800];
+    if (gw_state_dir_default (base, sizeof base) < 0)
+        return -ENAMETOOLONG;
+    char parent[4000];
+    snprintf (parent, sizeof parent, "%s/stdio", base);
+    DIR *d = opendir (parent);
+    struct dirent *e;
+    while (d && (e = readdir (d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char lock[4600], folder[4400];
+        snprintf (folder, sizeof folder, "%s/%s", parent, e->d_name);
+        snprintf (lock, sizeof lock, "%s/" LOCK_NAME, folder);
+        int fd = open (lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) == 0) {
+            gw_fs_remove_tree (folder);
+            jp_log_info ("state event=swept entry=stdio/%s why=its-server-is-gone", e->d_name);
+        }
+        if (fd >= 0)
+            close (fd);
+    }
+    if (d)
+        closedir (d);
+    int n = snprintf (buf, len, "%s/%ld", parent, (long) getpid ());
+    return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}

@@ -13,6 +13,12 @@
  * server is started from. Returns 0, or -ENAMETOOLONG. */
 int gw_state_dir_default (char *buf, size_t len);
 
+/* The default state folder of one `codebox mcp` process: MCP clients start
+ * one stdio server per conversation, so each gets its own folder,
+ * <default>/stdio/<pid>. Folders there whose server is gone (their lock is
+ * free) are removed first. Returns 0, or -ENAMETOOLONG. */
+int gw_state_dir_for_stdio (char *buf, size_t len);
+
 /* Takes the lock of the state folder dir (an flock on dir/.lock, which
  * also holds the PID of the server that has it) for the life of the
  * process; *fd_p is the lock's descriptor, to close at exit. When another

@@ -340,3 +340,27 @@ def test_mcp_log_lines_name_the_rpc_and_tool(server_factory):
     assert "rpc=tools/call tool=exec_code is_error=false" in log, log
     assert "rpc=tools/call tool=read_file is_error=true" in log, log
     assert "secret_value" not in log
+
+
+def test_stdio_servers_each_get_their_own_default_state_folder(tmp_path):
+    """MCP clients start one `codebox mcp` per conversation: with the
+    default state folder they must not lock each other out."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEBOX_")}
+    env["HOME"] = str(tmp_path)             # for a gateway that is not root
+    procs = [subprocess.Popen([BIN, "mcp"], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    states = []
+    for p in procs:
+        p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + "\n")
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["result"] == {}
+    for p in procs:
+        p.stdin.close()
+        err = p.stderr.read()
+        assert p.wait(timeout=30) == 0, err
+        states.append(re.search(r"mcp on stdio state=(\S+)", err).group(1))
+    assert states[0] != states[1]
+    for state in states:
+        assert "/stdio/" in state
+        assert not os.path.exists(state)    # removed when its server ended
