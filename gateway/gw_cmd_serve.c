@@ -156,7 +156,12 @@ gw_cmd_serve (int argc, char **argv)
             gw_origin_set_port (origin, ntohs (bound.ss_family == AF_INET6
                                                    ? ((struct sockaddr_in6 *) &bound)->sin6_port
                                                    : ((struct sockaddr_in *) &bound)->sin_port));
-        http = gw_http_new (listen_fd, auth, origin, gw_loop_post, loop, err, sizeof err);
+        gw_http_limits_t limits = {
+            .per_address = (unsigned) gw_config_int (config, GW_SET_MAX_CONNECTIONS_PER_ADDRESS),
+            .idle_s = (unsigned) gw_config_int (config, GW_SET_HTTP_IDLE_TIMEOUT),
+        };
+        http = gw_http_new (listen_fd, &limits, auth, origin, gw_loop_post, loop, err,
+                            sizeof err);
         listen_fd = -1;
     }
     if (listen_fd >= 0)

@@ -57,6 +57,12 @@
     X (MAX_IMAGE_BYTES, "CODEBOX_MAX_IMAGE_BYTES", "262144", INT, "larger images are sent downscaled with a link") \
     X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
     X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \
+    X (RESULT_STORE_MB, "CODEBOX_RESULT_STORE_MB", "512", INT, "MiB of finished results kept for GET /execute/{id}/results; the oldest go first") \
+    X (MAX_QUEUED_EXECUTIONS, "CODEBOX_MAX_QUEUED_EXECUTIONS", "64", INT, "executions waiting in one session's queue; more get 429") \
+    X (MAX_MCP_SESSIONS, "CODEBOX_MAX_MCP_SESSIONS", "1024", INT, "MCP sessions (Mcp-Session-Id) at once over HTTP; idle ones expire first") \
+    X (MCP_SESSION_IDLE_TIMEOUT, "CODEBOX_MCP_SESSION_IDLE_TIMEOUT", "3600", INT, "seconds an MCP session over HTTP may stay unused before it expires (then 404: initialize again)") \
+    X (MAX_CONNECTIONS_PER_ADDRESS, "CODEBOX_MAX_CONNECTIONS_PER_ADDRESS", "1024", INT, "HTTP connections one client address may hold at once (4000 in all)") \
+    X (HTTP_IDLE_TIMEOUT, "CODEBOX_HTTP_IDLE_TIMEOUT", "30", INT, "seconds an HTTP connection may sit idle (no request under way) before it is closed") \
     X (ALLOWED_ORIGINS, "CODEBOX_ALLOWED_ORIGINS", "", STR, "comma-separated browser origins (https://app.example.com) that may call the API, with CORS; every other Origin is refused") \
     X (LOG_LEVEL, "CODEBOX_LOG_LEVEL", "info", "debug|info|warn|error", "lowest level of log lines written to stderr") \
     X (MCP_CONFORMANCE, "CODEBOX_MCP_CONFORMANCE", "0", BOOL, "tests only: offer the MCP conformance fixtures")

@@ -23,6 +23,7 @@
     X (NOT_FINISHED, "not_finished", 409, -32602) \
     X (TOO_LARGE, "too_large", 413, -32602) \
     X (TOO_MANY_SESSIONS, "too_many_sessions", 429, -32000) \
+    X (TOO_MANY_QUEUED, "too_many_queued", 429, -32000) \
     X (INTERNAL, "internal_error", 500, -32603) \
     X (NOT_IMPLEMENTED, "not_implemented", 501, -32601) \
     X (KERNEL_START_FAILED, "kernel_start_failed", 503, -32000) \

@@ -9,13 +9,15 @@
 #include "jp_time.h"
 
 #define MAX_DISPLAY_BYTES (64u << 20)   /* images and rich data per execution */
+#define S_MAX_ENAME 256                 /* an exception's name, whatever it claims */
+#define S_MAX_EVALUE (64u << 10)        /* its value (the traceback says it again) */
 
 struct gw_execution {
     char *code;
     size_t max_text;
     size_t text_used;
     size_t display_used;
-    bool truncated, displays_dropped;
+    bool truncated, displays_dropped, input_noted;
     gw_exec_status_t status;
     ks_kernel_t *kernel;
     char msg_id[64];
@@ -138,6 +140,18 @@ s_add_item (gw_execution_t *self, json_t *item)
     json_decref (item);
 }
 
+/* How many of the n bytes of text to keep for at most max, cut back to a
+ * UTF-8 character boundary. */
+static size_t
+s_utf8_cut (const char *text, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    while (max > 0 && ((unsigned char) text[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}
+
 /* How many of n bytes of text fit under the limit, cut back to a UTF-8
  * character boundary. */
 static size_t
@@ -224,7 +238,8 @@ s_display_fits (gw_execution_t *self, json_t *data)
     const char *mime;
     json_t *value;
     json_object_foreach (data, mime, value)
-        size += json_is_string (value) ? json_string_length (value) : 64;
+        size += strlen (mime) + (json_is_string (value) ? json_string_length (value)
+                                                        : json_dumpb (value, NULL, 0, JSON_COMPACT));
     if (self->display_used + size <= MAX_DISPLAY_BYTES) {
         self->display_used += size;
         return true;
@@ -323,10 +338,23 @@ s_on_update_display (gw_execution_t *self, json_t *content)
     }
 }
 
-/* An error output; its traceback is cut to the text limit. */
+/* An error output: its name, value and traceback count against the text
+ * limit; the value first (at most S_MAX_EVALUE of it), so a huge message
+ * still leaves room for the traceback. */
 static json_t *
 s_error_item (gw_execution_t *self, json_t *content)
 {
+    json_t *ename = json_object_get (content, "ename");
+    json_t *evalue = json_object_get (content, "evalue");
+    size_t n = json_is_string (ename) ? json_string_length (ename) : 0;
+    size_t keep_name = s_utf8_cut (json_string_value (ename), n, S_MAX_ENAME);
+    size_t v = json_is_string (evalue) ? json_string_length (evalue) : 0;
+    size_t keep_value = v ? s_fit (self, json_string_value (evalue),
+                                   s_utf8_cut (json_string_value (evalue), v, S_MAX_EVALUE))
+                          : 0;
+    self->text_used += keep_value;
+    if (keep_name < n || keep_value < v)
+        self->truncated = true;
     json_t *tb = json_array ();
     size_t i;
     json_t *line;
@@ -334,19 +362,19 @@ s_error_item (gw_execution_t *self, json_t *content)
         const char *text = json_string_value (line);
         if (!text)
             continue;
-        size_t n = json_string_length (line);
-        size_t keep = s_fit (self, text, n);
+        size_t len = json_string_length (line);
+        size_t keep = s_fit (self, text, len);
         self->text_used += keep;
         json_array_append_new (tb, json_stringn_nocheck (text, keep));
-        if (keep < n) {
+        if (keep < len) {
             self->truncated = true;
             break;
         }
     }
-    const char *ename = json_string_value (json_object_get (content, "ename"));
-    const char *evalue = json_string_value (json_object_get (content, "evalue"));
-    return json_pack ("{s:s, s:s, s:s, s:o}", "type", "error", "ename",
-                      ename ? ename : "Error", "evalue", evalue ? evalue : "",
+    return json_pack ("{s:s, s:s%, s:s%, s:o}", "type", "error", "ename",
+                      keep_name ? json_string_value (ename) : "Error",
+                      keep_name ? keep_name : 5, "evalue",
+                      keep_value ? json_string_value (evalue) : "", keep_value,
                       "traceback", tb);
 }
 
@@ -396,9 +424,15 @@ s_on_input_request (gw_execution_t *self, const jp_msg_t *request)
     jp_msg_set_content (reply, json_pack ("{s:s}", "value", ""));
     ks_kernel_send (self->kernel, JP_CHANNEL_STDIN, reply);
     jp_msg_destroy (&reply);
-    s_add_item (self, json_pack ("{s:s, s:s, s:s}", "type", "stream", "name", "stderr",
-                                 "content", "[codebox: input() is not supported; "
-                                 "an empty line was sent]\n"));
+    /* said once per execution (a loop of input() calls adds nothing), and
+       counted against the text limit like any output */
+    if (self->input_noted)
+        return;
+    self->input_noted = true;
+    json_t *note = json_pack ("{s:s, s:s}", "name", "stderr", "text",
+                              "[codebox: input() is not supported; an empty line was sent]\n");
+    s_on_stream (self, note);
+    json_decref (note);
 }
 
 bool
@@ -527,6 +561,13 @@ gw_execution_duration_ms (const gw_execution_t *self)
     if (!self->started_ms)
         return 0;
     return (self->finished_ms ? self->finished_ms : jp_time_now_ms ()) - self->started_ms;
+}
+
+size_t
+gw_execution_bytes (const gw_execution_t *self)
+{
+    return self->text_used + self->display_used + 256 * json_array_size (self->items)
+           + (self->code ? strlen (self->code) : 0);
 }
 
 bool

@@ -87,4 +87,7 @@ int64_t gw_execution_duration_ms (const gw_execution_t *self);
 /* True when output text was cut at max_output_bytes. */
 bool gw_execution_truncated (const gw_execution_t *self);
 
+/* About how many bytes the kept outputs take (text, rich data, items). */
+size_t gw_execution_bytes (const gw_execution_t *self);
+
 #endif

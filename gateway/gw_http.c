@@ -483,8 +483,9 @@ s_notify_connection (void *cls, struct MHD_Connection *mc, void **socket_context
 }
 
 gw_http_t *
-gw_http_new (int listen_fd, const gw_auth_t *auth, const gw_origin_t *origin,
-             gw_http_post_fn *post, void *post_arg, char *err, size_t err_len)
+gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,
+             const gw_origin_t *origin, gw_http_post_fn *post, void *post_arg, char *err,
+             size_t err_len)
 {
     gw_http_t *self = calloc (1, sizeof *self);
     if (!self) {
@@ -508,7 +509,8 @@ gw_http_new (int listen_fd, const gw_auth_t *auth, const gw_origin_t *origin,
         MHD_OPTION_LISTEN_SOCKET, listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, 2u,
         MHD_OPTION_CONNECTION_LIMIT, 4000u,
-        MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->per_address,
+        MHD_OPTION_CONNECTION_TIMEOUT, limits->idle_s,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
         MHD_OPTION_END);

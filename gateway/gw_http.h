@@ -21,10 +21,18 @@ typedef struct gw_http gw_http_t;
 typedef void (gw_http_post_fn) (gw_request_t *req, void *arg);
 
 /* Serves on listen_fd (a listening socket, see gw_bind_listen; taken
- * over, also on failure), judging every request's Host and Origin with
- * origin (may be NULL: no checks, for tests only). NULL with err set. */
-gw_http_t *gw_http_new (int listen_fd, const gw_auth_t *auth, const gw_origin_t *origin,
-                        gw_http_post_fn *post, void *post_arg, char *err, size_t err_len);
+ * over, also on failure) within limits, judging every request's Host and
+ * Origin with origin (may be NULL: no checks, for tests only). NULL with
+ * err set. */
+typedef struct {
+    unsigned per_address;       /* connections one client address may hold */
+    unsigned idle_s;            /* a connection idle this long is closed (long polls
+                                   and streams, suspended, are not idle) */
+} gw_http_limits_t;
+
+gw_http_t *gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,
+                        const gw_origin_t *origin, gw_http_post_fn *post, void *post_arg,
+                        char *err, size_t err_len);
 
 /* Counts each answered request into metrics (set before serving). */
 void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);

@@ -11,6 +11,7 @@
 struct gw_jobs {
     gw_job_t **items;
     size_t n, cap;
+    size_t max_bytes;           /* finished results kept, at most (0: no bound) */
 };
 
 gw_jobs_t *
@@ -103,21 +104,49 @@ gw_job_finished (const gw_job_t *job)
 }
 
 void
+gw_jobs_set_max_bytes (gw_jobs_t *self, size_t max_bytes)
+{
+    self->max_bytes = max_bytes;
+}
+
+/* The bytes a finished job's result holds. */
+static size_t
+s_job_bytes (const gw_job_t *job)
+{
+    return sizeof *job + (job->exec ? gw_execution_bytes (job->exec) : 0)
+           + (job->code ? strlen (job->code) : 0);
+}
+
+size_t
 gw_jobs_expire (gw_jobs_t *self, int64_t now)
 {
-    size_t kept = 0;
+    /* the newest finished results are kept up to max_bytes: count from
+       the newest, and everything older than where the sum passes it goes */
+    size_t oldest_kept = 0, sum = 0;
+    for (size_t i = self->n; self->max_bytes && i-- > 0;) {
+        if (!gw_job_finished (self->items[i]))
+            continue;
+        sum += s_job_bytes (self->items[i]);
+        if (sum > self->max_bytes) {
+            oldest_kept = i + 1;
+            break;
+        }
+    }
+    size_t kept = 0, freed = 0;
     for (size_t i = 0; i < self->n; i++) {
         gw_job_t *job = self->items[i];
         /* the store is in creation order, so the oldest go first */
         bool drop = gw_job_finished (job)
             && (job->transient || now - job->finished_ms > GW_JOB_KEEP_MS
-                || self->n - (i - kept) > GW_JOBS_MAX);
-        if (drop && !job->waiters)
+                || self->n - (i - kept) > GW_JOBS_MAX || i < oldest_kept);
+        if (drop && !job->waiters) {
+            freed += s_job_bytes (job);
             s_job_free (job);
-        else
+        } else
             self->items[kept++] = job;
     }
     self->n = kept;
+    return freed;
 }
 
 void
@@ -169,6 +198,8 @@ gw_job_finish (gw_job_t *job, gw_exec_status_t status)
         return;
     job->status = status;
     job->finished_ms = jp_time_now_ms ();
+    free (job->code);           /* a queue of big cells must not outlive it */
+    job->code = NULL;
     s_answer_waiters (job, false);
     gw_job_observer_fn *observer = job->observer;
     job->observer = NULL;

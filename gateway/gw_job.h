@@ -74,8 +74,12 @@ gw_job_t *gw_jobs_add (gw_jobs_t *self, gw_session_t *session, const char *sessi
 /* The job with id visible to tenant, or NULL. */
 gw_job_t *gw_jobs_find (gw_jobs_t *self, const char *id, const char *tenant);
 
-/* Drops finished jobs past their keeping time or over the count. */
-void gw_jobs_expire (gw_jobs_t *self, int64_t now);
+/* Drops finished jobs past their keeping time, over the count, or (oldest
+ * first) over the byte bound. Returns the bytes freed. */
+size_t gw_jobs_expire (gw_jobs_t *self, int64_t now);
+
+/* Bounds the bytes finished results may hold (CODEBOX_RESULT_STORE_MB). */
+void gw_jobs_set_max_bytes (gw_jobs_t *self, size_t max_bytes);
 
 /* Forgets session in every job that points at it (the session is going). */
 void gw_jobs_detach_session (gw_jobs_t *self, const gw_session_t *session);

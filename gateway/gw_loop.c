@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ struct gw_loop {
     gw_sql_t *sql;
     gw_blob_t *blob;            /* Azure Blob upload of artifacts, or NULL (off) */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
+    int64_t next_jobs_expiry;
 };
 
 gw_loop_t *
@@ -103,6 +105,9 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
     self->zmq = zmq_ctx_new ();
     self->mailbox = gw_mailbox_new ();
     self->jobs = gw_jobs_new ();
+    if (self->jobs)
+        gw_jobs_set_max_bytes (self->jobs,
+                               (size_t) gw_config_int (config, GW_SET_RESULT_STORE_MB) << 20);
     self->metrics = gw_metrics_new ();
     self->sandbox = gw_sandbox_new (config, self->runtime_dir, err, err_len);
     if (!self->sandbox) {
@@ -354,8 +359,13 @@ s_turn (gw_loop_t *self)
     }
     if (now >= self->next_reap) {
         s_reap (self, now);
-        gw_jobs_expire (self->jobs, now);
         self->next_reap = now + gw_config_int (self->config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    }
+    /* the result store's bounds (age, count, bytes), four times a second */
+    if (now >= self->next_jobs_expiry) {
+        if (gw_jobs_expire (self->jobs, now) > (16u << 20))
+            malloc_trim (0);    /* give big freed results back to the system */
+        self->next_jobs_expiry = now + 250;
     }
     gw_metrics_sessions_live (self->metrics, (long) self->n_sessions);
 }

@@ -108,6 +108,7 @@ gw_mcp_client_new (gw_mcp_t *self, const char *tenant)
     jp_random_uuid (c->id);
     snprintf (c->tenant, sizeof c->tenant, "%s", tenant);
     c->log_level = 1;   /* info */
+    c->last_used_ms = jp_time_now_ms ();
     c->next = self->clients;
     self->clients = c;
     return c;
@@ -120,6 +121,34 @@ gw_mcp_client_find (gw_mcp_t *self, const char *id)
         if (strcmp (c->id, id) == 0)
             return c;
     return NULL;
+}
+
+void
+gw_mcp_client_touch (gw_mcp_client_t *client)
+{
+    client->last_used_ms = jp_time_now_ms ();
+}
+
+size_t
+gw_mcp_clients_expire (gw_mcp_t *self, int64_t now, int64_t idle_ms,
+                       const gw_mcp_client_t *keep)
+{
+    size_t left = 0;
+    gw_mcp_client_t *c = self->clients;
+    while (c) {
+        gw_mcp_client_t *next = c->next;
+        bool busy = false;
+        for (gw_mcp_call_t *call = self->calls; call && !busy; call = call->next)
+            busy = call->client == c;
+        if (c != keep && !busy && now - c->last_used_ms >= idle_ms) {
+            jp_log_info ("mcp event=session-expired idle_s=%lld",
+                         (long long) ((now - c->last_used_ms) / 1000));
+            gw_mcp_client_end (self, c);
+        } else
+            left++;
+        c = next;
+    }
+    return left;
 }
 
 void

@@ -47,6 +47,12 @@ void gw_mcp_destroy (gw_mcp_t **self_p);
 /* A new client (an MCP session) of tenant, with a fresh random id. */
 gw_mcp_client_t *gw_mcp_client_new (gw_mcp_t *self, const char *tenant);
 gw_mcp_client_t *gw_mcp_client_find (gw_mcp_t *self, const char *id);
+/* Notes that a client was used now (its idle time starts again). */
+void gw_mcp_client_touch (gw_mcp_client_t *client);
+/* Ends the clients without a running call idle for idle_ms or more, except
+ * keep (may be NULL); returns how many are left. */
+size_t gw_mcp_clients_expire (gw_mcp_t *self, int64_t now, int64_t idle_ms,
+                              const gw_mcp_client_t *keep);
 /* Ends a client: cancels its calls, forgets it. */
 void gw_mcp_client_end (gw_mcp_t *self, gw_mcp_client_t *client);
 const char *gw_mcp_client_id (const gw_mcp_client_t *client);

@@ -17,6 +17,7 @@
 
 #include "gw_mcp.h"
 #include "gw_stream.h"
+#include "jp_time.h"
 
 typedef struct s_reply s_reply_t;
 
@@ -149,7 +150,20 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     bool is_initialize = false;
     bool is_request = gw_mcp_is_request (req->body, req->body_len, &is_initialize);
     gw_mcp_client_t *client = NULL;
+    /* MCP sessions are bounded: idle ones expire (their id is then
+       unknown, so the client initializes again), and past the count a new
+       one is refused */
+    const gw_config_t *config = gw_loop_config (self->loop);
+    int64_t now = jp_time_now_ms ();
+    size_t live = gw_mcp_clients_expire (
+        self->mcp, now, gw_config_int (config, GW_SET_MCP_SESSION_IDLE_TIMEOUT) * 1000, NULL);
     if (is_initialize) {
+        if (live >= (size_t) gw_config_int (config, GW_SET_MAX_MCP_SESSIONS)) {
+            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many MCP sessions (%zu, "
+                                    "CODEBOX_MAX_MCP_SESSIONS): end one with DELETE /mcp, "
+                                    "or wait for idle ones to expire", live);
+            return;
+        }
         client = gw_mcp_client_new (self->mcp, req->tenant);
         if (!client) {
             gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
@@ -161,6 +175,8 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
         return;
     } else {
         client = gw_mcp_client_find (self->mcp, req->mcp_session);
+        if (client)
+            gw_mcp_client_touch (client);
         if (!client || strcmp (gw_mcp_client_tenant (client), req->tenant) != 0) {
             gw_request_reply_error (req, GW_E_NOT_FOUND,
                                     "unknown or ended MCP session: initialize again");

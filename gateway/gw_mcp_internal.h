@@ -19,6 +19,7 @@ struct gw_mcp_client {
     char version[16];
     int log_level;              /* syslog-style: 0 debug .. 7 emergency */
     bool initialized;
+    int64_t last_used_ms;       /* for the idle expiry of HTTP sessions */
     gw_mcp_client_t *next;
 };
 

@@ -296,6 +296,9 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
 static json_t *
 s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_s, bool oneshot)
 {
+    char why[256];
+    if (gw_session_queue_full (session, strlen (code), why, sizeof why))
+        return gw_mcp_tool_error ("%s", why);
     gw_request_t caller = s_caller (ctx);
     long seconds = gw_rest_effective (caller.overrides.exec_timeout,
                                       session->limits.exec_timeout_s);

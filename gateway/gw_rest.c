@@ -273,6 +273,12 @@ s_post_execute (gw_loop_t *loop, gw_request_t *req)
         json_decref (body);
         return;
     }
+    char why[256];
+    if (gw_session_queue_full (session, strlen (code), why, sizeof why)) {
+        json_decref (body);
+        gw_request_reply_error (req, GW_E_TOO_MANY_QUEUED, "%s", why);
+        return;
+    }
     long seconds = s_clamp (req->overrides.exec_timeout, session->limits.exec_timeout_s);
     seconds = s_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0,
                        seconds);

@@ -370,6 +370,28 @@ gw_session_enqueue (gw_session_t *self, gw_job_t *job)
     s_start_next (self);
 }
 
+bool
+gw_session_queue_full (const gw_session_t *self, size_t code_len, char *why, size_t why_len)
+{
+    long max = gw_config_int (gw_loop_config (self->loop), GW_SET_MAX_QUEUED_EXECUTIONS);
+    long count = 0;
+    size_t bytes = code_len;
+    for (const gw_job_t *j = self->queue_head; j; j = j->next_queued) {
+        count++;
+        bytes += j->code ? strlen (j->code) : 0;
+    }
+    if (count >= max)
+        snprintf (why, why_len, "session %s already has %ld executions waiting "
+                  "(CODEBOX_MAX_QUEUED_EXECUTIONS); wait for them or cancel some", self->id,
+                  count);
+    else if (bytes > GW_SESSION_QUEUE_BYTES)
+        snprintf (why, why_len, "session %s already has %zu MiB of code waiting; wait for "
+                  "it to run", self->id, (bytes - code_len) >> 20);
+    else
+        return false;
+    return true;
+}
+
 void
 gw_session_cancel (gw_session_t *self, gw_job_t *job)
 {

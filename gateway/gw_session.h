@@ -79,6 +79,13 @@ void gw_session_destroy (gw_session_t **self_p, bool remove_folder);
 /* Queues job (kept by the job store) and starts it when the kernel is free. */
 void gw_session_enqueue (gw_session_t *self, gw_job_t *job);
 
+/* True (with why) when code of code_len bytes may not join the queue: it
+ * already holds CODEBOX_MAX_QUEUED_EXECUTIONS jobs, or GW_SESSION_QUEUE_BYTES
+ * of code. */
+#define GW_SESSION_QUEUE_BYTES (64u << 20)
+bool gw_session_queue_full (const gw_session_t *self, size_t code_len, char *why,
+                            size_t why_len);
+
 /* Cancels a queued job at once, or interrupts a running one. */
 void gw_session_cancel (gw_session_t *self, gw_job_t *job);
 
