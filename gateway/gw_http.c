@@ -123,6 +123,14 @@ s_send (s_conn_t *c)
         MHD_add_response_header (response, "Content-Type", "text/event-stream");
         MHD_add_response_header (response, "Cache-Control", "no-cache");
         MHD_add_response_header (response, "X-Accel-Buffering", "no");
+    } else if (req->has_file) {
+        /* libmicrohttpd reads (sendfile) and closes the file as it sends */
+        response = MHD_create_response_from_fd64 (req->file_size, req->file_fd);
+        if (response)
+            req->has_file = false;
+        MHD_add_response_header (response, "Content-Type",
+                                 req->content_type ? req->content_type
+                                                   : "application/octet-stream");
     } else if (req->raw) {
         response = MHD_create_response_from_buffer (req->raw_len, req->raw,
                                                     MHD_RESPMEM_MUST_FREE);
@@ -461,6 +469,8 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     free (c->req.query_wait);
     free (c->req.body);
     free (c->req.raw);
+    if (c->req.has_file)
+        close (c->req.file_fd);     /* never sent */
     json_decref (c->req.json);
     free (c);
     *con_cls = NULL;

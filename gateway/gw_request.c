@@ -42,6 +42,18 @@ gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, ...)
 }
 
 void
+gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size,
+                       const char *content_type)
+{
+    req->status = status;
+    req->has_file = true;
+    req->file_fd = fd;
+    req->file_size = file_size;
+    req->content_type = content_type;
+    req->complete (req);
+}
+
+void
 gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,
                       const char *content_type)
 {

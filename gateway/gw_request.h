@@ -51,7 +51,10 @@ struct gw_request {
     json_t *json;               /* the JSON body, or NULL */
     char *raw;                  /* or a raw body (malloc'd) */
     size_t raw_len;
-    const char *content_type;   /* of raw; static string */
+    const char *content_type;   /* of raw or the file; static string */
+    bool has_file;              /* or a file streamed from file_fd (owned) */
+    int file_fd;
+    uint64_t file_size;
     char mcp_session_out[40];   /* Mcp-Session-Id to send, or "" */
     const char *allow;          /* Allow header (405), static, or NULL */
     char log_extra[160];        /* more fields for the access log line (MCP's rpc=...) */
@@ -79,6 +82,11 @@ void gw_request_reply_json (gw_request_t *req, int status, json_t *body);
  * completes. message is printf-style. */
 void gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+
+/* Answers with the file_size bytes of the regular file fd (stolen: closed
+ * once sent), streamed by the HTTP thread, never read whole into memory. */
+void gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size,
+                            const char *content_type);
 
 /* Answers with a raw body (stolen, malloc'd) of a content type. */
 void gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,

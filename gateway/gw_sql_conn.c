@@ -131,6 +131,42 @@ s_disconnect (gw_sql_conn_t *self)
     }
 }
 
+/* True when the connection string has key (case-insensitive) as one of
+ * its keys. */
+static bool
+s_has_key (const char *dsn, const char *key)
+{
+    size_t n = strlen (key);
+    for (const char *p = dsn; *p;) {
+        while (*p == ';' || *p == ' ')
+            p++;
+        if (strncasecmp (p, key, n) == 0 && (p[n] == '=' || p[n] == ' '))
+            return true;
+        p += strcspn (p, ";");
+    }
+    return false;
+}
+
+/* The connection string with the options that make PostgreSQL's driver
+ * hand rows over through a cursor, a thousand at a time, instead of
+ * loading the whole result set into the gateway's memory (the caller's
+ * own value wins). Returns a new string. */
+static char *
+s_streaming_dsn (const char *dsn)
+{
+    const char *extra = "";
+    if ((strcasestr (dsn, "postgres") || strcasestr (dsn, "psqlodbc"))
+        && !s_has_key (dsn, "UseDeclareFetch"))
+        extra = ";UseDeclareFetch=1;Fetch=1000";
+    size_t len = strlen (dsn);
+    while (len && (dsn[len - 1] == ';' || dsn[len - 1] == ' '))
+        len--;
+    char *out = NULL;
+    if (asprintf (&out, "%.*s%s", (int) len, dsn, extra) < 0)
+        return NULL;
+    return out;
+}
+
 /* Connects dsn on self->dbc. Returns 0 or -1 with err set (scrubbed). */
 static int
 s_connect (gw_sql_conn_t *self, const char *dsn, long login_timeout_s, char *err, size_t err_len)
@@ -138,8 +174,10 @@ s_connect (gw_sql_conn_t *self, const char *dsn, long login_timeout_s, char *err
     if (login_timeout_s > 0)
         SQLSetConnectAttr (self->dbc, SQL_ATTR_LOGIN_TIMEOUT,
                            (SQLPOINTER) (intptr_t) login_timeout_s, 0);
-    SQLRETURN r = SQLDriverConnect (self->dbc, NULL, (SQLCHAR *) dsn, SQL_NTS, NULL, 0, NULL,
-                                    SQL_DRIVER_NOPROMPT);
+    char *streaming = s_streaming_dsn (dsn);
+    SQLRETURN r = SQLDriverConnect (self->dbc, NULL, (SQLCHAR *) (streaming ? streaming : dsn),
+                                    SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    free (streaming);
     if (!SQL_SUCCEEDED (r)) {
         gw_sql_diag (SQL_HANDLE_DBC, self->dbc, err, err_len, NULL);
         s_scrub (self, err, err_len);
@@ -372,6 +410,11 @@ s_execute (gw_sql_conn_t *self, const char *query, const gw_sql_options_t *opts,
     if (opts->timeout_s > 0)
         SQLSetStmtAttr (st, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER) (intptr_t) opts->timeout_s, 0);
     SQLSetStmtAttr (st, SQL_ATTR_NOSCAN, (SQLPOINTER) SQL_NOSCAN_ON, 0);
+    /* drivers that read a whole result set first (SQLite's, in a
+       transaction) read no more than the rows exec_sql keeps, plus one to
+       see that the limit was reached */
+    long max_rows = opts->max_rows > 0 ? opts->max_rows : GW_SQL_MAX_ROWS;
+    SQLSetStmtAttr (st, SQL_ATTR_MAX_ROWS, (SQLPOINTER) (intptr_t) (max_rows + 1), 0);
     pthread_mutex_lock (&self->mutex);
     self->running = st;
     pthread_mutex_unlock (&self->mutex);

@@ -1,0 +1,62 @@
+"""Whole results never sit in the gateway's memory: file downloads are
+streamed from the file descriptor, and an SQL query of over a million wide
+rows reads no more rows than exec_sql keeps (PostgreSQL through a cursor)."""
+import socket
+import threading
+import time
+
+from conftest import rest_run, vm_rss_kib
+
+
+def test_large_file_downloads_stream(server_factory):
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert s.post("/sessions", {"session_id": "big"}).status == 201
+    res = rest_run(s, "big", "import os\n"
+                             "with open('output/big.bin', 'wb') as f:\n"
+                             "    for i in range(300):\n"
+                             "        f.write(os.urandom(1 << 20))\n")
+    assert res["status"] == "completed", res
+    base = vm_rss_kib(s.proc.pid)
+    peak = [base]
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            peak[0] = max(peak[0], vm_rss_kib(s.proc.pid))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    readers = []
+    for _ in range(6):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+        c.sendall(b"GET /sessions/big/files/output/big.bin HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Connection: close\r\n\r\n")
+        c.recv(65536)           # a slow reader: takes a little, then waits
+        readers.append(c)
+    time.sleep(2)
+    # one full, fast download is whole and right
+    r = s.get("/sessions/big/files/output/big.bin", timeout=120)
+    assert r.status == 200 and len(r.body) == 300 << 20
+    stop.set()
+    watcher.join()
+    for c in readers:
+        c.close()
+    # reading it whole into memory would add 300 MiB per reader
+    assert peak[0] - base < 100 * 1024, (base, peak[0])
+
+
+def test_sql_of_many_wide_rows_is_bounded(server_factory):
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert s.post("/sessions", {"session_id": "q"}).status == 201
+    base = vm_rss_kib(s.proc.pid)
+    r = s.post("/sql", {"session_id": "q", "query":
+                        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                        "WHERE i < 1500000) SELECT i, printf('%0200d', i) AS a, "
+                        "printf('%0200d', i) AS b FROM n"}, timeout=300)
+    assert r.status == 200, r.text
+    body = r.json()
+    assert body["row_count"] == 100000 and body.get("row_limit_reached"), body.keys()
+    grown = vm_rss_kib(s.proc.pid) - base
+    # the whole result would be ~650 MiB in the driver; the kept rows ~50
+    assert grown < 200 * 1024, grown
