@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,13 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
         snprintf (err, err_len, "cannot make %s: %s", runtime, strerror (errno));
         return NULL;
     }
+    /* as root, the runtime folder (connection file, ipc sockets, the
+       kernel's log; writable by the kernel) is a small tmpfs of its own:
+       kernel code cannot fill the host's /tmp through it, and it goes with
+       the kernel */
+    bool mounted = geteuid () == 0
+                   && mount ("tmpfs", runtime, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                             "size=4m,nr_inodes=256,mode=0700") == 0;
     /* a restarted kernel still finds the session's packages (gw_packages.c) */
     char pythonpath[1100], nodepath[1100];
     const char *env[] = {pythonpath, nodepath, NULL};
@@ -39,6 +47,7 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
         .runtime_dir = runtime,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
         .own_runtime_dir = true,
+        .runtime_dir_mounted = mounted,
     };
     gw_sandbox_launch_t launch;
     char cgroup_id[16];
@@ -48,6 +57,8 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
     if (rc) {
         snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
         gw_sandbox_launch_clear (&launch);
+        if (mounted)
+            umount2 (runtime, MNT_DETACH);
         rmdir (runtime);
         return NULL;
     }
@@ -55,6 +66,8 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
     gw_sandbox_launch_clear (&launch);
     if (!kernel) {
         snprintf (err, err_len, "out of memory");
+        if (mounted)
+            umount2 (runtime, MNT_DETACH);
         rmdir (runtime);
         return NULL;
     }

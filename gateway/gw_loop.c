@@ -17,6 +17,7 @@
 #include <zmq.h>
 
 #include "gw_blob.h"
+#include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_mailbox.h"
 #include "gw_pool.h"
@@ -54,6 +55,7 @@ struct gw_loop {
     gw_sql_t *sql;
     gw_blob_t *blob;            /* Azure Blob upload of artifacts, or NULL (off) */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
+    char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;
 };
 
@@ -83,12 +85,17 @@ gw_loop_new (const gw_config_t *config, gw_loop_handler_fn *handler, char *err,
         gw_loop_destroy (&self);
         return NULL;
     }
-    /* one server per state folder; what an earlier one left goes */
+    /* one server per state folder; what an earlier one left goes (its
+       mounts first), then session folders get file systems of their own */
     if (gw_state_dir_lock (self->state_dir, &self->lock_fd, err, err_len) < 0) {
         gw_loop_destroy (&self);
         return NULL;
     }
+    gw_disk_unmount_below (self->state_dir);
     gw_state_dir_sweep (self->state_dir);
+    gw_disk_setup (self->state_dir, self->disk_why, sizeof self->disk_why);
+    jp_log_info ("state dir=%s disk_quota_by=%s why=\"%s\"", self->state_dir,
+                 gw_disk_enabled () ? "filesystem" : "report", self->disk_why);
     snprintf (self->runtime_dir, sizeof self->runtime_dir, "/tmp/codebox-XXXXXX");
     /* 0711: the kernel user may pass through to its own folder, not list */
     if (!mkdtemp (self->runtime_dir) || chmod (self->runtime_dir, 0711) < 0) {
@@ -171,6 +178,8 @@ gw_loop_destroy (gw_loop_t **self_p)
         close (self->signal_fd);
     if (self->runtime_dir[0])
         gw_fs_remove_tree (self->runtime_dir);
+    if (self->lock_fd >= 0)
+        gw_disk_teardown (self->state_dir);
     if (self->lock_fd >= 0)
         close (self->lock_fd);
     free (self);

@@ -27,7 +27,8 @@
 #include "jp_time.h"
 #include "jp_log.h"
 
-#define INSTALL_DIR ".codebox-install"  /* under the state folder; no session id starts with '.' */
+#define INSTALL_DIR ".codebox-install"  /* in the session folder: the same file system
+                                           (renameat2), and the session's quota */
 #define DEFAULT_REGISTRY "https://registry.npmjs.org/"
 #define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
 
@@ -372,16 +373,18 @@ gw_packages_cancel (void *arg)
         }
 }
 
-/* Makes the install's own folder under the state folder, for the kernel
- * user. Returns 0 or -errno. */
+/* Makes the install's own folder in the session folder (a hidden one), for
+ * the kernel user. Returns 0 or -errno. */
 static int
-s_make_opdir (gw_loop_t *loop, s_op_t *op)
+s_make_opdir (s_op_t *op)
 {
     char parent[1000], uuid[JP_UUID_LEN + 1];
-    int n = snprintf (parent, sizeof parent, "%s/" INSTALL_DIR, gw_loop_state_dir (loop));
+    int n = snprintf (parent, sizeof parent, "%s/" INSTALL_DIR, op->work.workdir);
     if (n < 0 || (size_t) n >= sizeof parent)
         return -ENAMETOOLONG;
     if (mkdir (parent, 0711) < 0 && errno != EEXIST)
+        return -errno;
+    if (op->work.set_user && chown (parent, op->work.uid, op->work.gid) < 0)
         return -errno;
     jp_random_uuid (uuid);
     snprintf (op->work.opdir, sizeof op->work.opdir, "%s/%.8s", parent, uuid);
@@ -463,7 +466,7 @@ s_launch (s_op_t *op, char *message, size_t len)
     }
     w->fsize_limit = (long long) gw_config_int (c, GW_SET_DISK_QUOTA_MB) << 20;
     w->deadline_ms = jp_time_now_ms () + w->timeout_s * 1000;
-    int rc = s_make_opdir (loop, op);
+    int rc = s_make_opdir (op);
     if (rc) {
         snprintf (message, len, "cannot make a folder for the install: %s", strerror (-rc));
         return -1;

@@ -7,10 +7,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_launch.h"
 #include "gw_loop.h"
 #include "gw_sandbox.h"
+#include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
@@ -73,7 +75,7 @@ s_slot_clear (s_slot_t *slot)
         ks_kernel_destroy (&slot->kernel);
     }
     if (slot->folder[0])
-        gw_fs_remove_tree (slot->folder);
+        gw_disk_remove (slot->folder);
     ks_spec_destroy (&slot->spec);
 }
 
@@ -128,27 +130,17 @@ s_start_one (gw_pool_t *self, int kind)
         self->cap_slots = cap;
     }
     s_slot_t slot = {.spec = spec, .kind = kind};
-    char uuid[JP_UUID_LEN + 1], sub[1200];
+    char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
     snprintf (slot.folder, sizeof slot.folder, "%s/.pool-%.8s", gw_loop_state_dir (self->loop),
               uuid);
-    snprintf (sub, sizeof sub, "%s/input", slot.folder);
-    int rc = gw_fs_mkdirs (sub, 0755);
-    snprintf (sub, sizeof sub, "%s/output", slot.folder);
-    if (!rc)
-        rc = gw_fs_mkdirs (sub, 0755);
-    if (!rc)
-        rc = gw_sandbox_own (gw_loop_sandbox (self->loop), slot.folder);
-    snprintf (sub, sizeof sub, "%s/input", slot.folder);
-    if (!rc)
-        rc = gw_sandbox_own (gw_loop_sandbox (self->loop), sub);
-    snprintf (sub, sizeof sub, "%s/output", slot.folder);
-    if (!rc)
-        rc = gw_sandbox_own (gw_loop_sandbox (self->loop), sub);
+    int rc = gw_session_make_folder (self->loop, slot.folder, err, sizeof err);
+    if (rc)
+        slot.folder[0] = '\0';     /* nothing was made */
     slot.kernel = rc ? NULL : gw_launch_kernel (self->loop, spec, slot.folder, err, sizeof err);
     if (!slot.kernel) {
         jp_log_warn ("pool event=start-failed kernel=%s why=\"%s\"",
-                 self->kinds[kind].name, rc ? strerror (-rc) : err);
+                 self->kinds[kind].name, err);
         s_slot_clear (&slot);
         return -1;
     }
@@ -165,7 +157,7 @@ gw_pool_take (gw_pool_t *self, const char *spec_name, const char *workdir, ks_sp
         if (strcasecmp (slot->spec->name, spec_name) != 0
             || ks_kernel_state (slot->kernel) != KS_KERNEL_READY)
             continue;
-        if (rename (slot->folder, workdir) != 0)
+        if (gw_disk_move (slot->folder, workdir) != 0)
             return NULL;    /* the session folder exists already: start cold */
         ks_kernel_t *kernel = slot->kernel;
         ks_kernel_set_handlers (kernel, NULL, NULL, NULL);

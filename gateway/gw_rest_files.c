@@ -78,13 +78,19 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
     }
     int rc = gw_fs_write_all (fd, req->body, req->body_len);
     gw_sandbox_own_fd (gw_loop_sandbox (session->loop), fd);
+    if (rc && ftruncate (fd, 0) < 0)
+        rc = rc ? rc : -errno;      /* nothing half-written stays */
     if (close (fd) < 0 && !rc)
         rc = -errno;
-    if (rc) {
+    if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+        gw_request_reply_error (req, GW_E_TOO_LARGE, "'%s' does not fit in the session's "
+                                "disk quota (CODEBOX_DISK_QUOTA_MB): delete files first",
+                                path);
+    else if (rc)
         gw_request_reply_error (req, GW_E_INTERNAL, "cannot write '%s': %s", path,
                                 strerror (-rc));
+    if (rc)
         return;
-    }
     gw_session_touch (session);
     char full[2200];
     snprintf (full, sizeof full, "%s/%s", session->visible_workdir, path);

@@ -1,6 +1,7 @@
 /* gw_sandbox: bubblewrap arguments, the kernel user, cgroups and rlimits.
  * Threads: made by the main thread, used by the loop thread. */
 #include "gw_sandbox.h"
+#include "gw_disk.h"
 #include "gw_seccomp.h"
 #include "jp_log.h"
 
@@ -328,7 +329,16 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     if (!self->network)
         s_args (argv, &n, 1, "--unshare-net");
     s_system_mounts (argv, &n);
-    s_args (argv, &n, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+    s_args (argv, &n, 4, "--proc", "/proc", "--dev", "/dev");
+    /* /tmp is the session folder's hidden .tmp, so it counts against the
+       session's disk quota and goes with the session (gw_disk) */
+    char session_tmp[400], host_tmp[1200];
+    snprintf (session_tmp, sizeof session_tmp, "%s/.tmp", session_source);
+    snprintf (host_tmp, sizeof host_tmp, "%s/.tmp", workdir);
+    if (access (host_tmp, F_OK) == 0)
+        s_args (argv, &n, 3, "--bind", session_tmp, "/tmp");
+    else
+        s_args (argv, &n, 2, "--tmpfs", "/tmp");
     if (!self->network && s_tcp_only (spec) && exe[0]) {
         /* no way in over TCP: the kernel-proxy bridges to ipc sockets (bound
            after /tmp, which would hide a binary built under /tmp) */
@@ -404,12 +414,13 @@ json_t *
 gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
 {
     bool net_on = !self->bwrap || self->network;
-    json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:I, s:I, s:s}", "sandbox",
+    json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "sandbox",
                            self->bwrap ? "bwrap" : "none", "network", net_on ? "on" : "off",
                            "user", self->user, "memory_limit_mb", (json_int_t) self->memory_mb,
                            "max_processes", (json_int_t) self->max_processes, "disk_quota_mb",
                            (json_int_t) self->quota_mb, "limits_by",
-                           self->cgroup_memory ? "cgroup" : "rlimit");
+                           self->cgroup_memory ? "cgroup" : "rlimit", "disk_quota_by",
+                           gw_disk_enabled () ? "filesystem" : "report");
     if (d) {
         json_object_set_new (d, "cpu_time_limit_s", json_integer (self->cpu_time_s));
         json_object_set_new (d, "cpu_time_by", json_string (self->cgroup_cpuacct

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gw_artifact_upload.h"
+#include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_launch.h"
 #include "gw_pool.h"
@@ -60,6 +62,17 @@ s_take_warm (gw_session_t *self)
     return true;
 }
 
+int
+gw_session_make_folder (gw_loop_t *loop, const char *folder, char *err, size_t err_len)
+{
+    uid_t uid = geteuid ();
+    gid_t gid = getegid ();
+    gw_sandbox_owner (gw_loop_sandbox (loop), &uid, &gid);
+    return gw_disk_make_session (folder, gw_config_int (gw_loop_config (loop),
+                                                        GW_SET_DISK_QUOTA_MB),
+                                 uid, gid, err, err_len);
+}
+
 gw_session_t *
 gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t **spec_p,
                 const gw_limits_t *limits, char *err, size_t err_len)
@@ -95,19 +108,7 @@ gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t *
               self->visible_workdir);
     if (s_take_warm (self))
         return self;
-    int rc = gw_fs_mkdirs (self->input_dir, 0755);
-    if (!rc)
-        rc = gw_fs_mkdirs (self->output_dir, 0755);
-    const gw_sandbox_t *sandbox = gw_loop_sandbox (loop);
-    if (!rc)
-        rc = gw_sandbox_own (sandbox, self->workdir);
-    if (!rc)
-        rc = gw_sandbox_own (sandbox, self->input_dir);
-    if (!rc)
-        rc = gw_sandbox_own (sandbox, self->output_dir);
-    if (rc) {
-        snprintf (err, err_len, "cannot make the session folder %s: %s", self->workdir,
-                  strerror (-rc));
+    if (gw_session_make_folder (loop, self->workdir, err, err_len) < 0) {
         gw_session_destroy (&self, false);
         return NULL;
     }
@@ -344,7 +345,7 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     if (gw_loop_sql (self->loop))
         gw_sql_close_session (gw_loop_sql (self->loop), sql_key);
     if (remove_folder && self->workdir[0]) {
-        int rc = gw_fs_remove_tree (self->workdir);
+        int rc = gw_disk_remove (self->workdir);
         if (rc)
             jp_log_warn ("session=%s cannot remove its folder: %s", self->id,
                      strerror (-rc));

@@ -79,6 +79,11 @@ void gw_session_destroy (gw_session_t **self_p, bool remove_folder);
 /* Queues job (kept by the job store) and starts it when the kernel is free. */
 void gw_session_enqueue (gw_session_t *self, gw_job_t *job);
 
+/* Makes a session folder (a file system of CODEBOX_DISK_QUOTA_MB where
+ * quotas are on, see gw_disk) with input/, output/ and .tmp/ for the
+ * kernel user. Returns 0 or -errno with err set. */
+int gw_session_make_folder (gw_loop_t *loop, const char *folder, char *err, size_t err_len);
+
 /* True (with why) when code of code_len bytes may not join the queue: it
  * already holds CODEBOX_MAX_QUEUED_EXECUTIONS jobs, or GW_SESSION_QUEUE_BYTES
  * of code. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "jp_time.h"
@@ -204,6 +205,8 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     s_remove_runtime_files (self);
     unlink (self->log_path);
     json_decref (self->info);
+    if (self->options.runtime_dir_mounted)
+        umount2 (self->runtime_dir, MNT_DETACH);
     if (self->options.own_runtime_dir)
         rmdir (self->runtime_dir);
     for (int i = 0; i < KS_MAX_CGROUPS; i++) {

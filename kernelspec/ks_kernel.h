@@ -52,6 +52,8 @@ typedef struct {
     ks_spawn_extra_t spawn;         /* cgroups, limits, user; with set_user
                                        the connection file is given to uid */
     bool own_runtime_dir;           /* remove runtime_dir when destroyed */
+    bool runtime_dir_mounted;       /* runtime_dir is a file system of its own
+                                       (a small tmpfs): unmount it first */
     bool clean_env;                 /* pass only PATH, LANG, TZ, HOME, LC_*
                                        of the gateway's environment */
     const char *proxy;              /* for a TCP-only kernel in a sandbox

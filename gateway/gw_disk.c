@@ -1,0 +1,280 @@
+/* gw_disk: a file system per session folder (see gw_disk.h).
+ * Threads: the loop thread, the main thread at start and exit. */
+#include "gw_disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gw_fs.h"
+#include "jp_log.h"
+#include "jp_random.h"
+
+extern char **environ;
+
+static bool s_enabled;
+static char s_image_dir[4200];  /* where images are made (then unlinked) */
+
+bool
+gw_disk_enabled (void)
+{
+    return s_enabled;
+}
+
+/* Decodes the octal escapes of a mountinfo path in place. */
+static void
+s_unescape (char *p)
+{
+    char *out = p;
+    while (*p) {
+        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] && p[3]) {
+            *out++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+            p += 4;
+        } else
+            *out++ = *p++;
+    }
+    *out = '\0';
+}
+
+int
+gw_disk_unmount_below (const char *dir)
+{
+    size_t n = strlen (dir);
+    int count = 0;
+    /* deepest first: each pass unmounts the longest path found */
+    for (int pass = 0; pass < 10000; pass++) {
+        FILE *f = fopen ("/proc/self/mountinfo", "re");
+        if (!f)
+            return count;
+        char line[8192], best[4200] = "";
+        while (fgets (line, sizeof line, f)) {
+            char *save = NULL, *field = strtok_r (line, " ", &save);
+            for (int i = 0; field && i < 4; i++)
+                field = strtok_r (NULL, " ", &save);
+            if (!field)
+                continue;
+            s_unescape (field);
+            if (strncmp (field, dir, n) == 0 && (field[n] == '\0' || field[n] == '/')
+                && strlen (field) > strlen (best) && strlen (field) < sizeof best)
+                snprintf (best, sizeof best, "%s", field);
+        }
+        fclose (f);
+        if (!best[0] || umount2 (best, MNT_DETACH) < 0)
+            return count;
+        count++;
+    }
+    return count;
+}
+
+/* Runs mkfs.ext4 on image (owned by uid:gid at its root). */
+static int
+s_mkfs (const char *image, uid_t uid, gid_t gid)
+{
+    char owner[64];
+    snprintf (owner, sizeof owner, "lazy_itable_init=1,root_owner=%u:%u", (unsigned) uid,
+              (unsigned) gid);
+    char *argv[] = {"mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-E", owner,
+                    (char *) image, NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init (&actions);
+    posix_spawn_file_actions_addopen (&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen (&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    char *env[] = {"PATH=/usr/sbin:/sbin:/usr/bin:/bin", NULL};
+    int rc = posix_spawnp (&pid, "mkfs.ext4", &actions, NULL, argv, env);
+    posix_spawn_file_actions_destroy (&actions);
+    if (rc)
+        return -rc;
+    int status;
+    while (waitpid (pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? 0 : -EIO;
+}
+
+/* Attaches image to a free loop device that frees itself at its last
+ * close or unmount: returns its open descriptor (keep it open until the
+ * mount is made) and its path in dev, or -errno. */
+static int
+s_loop_attach (const char *image, char *dev, size_t dev_len)
+{
+    int attached = -1;
+    int ctl = open ("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    if (ctl < 0)
+        return -errno;
+    int file = open (image, O_RDWR | O_CLOEXEC);
+    int rc = file < 0 ? -errno : -EBUSY;
+    for (int tries = 0; file >= 0 && rc == -EBUSY && tries < 20; tries++) {
+        int no = ioctl (ctl, LOOP_CTL_GET_FREE);
+        if (no < 0) {
+            rc = -errno;
+            break;
+        }
+        snprintf (dev, dev_len, "/dev/loop%d", no);
+        int loop = open (dev, O_RDWR | O_CLOEXEC);
+        if (loop < 0) {
+            rc = -errno;
+            break;
+        }
+        if (ioctl (loop, LOOP_SET_FD, file) < 0)
+            rc = errno == EBUSY ? -EBUSY : -errno;     /* taken meanwhile: again */
+        else {
+            struct loop_info64 info;
+            memset (&info, 0, sizeof info);
+            info.lo_flags = LO_FLAGS_AUTOCLEAR;
+            rc = ioctl (loop, LOOP_SET_STATUS64, &info) < 0 ? -errno : 0;
+            if (rc)
+                ioctl (loop, LOOP_CLR_FD, 0);
+            else
+                attached = loop;
+        }
+        if (attached < 0)
+            close (loop);
+    }
+    if (file >= 0)
+        close (file);
+    close (ctl);
+    return attached >= 0 ? attached : rc;
+}
+
+int
+gw_disk_make (const char *folder, long quota_mb, uid_t uid, gid_t gid, char *err,
+              size_t err_len)
+{
+    if (mkdir (folder, 0755) < 0) {
+        int e = errno;
+        snprintf (err, err_len, "cannot make %s: %s", folder, strerror (e));
+        return -e;
+    }
+    if (!s_enabled) {
+        if (chown (folder, uid, gid) < 0 && geteuid () == 0) {
+            int e = errno;
+            rmdir (folder);
+            snprintf (err, err_len, "cannot give %s to the kernel user: %s", folder, strerror (e));
+            return -e;
+        }
+        return 0;
+    }
+    char uuid[JP_UUID_LEN + 1], image[4400], dev[64] = "";
+    jp_random_uuid (uuid);
+    snprintf (image, sizeof image, "%s/%.12s.img", s_image_dir, uuid);
+    int fd = open (image, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int rc = fd < 0 ? -errno : ftruncate (fd, (off_t) quota_mb << 20) < 0 ? -errno : 0;
+    if (fd >= 0)
+        close (fd);
+    const char *step = "make the image";
+    int loop = -1;
+    if (!rc && (step = "make the file system", rc = s_mkfs (image, uid, gid)) == 0) {
+        step = "attach a loop device";
+        loop = s_loop_attach (image, dev, sizeof dev);
+        rc = loop < 0 ? loop : 0;
+    }
+    if (!rc && mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0) {
+        step = "mount it";
+        rc = -errno;
+    }
+    if (loop >= 0)
+        close (loop);   /* unmounted (or never mounted), the device frees itself */
+    unlink (image);     /* the loop device holds it while mounted */
+    if (rc) {
+        rmdir (folder);
+        snprintf (err, err_len, "cannot make the session's file system (%s): %s", step,
+                  strerror (-rc));
+        return rc;
+    }
+    char lost[4400];
+    snprintf (lost, sizeof lost, "%s/lost+found", folder);
+    rmdir (lost);
+    return 0;
+}
+
+int
+gw_disk_make_session (const char *folder, long quota_mb, uid_t uid, gid_t gid, char *err,
+                      size_t err_len)
+{
+    int rc = gw_disk_make (folder, quota_mb, uid, gid, err, err_len);
+    static const char *const subs[] = {"input", "output", ".tmp"};
+    for (size_t i = 0; !rc && i < 3; i++) {
+        char path[4400];
+        snprintf (path, sizeof path, "%s/%s", folder, subs[i]);
+        if (mkdir (path, i == 2 ? 0700 : 0755) < 0
+            || (geteuid () == 0 && chown (path, uid, gid) < 0)) {
+            rc = -errno;
+            snprintf (err, err_len, "cannot make %s: %s", path, strerror (errno));
+            gw_disk_remove (folder);
+        }
+    }
+    return rc;
+}
+
+int
+gw_disk_move (const char *from, const char *to)
+{
+    if (!s_enabled)
+        return rename (from, to) < 0 ? -errno : 0;
+    if (mkdir (to, 0755) < 0)
+        return -errno;
+    if (mount (from, to, NULL, MS_MOVE, NULL) < 0) {
+        int e = errno;
+        rmdir (to);
+        return -e;
+    }
+    rmdir (from);
+    return 0;
+}
+
+int
+gw_disk_remove (const char *folder)
+{
+    if (s_enabled && gw_disk_unmount_below (folder) > 0)
+        return rmdir (folder) < 0 && errno != ENOENT ? -errno : 0;
+    return gw_fs_remove_tree (folder);
+}
+
+void
+gw_disk_setup (const char *state_dir, char *why, size_t why_len)
+{
+    s_enabled = false;
+    int undone = gw_disk_unmount_below (state_dir);
+    if (undone)
+        jp_log_info ("state event=unmounted count=%d why=left-by-an-earlier-run", undone);
+    if (geteuid () != 0) {
+        snprintf (why, why_len, "not root: the quota is checked after each execution");
+        return;
+    }
+    snprintf (s_image_dir, sizeof s_image_dir, "%s/.disks", state_dir);
+    char trial[4400], err[512];
+    snprintf (trial, sizeof trial, "%s/.disk-trial", state_dir);
+    if ((mkdir (s_image_dir, 0700) < 0 && errno != EEXIST)
+        || mount (state_dir, state_dir, NULL, MS_BIND, NULL) < 0
+        || mount (NULL, state_dir, NULL, MS_PRIVATE, NULL) < 0) {
+        snprintf (why, why_len, "cannot make %s a private mount: %s", state_dir,
+                  strerror (errno));
+        return;
+    }
+    s_enabled = true;
+    if (gw_disk_make (trial, 1, 0, 0, err, sizeof err) < 0) {
+        s_enabled = false;
+        snprintf (why, why_len, "%s", err);
+        gw_disk_teardown (state_dir);
+        return;
+    }
+    gw_disk_remove (trial);
+    snprintf (why, why_len, "a file system per session");
+}
+
+void
+gw_disk_teardown (const char *state_dir)
+{
+    gw_disk_unmount_below (state_dir);
+    s_enabled = false;
+}

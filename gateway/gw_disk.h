@@ -1,0 +1,55 @@
+/* gw_disk: the disk quota as a real limit. When the gateway is root, each
+ * session folder is a file system of its own, CODEBOX_DISK_QUOTA_MB big: a
+ * sparse ext4 image (no journal, nosuid, nodev) on a loop device that
+ * frees itself when the last mount goes (the image is unlinked as soon as
+ * it is mounted). Everything a session writes lands there, the kernel's
+ * /tmp (the hidden .tmp folder) and what the gateway writes for it
+ * (uploads, downloads, SQL CSVs) alike, and a write past the quota fails
+ * there and then with ENOSPC. The state folder is made a private mount of
+ * its own, so a warm kernel's folder can be moved (MS_MOVE) to the
+ * session's name, and mounts a crashed run left are undone at start.
+ *
+ * Threads: the loop thread (and the main thread at start and exit). */
+#ifndef GW_DISK_H
+#define GW_DISK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* True when session folders get file systems of their own (root, and a
+ * trial one worked at gw_disk_setup). */
+bool gw_disk_enabled (void);
+
+/* At start, with the state folder's lock held: undoes every mount under
+ * state_dir a crashed run left, makes state_dir a private mount, and tries
+ * one small file system. Quietly leaves quotas off when not root or when
+ * loop devices or mkfs.ext4 are missing (why says so). */
+void gw_disk_setup (const char *state_dir, char *why, size_t why_len);
+
+/* At exit: undoes the state folder's own mount. */
+void gw_disk_teardown (const char *state_dir);
+
+/* Makes folder (which must not exist) a file system of quota_mb MiB owned
+ * by uid:gid, or a plain folder when quotas are off. Returns 0 or -errno
+ * with err set. */
+int gw_disk_make (const char *folder, long quota_mb, uid_t uid, gid_t gid, char *err,
+                  size_t err_len);
+
+/* A session folder: gw_disk_make, then input/, output/ and the kernel's
+ * /tmp, .tmp/, all owned by uid:gid. Returns 0 or -errno with err set
+ * (nothing is left behind). */
+int gw_disk_make_session (const char *folder, long quota_mb, uid_t uid, gid_t gid, char *err,
+                          size_t err_len);
+
+/* Moves the folder `from` (made by gw_disk_make) to `to` (which must not
+ * exist): a rename, or a mount move. Returns 0 or -errno. */
+int gw_disk_move (const char *from, const char *to);
+
+/* Removes a folder made by gw_disk_make and everything in it. */
+int gw_disk_remove (const char *folder);
+
+/* Undoes every mount at or below dir, deepest first. Returns how many. */
+int gw_disk_unmount_below (const char *dir);
+
+#endif

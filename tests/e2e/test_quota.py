@@ -1,0 +1,124 @@
+"""The disk quota is a limit, not a report: as root every session folder is
+a file system of CODEBOX_DISK_QUOTA_MB, so kernel code (in the folder and
+in /tmp), uploads and SQL CSVs all stop at it while they write; the
+kernel's runtime folder is a small file system of its own; everything goes
+with the session, and a crashed run's mounts are undone at the next start."""
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import BIN, Server, rest_run, stream_of
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="file systems need root")
+
+FILL = """
+import errno, os
+def fill(path):
+    try:
+        with open(path, 'wb') as f:
+            for i in range(200):
+                f.write(b'x' * (1 << 20))
+        return 'wrote 200 MiB'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+print(fill('big.bin'), fill('/tmp/big.bin'), fill('output/deep.bin'))
+"""
+
+
+def mounts_under(path):
+    with open("/proc/self/mountinfo") as f:
+        return [l.split()[4] for l in f if l.split()[4].startswith(path)]
+
+
+@pytest.mark.parametrize("pool", ["0", "1"])
+def test_quota_is_enforced_while_code_runs(server_factory, pool):
+    s = server_factory(env={"CODEBOX_DISK_QUOTA_MB": "64", "CODEBOX_POOL_SIZE": pool})
+    assert s.post("/sessions", {"session_id": "q"}).status == 201
+    info = s.get("/sessions/q").json()
+    res = rest_run(s, "q", FILL)
+    assert res["status"] == "completed", res
+    assert stream_of(res).split() == ["ENOSPC"] * 3, (stream_of(res), info)
+    # the session works on once the file is gone
+    res = rest_run(s, "q", "open('small.txt','w').write('ok'); print(open('small.txt').read())")
+    assert stream_of(res).strip() == "ok"
+
+
+def test_gateway_writes_count_too(server_factory):
+    s = server_factory(env={"CODEBOX_DISK_QUOTA_MB": "64", "CODEBOX_POOL_SIZE": "0"})
+    assert s.post("/sessions", {"session_id": "g"}).status == 201
+    r = s.request("PUT", "/sessions/g/files/input/a.bin", body=b"a" * (40 << 20))
+    assert r.status == 201, r.text
+    r = s.request("PUT", "/sessions/g/files/input/b.bin", body=b"b" * (40 << 20))
+    assert r.status == 413, r.text
+    assert "CODEBOX_DISK_QUOTA_MB" in r.json()["error"]["message"]
+    assert os.path.getsize(os.path.join(s.state_dir, "g", "input", "b.bin")) == 0
+    # an SQL result whose CSV does not fit fails cleanly
+    r = s.post("/sql", {"session_id": "g", "query":
+                        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                        "WHERE i < 99000) SELECT i, printf('%0400d', i) FROM n"}, timeout=300)
+    body = r.json()
+    assert "error" in body or body.get("isError"), body
+    assert not [f for f in os.listdir(os.path.join(s.state_dir, "g", "input"))
+                if f.endswith(".csv")]
+
+
+def test_everything_goes_with_the_session_and_the_server(server_factory):
+    s = server_factory(env={"CODEBOX_DISK_QUOTA_MB": "64", "CODEBOX_POOL_SIZE": "1"})
+    assert s.post("/sessions", {"session_id": "d"}).status == 201
+    folder = os.path.join(s.state_dir, "d")
+    assert folder in mounts_under(s.state_dir)
+    runtime = [m for m in mounts_under("/tmp/codebox-") if "/tmp/codebox-" in m]
+    assert runtime, "the kernel's runtime folder is a file system of its own"
+    # kernel code cannot fill the host's /tmp through its runtime folder
+    res = rest_run(s, "d", "import glob, errno\n"
+                           "run = [p for p in glob.glob('/tmp/codebox-*/*') if not "
+                           "p.endswith('codebox') and not p.endswith('session') and not "
+                           "p.endswith('work')]\n"
+                           "try:\n"
+                           "    with open(run[0] + '/fill', 'wb') as f:\n"
+                           "        f.write(b'x' * (64 << 20))\n"
+                           "    print('wrote')\n"
+                           "except (OSError, IndexError) as e:\n"
+                           "    print('refused')\n")
+    assert stream_of(res).strip() == "refused", res
+    assert s.delete("/sessions/d").status == 204
+    assert folder not in mounts_under(s.state_dir)
+    assert not os.path.exists(folder)
+    state = s.state_dir
+    s.stop()
+    assert mounts_under(state) == []
+
+
+def test_a_crashed_runs_mounts_are_undone(tmp_path):
+    state = str(tmp_path / "state")
+    first = Server(env={"CODEBOX_DISK_QUOTA_MB": "64", "CODEBOX_POOL_SIZE": "1"})
+    try:
+        assert first.post("/sessions", {"session_id": "x"}).status == 201
+        first.expect_dead = True
+        state = first.state_dir
+        first.proc.kill()
+        first.proc.wait()
+        left = mounts_under(state)
+        assert left, "a SIGKILLed gateway leaves its mounts"
+        log = str(tmp_path / "second.log")
+        with open(log, "wb") as out:
+            second = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", state],
+                                      stdout=out, stderr=subprocess.STDOUT)
+        import time
+        deadline = time.monotonic() + 30
+        while "serving http" not in open(log).read() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "serving http" in open(log).read(), open(log).read()
+        # the old session folders and their file systems are gone; only the
+        # new server's own state mount (and its warm kernel's) remain
+        assert not os.path.exists(os.path.join(state, "x"))
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(timeout=30) == 0
+        assert mounts_under(state) == []
+    finally:
+        first.stop(sig=signal.SIGKILL)
