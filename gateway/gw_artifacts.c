@@ -10,6 +10,8 @@
  * JSON string). File system only; any thread, but one snapshot belongs to
  * one thread. */
 #include "gw_artifacts.h"
+#include "jp_log.h"
+#include "jp_time.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -25,6 +27,8 @@
 #include "gw_path.h"
 
 #define S_MAX_FILES   10000
+#define S_MAX_VISITS  30000     /* entries looked at (folders, skipped ones too) */
+#define S_MAX_MS      200       /* and no longer than this: the loop thread waits */
 #define S_MAX_LEVELS  16        /* dir itself is level 1 */
 #define S_EXT_MAX     16        /* longer extensions have no MIME type */
 
@@ -38,6 +42,9 @@ struct gw_snapshot {
     s_entry_t *entries;         /* sorted by rel once taken */
     size_t count;
     size_t cap;
+    size_t visits;              /* entries looked at */
+    int64_t started_ms;
+    bool cut;                   /* the walk stopped at its budget */
 };
 
 /* The MIME types by lowercase extension. A linear table: at ~100 entries a
@@ -168,6 +175,17 @@ s_add (gw_snapshot_t *self, char *rel, const struct stat *st)
 
 static int s_walk (gw_snapshot_t *self, int fd, const char *prefix, int level);
 
+/* True once the walk has looked at S_MAX_VISITS entries or taken S_MAX_MS:
+ * a folder of millions of files or folders never stalls the loop. */
+static bool
+s_over_budget (gw_snapshot_t *self)
+{
+    if (self->visits >= S_MAX_VISITS
+        || ((self->visits & 255) == 0 && jp_time_now_ms () - self->started_ms > S_MAX_MS))
+        self->cut = true;
+    return self->cut;
+}
+
 /* Looks at one entry name of the folder dfd (whose relative path is
  * prefix, NULL for the top): keeps a regular file, walks a folder, skips
  * anything else. Returns 0 or -ENOMEM. */
@@ -205,9 +223,11 @@ s_walk (gw_snapshot_t *self, int fd, const char *prefix, int level)
     }
     int rc = 0;
     struct dirent *ent;
-    while (rc == 0 && self->count < S_MAX_FILES && (ent = readdir (dir)) != NULL) {
+    while (rc == 0 && self->count < S_MAX_FILES && !s_over_budget (self)
+           && (ent = readdir (dir)) != NULL) {
         if (strcmp (ent->d_name, ".") == 0 || strcmp (ent->d_name, "..") == 0)
             continue;
+        self->visits++;
         rc = s_visit (self, dirfd (dir), prefix, ent->d_name, level);
     }
     closedir (dir);
@@ -226,6 +246,7 @@ gw_snapshot_take (const char *dir)
     gw_snapshot_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
+    self->started_ms = jp_time_now_ms ();
     int fd = !dir ? -1 : open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 && s_walk (self, fd, NULL, 1) < 0) {
         gw_snapshot_destroy (&self);
@@ -233,6 +254,9 @@ gw_snapshot_take (const char *dir)
     }
     if (self->count > 1)
         qsort (self->entries, self->count, sizeof *self->entries, s_entry_cmp);
+    if (self->cut || self->count >= S_MAX_FILES)
+        jp_log_warn ("artifacts event=listing-cut files=%zu visits=%zu ms=%lld", self->count,
+                     self->visits, (long long) (jp_time_now_ms () - self->started_ms));
     return self;
 }
 
