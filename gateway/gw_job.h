@@ -56,6 +56,7 @@ struct gw_job {
     int uploads_pending;
     gw_job_t *next_finishing;
     long messages;              /* kernel messages fed to its execution */
+    long long bytes;            /* and their bytes, every frame */
     long long cpu_start_ns;     /* the kernel's CPU time when it started */
     int64_t cpu_check_ms;       /* next look at its CPU time, 0 = none */
 };

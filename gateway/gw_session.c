@@ -23,6 +23,7 @@
 #define STOP_GRACE_MS 3000      /* after an interrupt, before a restart */
 #define CPU_CHECK_MS 500        /* how often a running job's CPU time is read */
 #define TRIM_AFTER_MESSAGES 10000 /* an execution this chatty is followed by malloc_trim */
+#define TRIM_AFTER_BYTES (64LL << 20)   /* and one that received this much */
 
 static void s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg);
 static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg);
@@ -166,7 +167,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     }
     gw_metrics_execution (gw_loop_metrics (self->loop), status,
                           gw_execution_duration_ms (job->exec));
-    if (job->messages > TRIM_AFTER_MESSAGES)
+    if (job->messages > TRIM_AFTER_MESSAGES || job->bytes > TRIM_AFTER_BYTES)
         malloc_trim (0);    /* a flood the loop fell behind on was queued by
                                libzmq's thread; give that memory back */
     gw_artifact_upload_then_finish (self, job, status);
@@ -241,12 +242,12 @@ s_fail_queue (gw_session_t *self, const char *why)
 static void
 s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg)
 {
-    (void) kernel;
     gw_session_t *self = arg;
     gw_job_t *job = self->running;
     if (!job || !gw_execution_feed (job->exec, channel, *msg_p))
         return;
     job->messages++;
+    job->bytes += (long long) ks_kernel_last_msg_bytes (kernel);
     if (gw_execution_finished (job->exec))
         s_finish_running (self, job->stop_as ? job->stop_as : gw_execution_status (job->exec));
 }

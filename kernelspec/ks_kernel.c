@@ -20,6 +20,7 @@
 #define STOP_KILL_MS 4000       /* ...then SIGKILL */
 #define HB_MISSES_FATAL 4
 #define MAX_MSGS_PER_DISPATCH 512
+#define MAX_BYTES_PER_DISPATCH (4u << 20)
 #define PORT_RACE_RETRIES 3
 
 struct ks_kernel {
@@ -480,15 +481,20 @@ s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
     }
 }
 
-/* Reads every waiting message of one channel (up to a fair bound). */
+/* Reads the waiting messages of one channel up to a fair bound, in count
+ * and in bytes: a kernel that floods waits for the next turn of the loop,
+ * and every other kernel is served in between. */
 static void
 s_drain (ks_kernel_t *self, jp_channel_t channel)
 {
-    for (int i = 0; i < MAX_MSGS_PER_DISPATCH && self->channels; i++) {
+    size_t bytes = 0;
+    for (int i = 0; i < MAX_MSGS_PER_DISPATCH && bytes < MAX_BYTES_PER_DISPATCH
+                    && self->channels; i++) {
         jp_msg_t *msg = NULL;
         int rc = jp_channels_recv (self->channels, channel, &msg);
         if (rc == -EAGAIN)
             return;
+        bytes += jp_channels_last_bytes (self->channels);
         if (rc) {
             jp_log_warn ("kernel=%s channel=%s dropped a message: %s",
                      self->id, jp_channel_name (channel), jp_strerror (rc));
@@ -706,4 +712,10 @@ int64_t
 ks_kernel_start_ms (const ks_kernel_t *self)
 {
     return self->ready_ms ? self->ready_ms - self->launched_ms : -1;
+}
+
+size_t
+ks_kernel_last_msg_bytes (const ks_kernel_t *self)
+{
+    return self->channels ? jp_channels_last_bytes (self->channels) : 0;
 }

@@ -140,4 +140,7 @@ int64_t ks_kernel_start_ms (const ks_kernel_t *self);
  * (its cpuacct cgroup, when it was started in one), or -1 when unknown. */
 long long ks_kernel_cpu_ns (const ks_kernel_t *self);
 
+/* The bytes (every frame) of the message being handed to on_msg. */
+size_t ks_kernel_last_msg_bytes (const ks_kernel_t *self);
+
 #endif

@@ -9,9 +9,11 @@
 #include <zmq.h>
 
 #define MAX_PARTS 256                   /* more frames than this is hostile */
-#define MAX_FRAME_BYTES (512LL << 20)   /* one frame over 512 MiB is refused */
+#define MAX_FRAME_BYTES (64LL << 20)    /* one frame over 64 MiB (the display budget
+                                           of a whole execution) is refused */
 
 struct jp_channels {
+    size_t last_bytes;          /* every frame of the last message received */
     void *ctx;
     jp_connection_t conn;
     void *sockets[JP_CHANNEL_COUNT];
@@ -127,6 +129,7 @@ jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
     zmq_msg_t parts[MAX_PARTS];
     size_t n = 0;
     int more = 1, rc = 0;
+    self->last_bytes = 0;
     while (more) {
         zmq_msg_t part;
         zmq_msg_init (&part);
@@ -136,6 +139,7 @@ jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
             break;
         }
         more = zmq_msg_more (&part);
+        self->last_bytes += zmq_msg_size (&part);
         if (n < MAX_PARTS)
             parts[n++] = part;
         else {
@@ -153,6 +157,12 @@ jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
     for (size_t i = 0; i < n; i++)
         zmq_msg_close (&parts[i]);
     return rc;
+}
+
+size_t
+jp_channels_last_bytes (const jp_channels_t *self)
+{
+    return self->last_bytes;
 }
 
 int

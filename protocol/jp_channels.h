@@ -38,6 +38,10 @@ int jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t 
  * message arrived but was rejected (it is consumed and dropped). */
 int jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p);
 
+/* The bytes of every frame of the last message jp_channels_recv took (or
+ * dropped), so readers can bound their work by bytes. */
+size_t jp_channels_last_bytes (const jp_channels_t *self);
+
 /* Heartbeat: sends one ping (0 or -errno); reads a pong if one is waiting
  * (0, or -EAGAIN); recreates the REQ socket after a missed beat (0 or -errno). */
 int jp_channels_hb_ping (jp_channels_t *self);
