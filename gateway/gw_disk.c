@@ -22,6 +22,7 @@
 extern char **environ;
 
 static bool s_enabled;
+static bool s_bound;            /* the state folder was bind-mounted on itself here */
 static char s_image_dir[4200];  /* where images are made (then unlinked) */
 
 bool
@@ -45,6 +46,36 @@ s_unescape (char *p)
     *out = '\0';
 }
 
+/* True when the mount that holds dir propagates to peers ("shared:" in
+ * mountinfo), where a mount cannot be moved (MS_MOVE). */
+static bool
+s_holder_is_shared (const char *dir)
+{
+    FILE *f = fopen ("/proc/self/mountinfo", "re");
+    if (!f)
+        return true;
+    char line[8192], best[4200] = "";
+    bool shared = true;
+    while (fgets (line, sizeof line, f)) {
+        bool is_shared = strstr (line, " shared:") != NULL;
+        char *save = NULL, *field = strtok_r (line, " ", &save);
+        for (int i = 0; field && i < 4; i++)
+            field = strtok_r (NULL, " ", &save);
+        if (!field)
+            continue;
+        s_unescape (field);
+        size_t n = strlen (field);
+        bool holds = strcmp (field, "/") == 0
+                     || (strncmp (dir, field, n) == 0 && (dir[n] == '\0' || dir[n] == '/'));
+        if (holds && n >= strlen (best) && n < sizeof best) {
+            snprintf (best, sizeof best, "%s", field);
+            shared = is_shared;
+        }
+    }
+    fclose (f);
+    return shared;
+}
+
 int
 gw_disk_unmount_below (const char *dir)
 {
@@ -63,7 +94,7 @@ gw_disk_unmount_below (const char *dir)
             if (!field)
                 continue;
             s_unescape (field);
-            if (strncmp (field, dir, n) == 0 && (field[n] == '\0' || field[n] == '/')
+            if (strncmp (field, dir, n) == 0 && field[n] == '/' && field[n + 1]
                 && strlen (field) > strlen (best) && strlen (field) < sizeof best)
                 snprintf (best, sizeof best, "%s", field);
         }
@@ -167,10 +198,30 @@ gw_disk_make (const char *folder, long quota_mb, uid_t uid, gid_t gid, char *err
     char uuid[JP_UUID_LEN + 1], image[4400], dev[64] = "";
     jp_random_uuid (uuid);
     snprintf (image, sizeof image, "%s/%.12s.img", s_image_dir, uuid);
+    /* the space is reserved up front: a quota the state folder's disk
+       cannot hold would turn into I/O errors later; without the room, the
+       session gets a plain folder (the disk's own free space is then its
+       limit) */
     int fd = open (image, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    int rc = fd < 0 ? -errno : ftruncate (fd, (off_t) quota_mb << 20) < 0 ? -errno : 0;
+    int rc = fd < 0 ? -errno : 0;
+    if (!rc && (rc = posix_fallocate (fd, 0, (off_t) quota_mb << 20)) == EOPNOTSUPP)
+        rc = ftruncate (fd, (off_t) quota_mb << 20) < 0 ? errno : 0;
+    rc = -rc;
     if (fd >= 0)
         close (fd);
+    if (rc == -ENOSPC) {
+        unlink (image);
+        jp_log_warn ("disk event=no-room folder=%s quota_mb=%ld: a plain folder instead",
+                     folder, quota_mb);
+        if (geteuid () == 0 && chown (folder, uid, gid) < 0) {
+            int e = errno;
+            rmdir (folder);
+            snprintf (err, err_len, "cannot give %s to the kernel user: %s", folder,
+                      strerror (e));
+            return -e;
+        }
+        return 0;
+    }
     const char *step = "make the image";
     int loop = -1;
     if (!rc && (step = "make the file system", rc = s_mkfs (image, uid, gid)) == 0) {
@@ -216,10 +267,20 @@ gw_disk_make_session (const char *folder, long quota_mb, uid_t uid, gid_t gid, c
     return rc;
 }
 
+/* True when folder is a mount point (a file system of its own). */
+static bool
+s_is_mount (const char *folder)
+{
+    struct stat here, parent;
+    char up[4400];
+    snprintf (up, sizeof up, "%s/..", folder);
+    return stat (folder, &here) == 0 && stat (up, &parent) == 0 && here.st_dev != parent.st_dev;
+}
+
 int
 gw_disk_move (const char *from, const char *to)
 {
-    if (!s_enabled)
+    if (!s_enabled || !s_is_mount (from))
         return rename (from, to) < 0 ? -errno : 0;
     if (mkdir (to, 0755) < 0)
         return -errno;
@@ -235,8 +296,12 @@ gw_disk_move (const char *from, const char *to)
 int
 gw_disk_remove (const char *folder)
 {
-    if (s_enabled && gw_disk_unmount_below (folder) > 0)
-        return rmdir (folder) < 0 && errno != ENOENT ? -errno : 0;
+    /* a file system goes with its mount; a plain folder file by file */
+    if (s_enabled) {
+        gw_disk_unmount_below (folder);
+        if (s_is_mount (folder) && umount2 (folder, MNT_DETACH) == 0 && rmdir (folder) == 0)
+            return 0;
+    }
     return gw_fs_remove_tree (folder);
 }
 
@@ -254,12 +319,20 @@ gw_disk_setup (const char *state_dir, char *why, size_t why_len)
     snprintf (s_image_dir, sizeof s_image_dir, "%s/.disks", state_dir);
     char trial[4400], err[512];
     snprintf (trial, sizeof trial, "%s/.disk-trial", state_dir);
-    if ((mkdir (s_image_dir, 0700) < 0 && errno != EEXIST)
-        || mount (state_dir, state_dir, NULL, MS_BIND, NULL) < 0
-        || mount (NULL, state_dir, NULL, MS_PRIVATE, NULL) < 0) {
-        snprintf (why, why_len, "cannot make %s a private mount: %s", state_dir,
-                  strerror (errno));
+    if (mkdir (s_image_dir, 0700) < 0 && errno != EEXIST) {
+        snprintf (why, why_len, "cannot make %s: %s", s_image_dir, strerror (errno));
         return;
+    }
+    /* a mount moves (MS_MOVE) only within a mount that does not propagate:
+       where the state folder's does, it gets a private one of its own */
+    if (s_holder_is_shared (state_dir)) {
+        if (mount (state_dir, state_dir, NULL, MS_BIND, NULL) < 0
+            || mount (NULL, state_dir, NULL, MS_PRIVATE, NULL) < 0) {
+            snprintf (why, why_len, "cannot make %s a private mount: %s", state_dir,
+                      strerror (errno));
+            return;
+        }
+        s_bound = true;
     }
     s_enabled = true;
     if (gw_disk_make (trial, 1, 0, 0, err, sizeof err) < 0) {
@@ -276,5 +349,8 @@ void
 gw_disk_teardown (const char *state_dir)
 {
     gw_disk_unmount_below (state_dir);
+    if (s_bound)
+        umount2 (state_dir, MNT_DETACH);
+    s_bound = false;
     s_enabled = false;
 }

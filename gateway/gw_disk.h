@@ -5,9 +5,11 @@
  * it is mounted). Everything a session writes lands there, the kernel's
  * /tmp (the hidden .tmp folder) and what the gateway writes for it
  * (uploads, downloads, SQL CSVs) alike, and a write past the quota fails
- * there and then with ENOSPC. The state folder is made a private mount of
- * its own, so a warm kernel's folder can be moved (MS_MOVE) to the
- * session's name, and mounts a crashed run left are undone at start.
+ * there and then with ENOSPC. The image's space is reserved when it is made;
+ * where the disk has no room for it, the session gets a plain folder. A
+ * warm kernel's folder is moved (MS_MOVE) to the session's name; where the
+ * state folder's mount propagates (shared), it first gets a private mount
+ * of its own. Mounts a crashed run left under it are undone at start.
  *
  * Threads: the loop thread (and the main thread at start and exit). */
 #ifndef GW_DISK_H
@@ -49,7 +51,8 @@ int gw_disk_move (const char *from, const char *to);
 /* Removes a folder made by gw_disk_make and everything in it. */
 int gw_disk_remove (const char *folder);
 
-/* Undoes every mount at or below dir, deepest first. Returns how many. */
+/* Undoes every mount below dir (not dir's own), deepest first. Returns
+ * how many. */
 int gw_disk_unmount_below (const char *dir);
 
 #endif

@@ -83,9 +83,9 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
     if (close (fd) < 0 && !rc)
         rc = -errno;
     if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
-        gw_request_reply_error (req, GW_E_TOO_LARGE, "'%s' does not fit in the session's "
-                                "disk quota (CODEBOX_DISK_QUOTA_MB): delete files first",
-                                path);
+        gw_request_reply_error (req, GW_E_TOO_LARGE, "'%s' does not fit: no space left in the "
+                                "session's disk quota (CODEBOX_DISK_QUOTA_MB) or on the disk; "
+                                "delete files first", path);
     else if (rc)
         gw_request_reply_error (req, GW_E_INTERNAL, "cannot write '%s': %s", path,
                                 strerror (-rc));

@@ -644,9 +644,11 @@ def test_disk_full_for_state_dir(server_factory):
         assert w["isError"] is True, w
         assert re.search(r"space|full|ENOSPC", w["content"][0]["text"], re.I), w
         # ... and it keeps serving: health, other sessions, plots, listings
+        # (IPython may add that its history, kept in the session's /tmp,
+        # cannot be written while the disk is full)
         assert s.get("/healthz").status == 200
-        assert out(s, other, "print(v * 7)") == "42\n"
-        assert out(s, full, "print('alive')") == "alive\n"
+        assert out(s, other, "print(v * 7)").startswith("42\n")
+        assert out(s, full, "print('alive')").startswith("alive\n")
         res = run(s, other, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
         assert res["status"] == "completed" and len(res["files"]) == 1, summary(res)
         assert s.get("/sessions").status == 200
