@@ -647,8 +647,8 @@ def test_disk_full_for_state_dir(server_factory):
         # (IPython may add that its history, kept in the session's /tmp,
         # cannot be written while the disk is full)
         assert s.get("/healthz").status == 200
-        assert out(s, other, "print(v * 7)").startswith("42\n")
-        assert out(s, full, "print('alive')").startswith("alive\n")
+        assert out(s, other, "print(v * 7)").startswith("42")
+        assert out(s, full, "print('alive')").startswith("alive")
         res = run(s, other, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
         assert res["status"] == "completed" and len(res["files"]) == 1, summary(res)
         assert s.get("/sessions").status == 200
