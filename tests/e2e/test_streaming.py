@@ -60,3 +60,30 @@ def test_sql_of_many_wide_rows_is_bounded(server_factory):
     grown = vm_rss_kib(s.proc.pid) - base
     # the whole result would be ~650 MiB in the driver; the kept rows ~50
     assert grown < 200 * 1024, grown
+
+
+def test_a_huge_output_folder_does_not_stall_the_loop(server_factory):
+    """An output folder of very many entries: the snapshots before and after
+    each execution look at a bounded number of them, so another session's
+    answer is not held up by the walk."""
+    import time
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    for sid in ("many", "calm"):
+        assert s.post("/sessions", {"session_id": sid}).status == 201
+    res = rest_run(s, "many", "import os\n"
+                              "for i in range(60000):\n"
+                              "    os.mkdir('output/d%d' % i)\n"
+                              "open('output/last.txt', 'w').write('x')\n", wait=300)
+    assert res["status"] == "completed", res
+    assert "listing-cut" in s.log()
+    took = []
+    for _ in range(3):
+        start = time.monotonic()
+        r = s.post("/execute", {"session_id": "many", "code": "1"})
+        assert r.status == 202
+        out = rest_run(s, "calm", "print(2)")
+        took.append(time.monotonic() - start)
+        assert out["status"] == "completed"
+        s.get("/execute/%s/results?wait=60" % r.json()["request_id"])
+    # the walk stops at 30 000 entries or 0.2 s, whatever the folder holds
+    assert max(took) < 5, took
