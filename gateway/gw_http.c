@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -492,6 +493,18 @@ s_notify_connection (void *cls, struct MHD_Connection *mc, void **socket_context
         setsockopt (info->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+/* libmicrohttpd's own messages, as log lines like every other (one line,
+ * timestamped, at warn). */
+static void
+s_mhd_log (void *cls, const char *fmt, va_list ap)
+{
+    (void) cls;
+    char text[512];
+    vsnprintf (text, sizeof text, fmt, ap);
+    text[strcspn (text, "\n")] = '\0';
+    jp_log_warn ("http event=libmicrohttpd message=\"%s\"", text);
+}
+
 gw_http_t *
 gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,
              const gw_origin_t *origin, gw_http_post_fn *post, void *post_arg, char *err,
@@ -521,6 +534,7 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
         MHD_OPTION_CONNECTION_LIMIT, 4000u,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->per_address,
         MHD_OPTION_CONNECTION_TIMEOUT, limits->idle_s,
+        MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
         MHD_OPTION_END);

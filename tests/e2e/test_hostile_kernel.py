@@ -4,7 +4,7 @@ while one floods, and gives the memory back afterwards."""
 import threading
 import time
 
-from conftest import rest_run, stream_of, vm_rss_kib
+from conftest import asan, rest_run, stream_of, vm_rss_kib
 
 SEND_BIG_FRAME = """
 k = get_ipython().kernel
@@ -61,4 +61,6 @@ def test_a_flood_does_not_starve_other_sessions(server_factory):
     # loaded CI machine with two cores
     assert max(took) < 5, took
     time.sleep(1)
-    assert vm_rss_kib(s.proc.pid) - base < 200 * 1024, "memory went back after the flood"
+    # (under ASan freed memory sits in its quarantine: the plain run checks)
+    if not asan(s.proc.pid):
+        assert vm_rss_kib(s.proc.pid) - base < 200 * 1024, "memory went back after the flood"

@@ -312,6 +312,9 @@ def test_exec_picks_the_kernel_by_extension_and_runs_sandboxed(tmp_path):
 def test_log_lines_are_timestamped(server_factory):
     s = server_factory()
     assert s.get("/healthz").status == 200
+    deadline = time.monotonic() + 10
+    while "path=/healthz" not in s.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
     lines = [l for l in s.log().splitlines() if l.strip()]
     assert lines
     bad = [l for l in lines if not TS_RE.match(l)]
@@ -321,6 +324,7 @@ def test_log_lines_are_timestamped(server_factory):
 def test_log_level_setting(server_factory):
     s = server_factory(env={"CODEBOX_LOG_LEVEL": "warn"})
     assert s.get("/sessions").status == 200
+    time.sleep(0.5)     # an access line, if one were written, would be there
     log = s.log()
     assert "serving http://" in log       # the banner is always written
     assert "http method=GET" not in log
@@ -335,6 +339,10 @@ def test_mcp_log_lines_name_the_rpc_and_tool(server_factory):
     call = mcp_client(s)
     call("exec_code", {"session_id": "logs", "code": "secret_value = 42"})
     call("read_file", {"session_id": "logs", "path": "no/such/file"})
+    # the access line is written once the answer has gone out
+    deadline = time.monotonic() + 10
+    while "tool=read_file" not in s.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
     log = s.log()
     assert re.search(r"http method=POST path=/mcp status=200 ms=\d+ rpc=initialize", log), log
     assert "rpc=tools/call tool=exec_code is_error=false" in log, log

@@ -5,7 +5,7 @@ import socket
 import threading
 import time
 
-from conftest import rest_run, vm_rss_kib
+from conftest import asan, rest_run, vm_rss_kib
 
 
 def test_large_file_downloads_stream(server_factory):
@@ -59,7 +59,9 @@ def test_sql_of_many_wide_rows_is_bounded(server_factory):
     assert body["row_count"] == 100000 and body.get("row_limit_reached"), body.keys()
     grown = vm_rss_kib(s.proc.pid) - base
     # the whole result would be ~650 MiB in the driver; the kept rows ~50
-    assert grown < 200 * 1024, grown
+    # (under ASan freed memory sits in its quarantine: the plain run checks)
+    if not asan(s.proc.pid):
+        assert grown < 200 * 1024, grown
 
 
 def test_a_huge_output_folder_does_not_stall_the_loop(server_factory):
