@@ -19,6 +19,7 @@
 
 #include "gw_base64.h"
 #include "gw_cli.h"
+#include "jp_time.h"
 #include "gw_execution.h"
 #include "gw_fs.h"
 #include "gw_sandbox.h"
@@ -169,6 +170,7 @@ static bool
 s_finished_or_signalled (void *arg)
 {
     s_run_t *run = arg;
+    gw_execution_settle (run->exec, jp_time_now_ms ());  /* at the latest each heartbeat */
     return s_signalled || gw_execution_finished (run->exec);
 }
 

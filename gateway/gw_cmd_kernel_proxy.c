@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <zmq.h>
 
 #include "gw_cli.h"
@@ -28,23 +27,10 @@
 static int
 s_load (const char *path, jp_connection_t *conn)
 {
-    json_error_t jerr;
-    json_t *j = json_load_file (path, 0, &jerr);
-    if (!j) {
-        fprintf (stderr, "kernel-proxy: %s: %s\n", path, jerr.text);
-        return -1;
-    }
-    memset (conn, 0, sizeof *conn);
-    const char *transport = json_string_value (json_object_get (j, "transport"));
-    conn->transport = transport && strcmp (transport, "ipc") == 0 ? JP_TRANSPORT_IPC
-                                                                  : JP_TRANSPORT_TCP;
-    snprintf (conn->ip, sizeof conn->ip, "%s", json_string_value (json_object_get (j, "ip")));
-    static const char *ports[] = {"shell_port", "iopub_port", "stdin_port", "control_port",
-                                  "hb_port"};
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-        conn->ports[ch] = (int) json_integer_value (json_object_get (j, ports[ch]));
-    json_decref (j);
-    return 0;
+    int rc = jp_connection_read (conn, path);
+    if (rc)
+        fprintf (stderr, "kernel-proxy: %s: %s\n", path, strerror (-rc));
+    return rc ? -1 : 0;
 }
 
 /* Moves one whole multipart message from one socket to another. */

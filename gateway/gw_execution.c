@@ -22,6 +22,10 @@ struct gw_execution {
     ks_kernel_t *kernel;
     char msg_id[64];
     bool got_reply, got_idle;
+    int64_t last_msg_ms;        /* when the last message of ours came */
+    char probe_id[64];          /* the last kernel_info_request we sent to
+                                   learn that iopub has caught up */
+    int probes;
     json_t *reply;              /* execute_reply content */
     json_t *items;
     bool clear_pending;         /* clear_output(wait=True) seen */
@@ -438,10 +442,22 @@ s_on_input_request (gw_execution_t *self, const jp_msg_t *request)
 bool
 gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg_t *msg)
 {
-    if (self->status != GW_EXEC_RUNNING || strcmp (jp_msg_parent_id (msg), self->msg_id) != 0)
+    if (self->status != GW_EXEC_RUNNING)
         return false;
     const char *type = jp_msg_type (msg);
     json_t *content = msg->content;
+    if (self->probe_id[0] && strcmp (jp_msg_parent_id (msg), self->probe_id) == 0) {
+        /* iopub is ordered: the probe's status comes after everything the
+           kernel published for us before it (or dropped) */
+        if (channel == JP_CHANNEL_IOPUB && strcmp (type, "status") == 0) {
+            self->got_idle = true;
+            s_maybe_finish (self);
+        }
+        return true;
+    }
+    if (strcmp (jp_msg_parent_id (msg), self->msg_id) != 0)
+        return false;
+    self->last_msg_ms = jp_time_now_ms ();
     if (channel == JP_CHANNEL_SHELL && strcmp (type, "execute_reply") == 0) {
         self->got_reply = true;
         json_decref (self->reply);
@@ -477,6 +493,32 @@ gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg_t *m
     }
     s_maybe_finish (self);
     return true;
+}
+
+int64_t
+gw_execution_settle_deadline (const gw_execution_t *self)
+{
+    if (self->status != GW_EXEC_RUNNING || !self->got_reply || self->got_idle)
+        return -1;
+    return self->last_msg_ms + GW_EXEC_IDLE_GRACE_MS;
+}
+
+void
+gw_execution_settle (gw_execution_t *self, int64_t now)
+{
+    int64_t deadline = gw_execution_settle_deadline (self);
+    if (deadline < 0 || now < deadline)
+        return;
+    self->last_msg_ms = now;
+    if (self->probes++ >= GW_EXEC_IDLE_PROBES) {
+        self->got_idle = true;  /* a kernel that publishes no status at all */
+        s_maybe_finish (self);
+        return;
+    }
+    jp_msg_t *probe = ks_kernel_msg_new (self->kernel, "kernel_info_request");
+    if (probe && ks_kernel_send (self->kernel, JP_CHANNEL_SHELL, probe) == 0)
+        snprintf (self->probe_id, sizeof self->probe_id, "%s", jp_msg_id (probe));
+    jp_msg_destroy (&probe);
 }
 
 /* Adds an error output "ENAME: WHY" made by the gateway (not the kernel)

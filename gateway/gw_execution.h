@@ -68,6 +68,18 @@ void gw_execution_abort (gw_execution_t *self, gw_exec_status_t status,
  * (a disk quota found exceeded afterwards, a CPU limit hit meanwhile). */
 void gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why);
 
+/* The kernel answered but its "idle" status has not come: a kernel that
+ * published faster than we read may have had its queue drop it. Once no
+ * message of the execution came for GW_EXEC_IDLE_GRACE_MS, settle asks the
+ * kernel for its info: the status it publishes for that request comes
+ * after everything it published for the execution, which then ends. After
+ * GW_EXEC_IDLE_PROBES unanswered probes it ends anyway (a kernel that
+ * publishes no status). The deadline is -1 when nothing waits. */
+#define GW_EXEC_IDLE_GRACE_MS 500
+#define GW_EXEC_IDLE_PROBES 10
+int64_t gw_execution_settle_deadline (const gw_execution_t *self);
+void gw_execution_settle (gw_execution_t *self, int64_t now);
+
 bool gw_execution_finished (const gw_execution_t *self);
 gw_exec_status_t gw_execution_status (const gw_execution_t *self);
 const char *gw_exec_status_name (gw_exec_status_t status);

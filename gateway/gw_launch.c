@@ -56,6 +56,8 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
                                  &launch, &options);
     if (rc) {
         snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
+        if (launch.relay_dir[0])
+            rmdir (launch.relay_dir);
         gw_sandbox_launch_clear (&launch);
         if (mounted)
             umount2 (runtime, MNT_DETACH);
@@ -63,6 +65,8 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
         return NULL;
     }
     ks_kernel_t *kernel = ks_kernel_new (gw_loop_zmq (loop), spec, &options);
+    if (!kernel && launch.relay_dir[0])
+        rmdir (launch.relay_dir);
     gw_sandbox_launch_clear (&launch);
     if (!kernel) {
         snprintf (err, err_len, "out of memory");

@@ -227,6 +227,43 @@ s_system_mounts (char **argv, int *n)
     s_args (argv, n, 3, "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu");
 }
 
+/* The kernel's relay (gateway/gw_cmd_kernel_relay.c): every message
+ * between a sandboxed kernel and us passes a process outside the sandbox,
+ * as the kernel's user, charged to the kernel's memory cgroup and limited
+ * in address space, that drops what is over the bounds. Its folder, next
+ * to the kernel's runtime folder, is not mounted in the sandbox. */
+static int
+s_prepare_relay (gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_t *launch,
+                 ks_kernel_options_t *options)
+{
+    snprintf (launch->relay_dir, sizeof launch->relay_dir, "%s.r", runtime_dir);
+    if (mkdir (launch->relay_dir, 0700) < 0)
+        return -errno;
+    ks_spawn_extra_t *x = &options->relay_spawn;
+    x->set_user = self->set_user;
+    x->uid = self->uid;
+    x->gid = self->gid;
+    if (self->set_user && chown (launch->relay_dir, self->uid, self->gid) < 0) {
+        int e = errno;
+        rmdir (launch->relay_dir);
+        return -e;
+    }
+    options->relay = self->exe;
+    if (self->set_user) {
+        /* the binary may sit where the kernel's user cannot pass */
+        x->bind_from[0] = self->exe;
+        x->bind_to[0] = self->stage_exe;
+        options->relay = self->stage_exe;
+    }
+    options->relay_dir = launch->relay_dir;
+    if (options->spawn.cgroups[0] && strstr (options->spawn.cgroups[0], "/memory/"))
+        x->cgroups[0] = options->spawn.cgroups[0];
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS, (rlim_t) KS_RELAY_MEMORY_MB << 20};
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
+    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NOFILE, 256};
+    return 0;
+}
+
 int
 gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
                     const char *runtime_dir, const char *kernel_id,
@@ -353,6 +390,9 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     s_args (argv, &n, 3, "--setenv", "IPYTHONDIR", "/tmp/.ipython");
     s_args (argv, &n, 1, "--");
     launch->wrap = argv;
+    int rc = s_prepare_relay (self, runtime_dir, launch, options);
+    if (rc)
+        return rc;
     options->wrap_argv = (const char *const *) argv;
     /* without bwrap, cwd is the host folder; with it, bwrap changes there */
     options->cwd = NULL;

@@ -31,6 +31,7 @@ typedef struct {
     char **wrap;
     char *env[8];
     char cgroups[KS_MAX_CGROUPS][256];
+    char relay_dir[300];        /* made here; the kernel removes it */
 } gw_sandbox_launch_t;
 
 /* Decides the mode (auto: bwrap when a trial sandbox starts), finds the

@@ -448,6 +448,9 @@ gw_session_deadline (const gw_session_t *self)
         int64_t j = job->stop_as ? job->grace_ms : job->deadline_ms;
         if (!job->stop_as && job->cpu_check_ms && job->cpu_check_ms < j)
             j = job->cpu_check_ms;
+        int64_t settle = gw_execution_settle_deadline (job->exec);
+        if (settle >= 0 && settle < j)
+            j = settle;
         if (d < 0 || j < d)
             d = j;
     }
@@ -494,6 +497,15 @@ gw_session_tick (gw_session_t *self, int64_t now)
 {
     gw_artifact_upload_tick (self, now);
     gw_job_t *job = self->running;
+    if (job && gw_execution_settle_deadline (job->exec) >= 0) {
+        gw_execution_settle (job->exec, now);
+        if (gw_execution_finished (job->exec)) {
+            jp_log_info ("execution event=no-idle session=%s request=%s", self->id, job->id);
+            s_finish_running (self, job->stop_as ? job->stop_as
+                                                 : gw_execution_status (job->exec));
+            job = self->running;
+        }
+    }
     if (job && !job->stop_as && job->cpu_check_ms && now >= job->cpu_check_ms)
         s_check_cpu (self, job, now);
     if (job && !job->stop_as && now >= job->deadline_ms) {

@@ -45,6 +45,8 @@ main (int argc, char **argv)
         return gw_cmd_serve (argc - 1, argv + 1);
     if (strcmp (command, "kernel-proxy") == 0)     /* internal: see gw_cmd_kernel_proxy.c */
         return gw_cmd_kernel_proxy (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-relay") == 0)     /* internal: see gw_cmd_kernel_relay.c */
+        return gw_cmd_kernel_relay (argc - 1, argv + 1);
     if (strcmp (command, "mcp") == 0)
         return gw_cmd_mcp (argc - 1, argv + 1);
     fprintf (stderr, "codebox: unknown command '%s'\n", command);

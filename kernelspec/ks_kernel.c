@@ -22,6 +22,7 @@
 #define MAX_MSGS_PER_DISPATCH 512
 #define MAX_BYTES_PER_DISPATCH (4u << 20)
 #define PORT_RACE_RETRIES 3
+#define RELAY_GONE_GRACE_MS 500  /* a dying kernel's own exit comes first */
 
 struct ks_kernel {
     void *ctx;
@@ -36,6 +37,17 @@ struct ks_kernel {
     char **wrap_argv;           /* copied from the options */
     char *cgroups[KS_MAX_CGROUPS];  /* copied from the options */
     char *binds[2 * KS_MAX_BINDS];  /* copied from the options: from, to */
+    /* the relay (options.relay): copies of its strings, its connection
+       info towards us, its process */
+    char *relay, *relay_dir;
+    char *relay_cgroups[KS_MAX_CGROUPS];
+    char *relay_binds[2 * KS_MAX_BINDS];
+    jp_connection_t front;
+    char front_path[320], relay_log_path[320];
+    pid_t relay_pid;
+    int relay_pidfd;
+    int64_t relay_gone_ms;      /* the relay ended on its own then */
+    char relay_why[512];
     char conn_path[320];
     char log_path[320];
     ks_kernel_state_t state;
@@ -60,6 +72,23 @@ struct ks_kernel {
     ks_kernel_state_fn *on_state;
     void *arg;
 };
+
+/* Replaces the strings of spawn (cgroups, binds) with copies kept in
+ * cgroups and binds (from, to pairs). */
+static void
+s_copy_spawn (ks_spawn_extra_t *spawn, char **cgroups, char **binds)
+{
+    for (int i = 0; i < KS_MAX_CGROUPS && spawn->cgroups[i]; i++) {
+        cgroups[i] = strdup (spawn->cgroups[i]);
+        spawn->cgroups[i] = cgroups[i];
+    }
+    for (int i = 0; i < KS_MAX_BINDS && spawn->bind_from[i]; i++) {
+        binds[2 * i] = strdup (spawn->bind_from[i]);
+        binds[2 * i + 1] = strdup (spawn->bind_to[i]);
+        spawn->bind_from[i] = binds[2 * i];
+        spawn->bind_to[i] = binds[2 * i + 1];
+    }
+}
 
 ks_kernel_t *
 ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *options)
@@ -99,16 +128,15 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
             self->wrap_argv[i] = strdup (options->wrap_argv[i]);
         self->options.wrap_argv = (const char *const *) self->wrap_argv;
     }
-    for (int i = 0; i < KS_MAX_CGROUPS && options->spawn.cgroups[i]; i++) {
-        self->cgroups[i] = strdup (options->spawn.cgroups[i]);
-        self->options.spawn.cgroups[i] = self->cgroups[i];
+    s_copy_spawn (&self->options.spawn, self->cgroups, self->binds);
+    if (options->relay) {
+        self->relay = strdup (options->relay);
+        self->relay_dir = strdup (options->relay_dir ? options->relay_dir : "/tmp");
+        s_copy_spawn (&self->options.relay_spawn, self->relay_cgroups, self->relay_binds);
     }
-    for (int i = 0; i < KS_MAX_BINDS && options->spawn.bind_from[i]; i++) {
-        self->binds[2 * i] = strdup (options->spawn.bind_from[i]);
-        self->binds[2 * i + 1] = strdup (options->spawn.bind_to[i]);
-        self->options.spawn.bind_from[i] = self->binds[2 * i];
-        self->options.spawn.bind_to[i] = self->binds[2 * i + 1];
-    }
+    self->options.relay = self->relay;
+    self->options.relay_dir = self->relay_dir;
+    self->relay_pidfd = -1;
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
     snprintf (self->id, sizeof self->id, "%.8s", uuid);
@@ -143,6 +171,31 @@ s_remove_runtime_files (ks_kernel_t *self)
             snprintf (path, sizeof path, "%s-%d", self->conn.ip, self->conn.ports[ch]);
             unlink (path);
         }
+    if (self->front_path[0]) {
+        unlink (self->front_path);
+        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+            char path[JP_IPC_PATH_MAX + 16];
+            snprintf (path, sizeof path, "%s-%d", self->front.ip, self->front.ports[ch]);
+            unlink (path);
+        }
+    }
+}
+
+/* Kills and reaps the relay, if one runs. */
+static void
+s_stop_relay (ks_kernel_t *self)
+{
+    if (self->relay_pid > 0) {
+        ks_process_signal_group (self->relay_pid, SIGKILL);
+        int status;
+        while (ks_process_reap (self->relay_pid, &status) == 0)
+            usleep (1000);
+        self->relay_pid = 0;
+    }
+    if (self->relay_pidfd >= 0) {
+        close (self->relay_pidfd);
+        self->relay_pidfd = -1;
+    }
 }
 
 /* Kills the group, reaps the leader, closes the pidfd. Blocking only for as
@@ -150,6 +203,7 @@ s_remove_runtime_files (ks_kernel_t *self)
 static void
 s_kill_and_reap (ks_kernel_t *self)
 {
+    s_stop_relay (self);
     if (self->pid > 0) {
         ks_process_signal_group (self->pid, SIGKILL);
         int status;
@@ -222,7 +276,16 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     }
     for (int i = 0; i < 2 * KS_MAX_BINDS; i++) {
         free (self->binds[i]);
+        free (self->relay_binds[i]);
     }
+    for (int i = 0; i < KS_MAX_CGROUPS; i++)
+        free (self->relay_cgroups[i]);
+    if (self->relay) {
+        unlink (self->relay_log_path);
+        rmdir (self->relay_dir);
+    }
+    free (self->relay);
+    free (self->relay_dir);
     free (self->cwd);
     free (self->proxy);
     ks_strv_free (self->extra_env);
@@ -268,6 +331,42 @@ s_wrapped_argv (ks_kernel_t *self)
     return all;
 }
 
+/* Starts the relay: its connection info towards us (ipc in the relay's
+ * folder, the kernel's key), its connection file, its process. Returns 0
+ * or a negative errno with self->error set. */
+static int
+s_start_relay (ks_kernel_t *self)
+{
+    s_stop_relay (self);
+    self->relay_gone_ms = 0;
+    char prefix[300];
+    snprintf (prefix, sizeof prefix, "%s/f-%s", self->relay_dir, self->id);
+    snprintf (self->front_path, sizeof self->front_path, "%s/front-%s.json", self->relay_dir,
+              self->id);
+    snprintf (self->relay_log_path, sizeof self->relay_log_path, "%s/relay-%s.log",
+              self->relay_dir, self->id);
+    int rc = jp_connection_init_ipc (&self->front, prefix);
+    if (!rc) {
+        memcpy (self->front.key, self->conn.key, sizeof self->front.key);
+        rc = jp_connection_write (&self->front, self->spec->name, self->front_path);
+    }
+    const ks_spawn_extra_t *x = &self->options.relay_spawn;
+    if (!rc && x->set_user && chown (self->front_path, x->uid, x->gid) < 0)
+        rc = -errno;
+    if (rc) {
+        snprintf (self->error, sizeof self->error, "cannot prepare the kernel's relay: %s",
+                  strerror (-rc));
+        return rc;
+    }
+    ks_spawn_extra_t spawn = *x;
+    spawn.unshare_net = self->conn.transport == JP_TRANSPORT_IPC;
+    char *argv[] = {self->relay, "kernel-relay", self->front_path, self->conn_path, NULL};
+    /* one malloc arena: the address-space limit counts reservations */
+    char *envp[] = {"PATH=" KS_CLEAN_PATH, "MALLOC_ARENA_MAX=1", NULL};
+    return ks_process_spawn (argv, envp, "/", self->relay_log_path, &spawn, &self->relay_pid,
+                             &self->relay_pidfd, self->error, sizeof self->error);
+}
+
 /* One launch attempt: connection info, connection file, channels, process. */
 static int
 s_launch (ks_kernel_t *self)
@@ -292,7 +391,12 @@ s_launch (ks_kernel_t *self)
                   self->conn_path, strerror (-rc));
         return rc;
     }
-    self->channels = jp_channels_new (self->ctx, &self->conn);
+    if (self->relay && (rc = s_start_relay (self)) != 0)
+        return rc;
+    /* with a relay, few messages wait on our side: the relay holds the
+       rest back (and the kernel's queue, in its memory, drops) */
+    self->channels = jp_channels_new (self->ctx, self->relay ? &self->front : &self->conn,
+                                      self->relay ? KS_RELAY_HWM : 0);
     if (!self->channels) {
         rc = -errno;
         snprintf (self->error, sizeof self->error, "cannot open channels: %s",
@@ -398,12 +502,16 @@ ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
                 .events = ZMQ_POLLIN};
     if (self->pidfd >= 0 && n < max)
         items[n++] = (zmq_pollitem_t) {.fd = self->pidfd, .events = ZMQ_POLLIN};
+    if (self->relay_pidfd >= 0 && n < max)
+        items[n++] = (zmq_pollitem_t) {.fd = self->relay_pidfd, .events = ZMQ_POLLIN};
     return n;
 }
 
 int64_t
 ks_kernel_deadline (const ks_kernel_t *self)
 {
+    if (self->relay_gone_ms && self->state != KS_KERNEL_DEAD)
+        return self->relay_gone_ms + RELAY_GONE_GRACE_MS;
     switch (self->state) {
     case KS_KERNEL_STARTING:
         return self->next_resend < self->start_deadline ? self->next_resend
@@ -462,6 +570,37 @@ s_on_exit (ks_kernel_t *self)
     s_set_state (self, KS_KERNEL_DEAD);
 }
 
+/* The relay ended on its own: a connection with the kernel broke (the
+ * kernel sent what it may not, or it is dying), or the relay died. A
+ * kernel that dies closes its connections before it exits, and its exit
+ * says more: the kernel is stopped for the relay only after a grace. */
+static void
+s_on_relay_exit (ks_kernel_t *self)
+{
+    int status = 0;
+    if (ks_process_reap (self->relay_pid, &status) == 0)
+        return;
+    self->relay_pid = 0;
+    close (self->relay_pidfd);
+    self->relay_pidfd = -1;
+    if (self->state == KS_KERNEL_STOPPING)
+        return;
+    char how[128];
+    ks_process_describe (status, how, sizeof how);
+    char *tail = ks_process_log_tail (self->relay_log_path, 300);
+    for (char *p = tail; p && *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    for (size_t n = tail ? strlen (tail) : 0; n > 0 && tail[n - 1] == ' '; n--)
+        tail[n - 1] = '\0';
+    snprintf (self->relay_why, sizeof self->relay_why,
+              "the relay between the kernel and the gateway %s%s%s; the kernel was stopped",
+              how, tail && *tail ? ": " : "", tail ? tail : "");
+    free (tail);
+    jp_log_warn ("kernel=%s event=relay-ended %s", self->id, how);
+    self->relay_gone_ms = jp_time_now_ms ();
+}
+
 /* Handles one message during the handshake. */
 static void
 s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
@@ -512,6 +651,13 @@ s_drain (ks_kernel_t *self, jp_channel_t channel)
 static void
 s_timers (ks_kernel_t *self, int64_t now)
 {
+    if (self->relay_gone_ms && now >= self->relay_gone_ms + RELAY_GONE_GRACE_MS) {
+        self->relay_gone_ms = 0;
+        s_kill_and_reap (self);
+        snprintf (self->error, sizeof self->error, "%s", self->relay_why);
+        s_set_state (self, KS_KERNEL_DEAD);
+        return;
+    }
     if (self->state == KS_KERNEL_STARTING) {
         if (now >= self->start_deadline) {
             char why[256];
@@ -555,6 +701,8 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
         if (!items[i].socket) {
             if (items[i].fd == self->pidfd)
                 s_on_exit (self);
+            else if (items[i].fd == self->relay_pidfd)
+                s_on_relay_exit (self);
             continue;
         }
         if (!self->channels)

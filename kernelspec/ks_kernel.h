@@ -38,7 +38,12 @@ typedef enum {
 
 typedef struct ks_kernel ks_kernel_t;
 
-#define KS_KERNEL_POLL_ITEMS 6      /* five channels and the pidfd */
+/* Messages that wait on our side of a relay, per channel; the relay's
+ * address-space limit. */
+#define KS_RELAY_HWM 4
+#define KS_RELAY_MEMORY_MB 1024
+
+#define KS_KERNEL_POLL_ITEMS 7      /* five channels, the pidfd, the relay's */
 
 typedef struct {
     const char *cwd;            /* the kernel's working directory (NULL: ours) */
@@ -61,6 +66,16 @@ typedef struct {
                                        run as `kernel-proxy` in front of the
                                        kernel, which bridges the kernel's
                                        loopback TCP to our ipc sockets */
+    /* A relay between the kernel and us (see gateway/gw_cmd_kernel_relay.c):
+       the binary to run as `kernel-relay` (as relay_spawn makes it visible),
+       a folder for its sockets, connection file and log that the kernel
+       cannot reach (removed with the kernel), and how it is started (user,
+       bind of the binary, memory cgroup, limits). The relay runs in a
+       network namespace of its own when the kernel speaks ipc. If it dies
+       the kernel is stopped. NULL: we talk to the kernel directly. */
+    const char *relay;
+    const char *relay_dir;
+    ks_spawn_extra_t relay_spawn;
 } ks_kernel_options_t;
 
 /* A message arrived for a READY kernel. The handler may take the message

@@ -116,7 +116,8 @@ s_child_extra (const ks_spawn_extra_t *extra, pid_t self_pid, int *report_fd)
         }
         close (fd);
     }
-    if (s_child_binds (extra) < 0 || s_child_seccomp (extra, report_fd) < 0)
+    if ((extra->unshare_net && unshare (CLONE_NEWNET) < 0) || s_child_binds (extra) < 0
+        || s_child_seccomp (extra, report_fd) < 0)
         return -1;
     for (int i = 0; i < extra->n_rlimits; i++) {
         struct rlimit rl = {extra->rlimits[i].value, extra->rlimits[i].value};

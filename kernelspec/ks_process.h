@@ -48,6 +48,8 @@ typedef struct {
        own file offset) at KS_CHILD_SECCOMP_FD. */
     bool has_seccomp;
     int seccomp_fd;
+    bool unshare_net;           /* a network namespace of its own (as root,
+                                   before dropping privileges): no network */
 } ks_spawn_extra_t;
 
 /* Starts argv[0] (searched in PATH) with envp in cwd, output appended to

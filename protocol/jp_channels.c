@@ -13,6 +13,7 @@
                                            of a whole execution) is refused */
 
 struct jp_channels {
+    int rcvhwm;
     size_t last_bytes;          /* every frame of the last message received */
     void *ctx;
     jp_connection_t conn;
@@ -33,10 +34,10 @@ s_open (jp_channels_t *self, jp_channel_t channel)
     int64_t max = MAX_FRAME_BYTES;
     zmq_setsockopt (sock, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt (sock, ZMQ_MAXMSGSIZE, &max, sizeof max);
-    if (channel == JP_CHANNEL_IOPUB) {
-        zmq_setsockopt (sock, ZMQ_RCVHWM, &zero, sizeof zero);
+    if (channel == JP_CHANNEL_IOPUB || self->rcvhwm > 0)
+        zmq_setsockopt (sock, ZMQ_RCVHWM, &self->rcvhwm, sizeof self->rcvhwm);
+    if (channel == JP_CHANNEL_IOPUB)
         zmq_setsockopt (sock, ZMQ_SUBSCRIBE, "", 0);
-    }
     if (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_STDIN)
         zmq_setsockopt (sock, ZMQ_ROUTING_ID, self->routing_id, strlen (self->routing_id));
     char endpoint[JP_IPC_PATH_MAX + 32];
@@ -52,12 +53,13 @@ s_open (jp_channels_t *self, jp_channel_t channel)
 }
 
 jp_channels_t *
-jp_channels_new (void *zmq_ctx, const jp_connection_t *conn)
+jp_channels_new (void *zmq_ctx, const jp_connection_t *conn, int rcvhwm)
 {
     jp_channels_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
     self->ctx = zmq_ctx;
+    self->rcvhwm = rcvhwm;
     self->conn = *conn;
     int rc = jp_random_uuid (self->session);
     if (!rc)

@@ -1,7 +1,7 @@
 /* jp_channels: a client's five ZeroMQ sockets to one kernel: shell and
  * control (DEALER), stdin (DEALER with the shell's routing id), iopub (SUB,
- * subscribed to everything, no receive high-water mark) and heartbeat (REQ,
- * recreated after a missed beat). Sends and receives signed messages.
+ * subscribed to everything) and heartbeat (REQ, recreated after a missed
+ * beat). Sends and receives signed messages.
  *
  * Threads: the sockets belong to the thread that made the channels; every
  * call must come from that thread. */
@@ -13,9 +13,11 @@
 
 typedef struct jp_channels jp_channels_t;
 
-/* Connects the five sockets to the endpoints of conn (copied). Returns
- * NULL and sets errno on failure. */
-jp_channels_t *jp_channels_new (void *zmq_ctx, const jp_connection_t *conn);
+/* Connects the five sockets to the endpoints of conn (copied). rcvhwm is
+ * how many whole messages may wait in each socket: 0 is no bound on iopub
+ * (a kernel that publishes faster than we read loses nothing) and
+ * libzmq's default elsewhere. Returns NULL and sets errno on failure. */
+jp_channels_t *jp_channels_new (void *zmq_ctx, const jp_connection_t *conn, int rcvhwm);
 
 /* Closes the sockets (linger 0) and nulls *self_p. Safe on NULL. */
 void jp_channels_destroy (jp_channels_t **self_p);

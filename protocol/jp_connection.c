@@ -96,6 +96,38 @@ jp_connection_to_json (const jp_connection_t *self, const char *kernel_name)
 }
 
 int
+jp_connection_read (jp_connection_t *self, const char *path)
+{
+    json_error_t jerr;
+    errno = 0;
+    json_t *j = json_load_file (path, 0, &jerr);
+    if (!j)
+        return errno ? -errno : -EINVAL;
+    memset (self, 0, sizeof *self);
+    static const char *ports[] = {"shell_port", "iopub_port", "stdin_port", "control_port",
+                                  "hb_port"};
+    const char *transport = json_string_value (json_object_get (j, "transport"));
+    const char *ip = json_string_value (json_object_get (j, "ip"));
+    const char *key = json_string_value (json_object_get (j, "key"));
+    int rc = ip && key && strlen (ip) < sizeof self->ip && strlen (key) < sizeof self->key
+             ? 0 : -EINVAL;
+    if (!rc) {
+        self->transport = transport && strcmp (transport, "ipc") == 0 ? JP_TRANSPORT_IPC
+                                                                      : JP_TRANSPORT_TCP;
+        snprintf (self->ip, sizeof self->ip, "%s", ip);
+        snprintf (self->key, sizeof self->key, "%s", key);
+    }
+    for (int ch = 0; ch < JP_CHANNEL_COUNT && !rc; ch++) {
+        json_int_t port = json_integer_value (json_object_get (j, ports[ch]));
+        if (port <= 0 || port > 65535)
+            rc = -EINVAL;
+        self->ports[ch] = (int) port;
+    }
+    json_decref (j);
+    return rc;
+}
+
+int
 jp_connection_write (const jp_connection_t *self, const char *kernel_name,
                      const char *path)
 {

@@ -53,6 +53,11 @@ json_t *jp_connection_to_json (const jp_connection_t *self, const char *kernel_n
 int jp_connection_write (const jp_connection_t *self, const char *kernel_name,
                          const char *path);
 
+/* Reads a connection file written by jp_connection_write (or by anyone:
+ * transport, ip, the five *_port and key). Returns 0, or -errno, or
+ * -EINVAL when it is not such a file. */
+int jp_connection_read (jp_connection_t *self, const char *path);
+
 /* The channel's name as the protocol spells it ("shell", "iopub"...). */
 const char *jp_channel_name (jp_channel_t channel);
 
