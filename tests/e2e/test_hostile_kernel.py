@@ -95,12 +95,16 @@ def test_more_than_the_relay_may_hold_stops_only_that_kernel(server_factory):
     rest_run(s, "other", "y = 7")
     base = vm_rss_kib(s.proc.pid)
     res, peak = _peak_rss_while(s, lambda: rest_run(s, "big", SEND_MANY_FRAMES % (30, 40)))
-    assert res["status"] == "error", res
-    assert res["kernel_restarted"] is True, res
-    errors = [o for o in res["output"] if o["type"] == "error"]
-    assert errors and "relay" in errors[0]["evalue"], res
-    assert "connection broke" in errors[0]["evalue"], res
-    if not asan(s.proc.pid):
+    if asan(s.proc.pid):
+        # ASan's builds give the relay no address-space limit (its shadow
+        # needs terabytes): the relay holds the message and drops it
+        assert "it was dropped" in stream_of(res, "stderr"), res
+    else:
+        assert res["status"] == "error", res
+        assert res["kernel_restarted"] is True, res
+        errors = [o for o in res["output"] if o["type"] == "error"]
+        assert errors and "relay" in errors[0]["evalue"], res
+        assert "connection broke" in errors[0]["evalue"], res
         assert peak - base < 60 * 1024, (base, peak)
     assert stream_of(rest_run(s, "big", "print(1)")) == "1\n"
     assert stream_of(rest_run(s, "other", "print(y)")) == "7\n"

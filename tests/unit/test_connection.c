@@ -213,6 +213,49 @@ START_TEST (test_to_json_and_write_errors)
 }
 END_TEST
 
+/* What jp_connection_write writes, jp_connection_read reads back whole;
+ * a file that is not a connection file is -EINVAL, a missing one -ENOENT. */
+START_TEST (test_read_round_trip_and_errors)
+{
+    char *dir = tu_mkdtemp ();
+    char *path = NULL, *bad = NULL;
+    ck_assert_int_ge (asprintf (&path, "%s/kernel.json", dir), 0);
+    ck_assert_int_ge (asprintf (&bad, "%s/bad.json", dir), 0);
+    jp_connection_t c, back;
+    ck_assert_int_eq (jp_connection_init_tcp (&c, "127.0.0.1"), 0);
+    ck_assert_int_eq (jp_connection_write (&c, "python3", path), 0);
+    ck_assert_int_eq (jp_connection_read (&back, path), 0);
+    ck_assert_int_eq (memcmp (&c, &back, sizeof c), 0);
+    ck_assert_int_eq (jp_connection_init_ipc (&c, "/tmp/codebox-test-k"), 0);
+    ck_assert_int_eq (jp_connection_write (&c, "ir", path), 0);
+    ck_assert_int_eq (jp_connection_read (&back, path), 0);
+    ck_assert_int_eq (back.transport, JP_TRANSPORT_IPC);
+    ck_assert_str_eq (back.ip, "/tmp/codebox-test-k");
+    ck_assert_str_eq (back.key, c.key);
+    static const char *bad_files[] = {
+        "not json",
+        "[]",
+        "{\"ip\": \"127.0.0.1\", \"shell_port\": 1, \"iopub_port\": 2, \"stdin_port\": 3,"
+        " \"control_port\": 4, \"hb_port\": 5}",                       /* no key */
+        "{\"ip\": \"127.0.0.1\", \"key\": \"k\", \"shell_port\": 1, \"iopub_port\": 2,"
+        " \"stdin_port\": 3, \"control_port\": 4, \"hb_port\": 70000}",  /* port */
+        "{\"ip\": \"127.0.0.1\", \"key\": \"k\", \"shell_port\": 1}",  /* ports */
+    };
+    for (size_t i = 0; i < sizeof bad_files / sizeof bad_files[0]; i++) {
+        FILE *f = fopen (bad, "w");
+        ck_assert_ptr_nonnull (f);
+        fputs (bad_files[i], f);
+        fclose (f);
+        ck_assert_msg (jp_connection_read (&back, bad) == -EINVAL, "file %zu read", i);
+    }
+    ck_assert_int_eq (jp_connection_read (&back, "/nonexistent-codebox-dir/k.json"), -ENOENT);
+    tu_rmtree (dir);
+    free (path);
+    free (bad);
+    free (dir);
+}
+END_TEST
+
 START_TEST (test_channel_names)
 {
     ck_assert_str_eq (jp_channel_name (JP_CHANNEL_SHELL), "shell");
@@ -241,6 +284,7 @@ connection_suite (void)
     tcase_add_test (tc, test_write_tcp);
     tcase_add_test (tc, test_write_ipc);
     tcase_add_test (tc, test_to_json_and_write_errors);
+    tcase_add_test (tc, test_read_round_trip_and_errors);
     suite_add_tcase (s, tc);
     return s;
 }
