@@ -593,9 +593,15 @@ s_on_relay_exit (ks_kernel_t *self)
             *p = ' ';
     for (size_t n = tail ? strlen (tail) : 0; n > 0 && tail[n - 1] == ' '; n--)
         tail[n - 1] = '\0';
+    /* the relay shares the kernel's memory cgroup: the OOM killer may pick it */
+    bool oom = false;
+    for (int i = 0; i < KS_MAX_CGROUPS && self->cgroups[i]; i++)
+        oom |= strstr (self->cgroups[i], "/memory/") && ks_process_cgroup_oom (self->cgroups[i]);
     snprintf (self->relay_why, sizeof self->relay_why,
-              "the relay between the kernel and the gateway %s%s%s; the kernel was stopped",
-              how, tail && *tail ? ": " : "", tail ? tail : "");
+              "the relay between the kernel and the gateway %s%s%s%s; the kernel was stopped",
+              how, oom ? " after the kernel used all the memory it may (CODEBOX_MEMORY_LIMIT_MB)"
+                       : "",
+              tail && *tail ? ": " : "", tail ? tail : "");
     free (tail);
     jp_log_warn ("kernel=%s event=relay-ended %s", self->id, how);
     self->relay_gone_ms = jp_time_now_ms ();
