@@ -11,7 +11,7 @@
 
 #include "gw_artifacts.h"
 #include "gw_blob.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_signed_url.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -75,13 +75,13 @@ s_finish (gw_session_t *s, gw_job_t *job)
     gw_job_finish (job, job->finish_as);
 }
 
-/* An upload is done (from the worker, through gw_loop_call). */
+/* An upload is done (from the worker, through gw_server_call). */
 static void
-s_done (gw_loop_t *loop, void *arg)
+s_done (gw_server_t *server, void *arg)
 {
     gw_blob_upload_t *u = arg;
     s_owner_t *o = u->arg;
-    gw_session_t *s = gw_loop_find_session (loop, o->session, o->tenant);
+    gw_session_t *s = gw_server_find_session (server, o->session, o->tenant);
     if (s && s->created_ms == o->created_ms) {
         jp_log_warn ("blob event=%s session=%s path=%s bytes=%lld%s%s%s",
                  u->ok ? "uploaded" : "failed", s->id, o->rel, u->size,
@@ -90,7 +90,7 @@ s_done (gw_loop_t *loop, void *arg)
         json_int_t size = json_integer_value (json_object_get (rec, "size"));
         s_record (s, o->rel, u->ok ? "uploaded" : "failed", u->name, u->ok ? u->size : size,
                   u->ok ? NULL : u->error);
-        gw_job_t *job = gw_jobs_find (gw_loop_jobs (loop), o->job, o->tenant);
+        gw_job_t *job = gw_jobs_find (gw_server_jobs (server), o->job, o->tenant);
         if (job && !gw_job_finished (job) && job->uploads_pending > 0
             && --job->uploads_pending == 0)
             s_finish (s, job);
@@ -126,7 +126,7 @@ s_prune (gw_session_t *s)
 void
 gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t status)
 {
-    gw_blob_t *blob = gw_loop_blob (s->loop);
+    gw_blob_t *blob = gw_server_blob (s->server);
     if (blob && s->uploads)
         s_prune (s);
     int queued = 0;
@@ -216,12 +216,12 @@ void
 gw_artifact_upload_links (json_t *artifacts, const gw_session_t *s)
 {
     gw_signed_url_annotate (artifacts, s);
-    gw_blob_t *blob = gw_loop_blob (s->loop);
+    gw_blob_t *blob = gw_server_blob (s->server);
     if (!blob || !s->uploads || !json_is_array (artifacts))
         return;
     const gw_blob_account_t *account = gw_blob_account (blob);
     time_t expires = time (NULL)
-                     + (time_t) gw_config_int (gw_loop_config (s->loop),
+                     + (time_t) gw_config_int (gw_server_config (s->server),
                                                GW_SET_BLOB_SAS_EXPIRY_HOURS) * 3600;
     char expires_iso[32];
     gw_blob_iso_time (expires, expires_iso);

@@ -14,7 +14,7 @@
  * later gives fresh SAS URLs for what was uploaded.
  *
  * Threads: the loop thread only (upload outcomes arrive through
- * gw_loop_call). */
+ * gw_server_call). */
 #ifndef GW_ARTIFACT_UPLOAD_H
 #define GW_ARTIFACT_UPLOAD_H
 

@@ -2,7 +2,7 @@
  *
  * Threads: new, submit and destroy in the loop thread; s_worker_main and
  * everything it calls on the worker thread; done callbacks in the loop
- * thread (through gw_loop_call). The queue is guarded by a mutex. */
+ * thread (through gw_server_call). The queue is guarded by a mutex. */
 #include "gw_blob.h"
 
 #include <errno.h>
@@ -28,7 +28,7 @@
 #define S_ERROR_BODY_MAX 4096
 
 struct gw_blob {
-    gw_loop_t *loop;
+    gw_server_t *server;
     gw_blob_account_t account;
     char endpoint_path[512];    /* the endpoint URL's path ("" or "/account") */
     pthread_t thread;
@@ -52,7 +52,7 @@ typedef struct {
 
 gw_blob_upload_t *
 gw_blob_upload_new (const char *dir, const char *path, const char *name,
-                    const char *content_type, gw_loop_call_fn *done, void *arg,
+                    const char *content_type, gw_server_call_fn *done, void *arg,
                     void (*free_arg) (void *))
 {
     gw_blob_upload_t *u = calloc (1, sizeof *u);
@@ -372,7 +372,7 @@ s_worker_main (void *arg)
         pthread_mutex_unlock (&self->lock);
         u->next = NULL;
         s_upload (self, u);
-        if (gw_loop_call (self->loop, u->done, u) != 0)
+        if (gw_server_call (self->server, u->done, u) != 0)
             gw_blob_upload_free (u);    /* out of memory: nobody hears of it */
     }
     return NULL;
@@ -381,7 +381,7 @@ s_worker_main (void *arg)
 /* ---- the loop's side ---------------------------------------------------- */
 
 int
-gw_blob_new (gw_loop_t *loop, const gw_config_t *config, gw_blob_t **out, char *err,
+gw_blob_new (gw_server_t *server, const gw_config_t *config, gw_blob_t **out, char *err,
              size_t err_len)
 {
     *out = NULL;
@@ -398,7 +398,7 @@ gw_blob_new (gw_loop_t *loop, const gw_config_t *config, gw_blob_t **out, char *
         snprintf (err, err_len, "out of memory");
         return -ENOMEM;
     }
-    self->loop = loop;
+    self->server = server;
     self->account = account;
     const char *host = strstr (account.endpoint, "://") + 3;
     snprintf (self->endpoint_path, sizeof self->endpoint_path, "%s", host + strcspn (host, "/"));

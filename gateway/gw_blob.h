@@ -4,7 +4,7 @@
  * streamed from an fd opened beneath its folder, never following a link
  * out of it) with Shared Key authorisation; the container is created the
  * first time Azure says it is missing. The outcome goes back to the loop
- * thread through gw_loop_call. Read-only links are service SAS URLs made
+ * thread through gw_server_call. Read-only links are service SAS URLs made
  * by gw_blob_auth.
  *
  * Threads: gw_blob_new, gw_blob_submit and gw_blob_destroy are for the
@@ -17,7 +17,7 @@
 
 #include "gw_blob_auth.h"
 #include "gw_config.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 
 #define GW_BLOB_MAX_BYTES (5000LL << 20)    /* a single Put Blob's limit */
 
@@ -30,7 +30,7 @@ struct gw_blob_upload {
     char *path;                 /* the file, relative to dir */
     char *name;                 /* the blob's name in the container */
     char *content_type;
-    gw_loop_call_fn *done;      /* runs in the loop thread with this upload
+    gw_server_call_fn *done;      /* runs in the loop thread with this upload
                                    as arg, and frees it (gw_blob_upload_free) */
     void *arg;                  /* the caller's; freed with free_arg */
     void (*free_arg) (void *arg);
@@ -43,14 +43,14 @@ struct gw_blob_upload {
 
 /* A new upload (the strings copied), or NULL on OOM. */
 gw_blob_upload_t *gw_blob_upload_new (const char *dir, const char *path, const char *name,
-                                      const char *content_type, gw_loop_call_fn *done,
+                                      const char *content_type, gw_server_call_fn *done,
                                       void *arg, void (*free_arg) (void *));
 void gw_blob_upload_free (gw_blob_upload_t *upload);
 
 /* Starts the worker when CODEBOX_BLOB_CONNECTION_STRING or CODEBOX_BLOB_URL
  * is set. Returns 0 with *out NULL when blob upload is off, 0 with *out
  * set, or -EINVAL / -ENOMEM with a sentence in err. */
-int gw_blob_new (gw_loop_t *loop, const gw_config_t *config, gw_blob_t **out, char *err,
+int gw_blob_new (gw_server_t *server, const gw_config_t *config, gw_blob_t **out, char *err,
                  size_t err_len);
 
 /* Stops the worker (a transfer under way is aborted) and frees what is

@@ -13,7 +13,7 @@
 #include "gw_cli.h"
 #include "gw_download.h"
 #include "gw_fs.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_request.h"
 #include "gw_state_dir.h"
@@ -22,11 +22,13 @@
 #define MAX_LINE (64u << 20)
 
 typedef struct {
+    gw_server_t *server;
     gw_mcp_t *mcp;
     gw_mcp_client_t *client;
     char *buf;
     size_t len, cap;
     bool too_long;
+    bool stdin_closed;          /* end of input: not polled any more */
 } s_stdio_t;
 
 static void
@@ -70,14 +72,14 @@ s_line (s_stdio_t *io, const char *line, size_t len)
 
 /* stdin is readable: read what is there and handle whole lines. */
 static void
-s_on_stdin (gw_loop_t *loop, void *arg)
+s_on_stdin (s_stdio_t *io)
 {
-    s_stdio_t *io = arg;
+    gw_server_t *server = io->server;
     if (io->cap - io->len < 65536) {
         size_t cap = io->cap ? io->cap * 2 : 131072;
         char *grown = realloc (io->buf, cap);
         if (!grown) {
-            gw_loop_stop (loop);
+            gw_server_stop (server);
             return;
         }
         io->buf = grown;
@@ -88,8 +90,8 @@ s_on_stdin (gw_loop_t *loop, void *arg)
         return;
     if (n <= 0) {
         jp_log_info ("mcp stdin closed: shutting down");
-        gw_loop_watch_fd (loop, -1, NULL, NULL);
-        gw_loop_stop (loop);
+        io->stdin_closed = true;
+        gw_server_stop (server);
         return;
     }
     io->len += (size_t) n;
@@ -112,9 +114,35 @@ s_on_stdin (gw_loop_t *loop, void *arg)
     }
 }
 
-static int64_t
-s_deadline (void *arg)
+/* The loop source of stdio: stdin while open, and the MCP core's timers. */
+static int
+s_poll_count (void *arg)
 {
+    (void) arg;
+    return 1;
+}
+
+static int
+s_poll_items (void *arg, zmq_pollitem_t *items, int max)
+{
+    s_stdio_t *io = arg;
+    if (io->stdin_closed || max < 1)
+        return 0;
+    items[0] = (zmq_pollitem_t) {.fd = 0, .events = ZMQ_POLLIN};
+    return 1;
+}
+
+static void
+s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
+{
+    if (n == 1 && (items[0].revents & (ZMQ_POLLIN | ZMQ_POLLERR)))
+        s_on_stdin (arg);
+}
+
+static int64_t
+s_deadline (void *arg, int64_t now)
+{
+    (void) now;
     return gw_mcp_deadline (((s_stdio_t *) arg)->mcp);
 }
 
@@ -124,10 +152,18 @@ s_tick (void *arg, int64_t now)
     gw_mcp_tick (((s_stdio_t *) arg)->mcp, now);
 }
 
+static const gw_loop_source_t s_stdin_source = {
+    .poll_count = s_poll_count,
+    .poll_items = s_poll_items,
+    .dispatch = s_dispatch,
+    .deadline = s_deadline,
+    .tick = s_tick,
+};
+
 static void
-s_no_http (gw_loop_t *loop, gw_request_t *req)
+s_no_http (gw_server_t *server, gw_request_t *req)
 {
-    (void) loop;
+    (void) server;
     gw_request_reply_error (req, GW_E_NOT_FOUND, "no HTTP in stdio mode");
 }
 
@@ -173,29 +209,29 @@ gw_cmd_mcp (int argc, char **argv)
     }
     gw_cli_block_signals ();
     char err[1024];
-    gw_loop_t *loop = gw_loop_new (config, s_no_http, err, sizeof err);
-    if (!loop) {
+    gw_server_t *server = gw_server_new (config, s_no_http, err, sizeof err);
+    if (!server) {
         fprintf (stderr, "codebox mcp: %s\n", err);
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
     s_stdio_t io = {0};
-    io.mcp = gw_mcp_new (loop);
+    io.mcp = gw_mcp_new (server);
     io.client = io.mcp ? gw_mcp_client_new (io.mcp, "default") : NULL;
     int rc = GW_EXIT_OK;
     if (!io.client) {
         fprintf (stderr, "codebox mcp: out of memory\n");
         rc = GW_EXIT_USAGE;
     } else {
-        gw_loop_watch_fd (loop, 0, s_on_stdin, &io);
-        gw_loop_set_timer (loop, s_deadline, s_tick, &io);
-        jp_log (JP_LOG_ALWAYS, "mcp on stdio state=%s kernel=%s", gw_loop_state_dir (loop),
+        io.server = server;
+        gw_loop_add_source (gw_server_loop (server), &s_stdin_source, &io);
+        jp_log (JP_LOG_ALWAYS, "mcp on stdio state=%s kernel=%s", gw_server_state_dir (server),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL));
-        gw_loop_run (loop);
+        gw_server_run (server);
     }
     gw_download_shutdown ();    /* before the MCP core its answers go through */
     gw_mcp_destroy (&io.mcp);
-    gw_loop_destroy (&loop);
+    gw_server_destroy (&server);
     if (state_dir == own)
         gw_fs_remove_tree (own);    /* its own folder goes with it */
     free (io.buf);

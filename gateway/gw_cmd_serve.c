@@ -14,7 +14,7 @@
 #include "gw_cli.h"
 #include "gw_download.h"
 #include "gw_http.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_mcp_http.h"
 #include "gw_rest.h"
@@ -47,9 +47,11 @@ s_raise_fd_limit (void)
     }
 }
 
+/* The MCP core's timers (progress, session expiry), as a loop source. */
 static int64_t
-s_mcp_deadline (void *arg)
+s_mcp_deadline (void *arg, int64_t now)
 {
+    (void) now;
     return gw_mcp_deadline (arg);
 }
 
@@ -58,6 +60,11 @@ s_mcp_tick (void *arg, int64_t now)
 {
     gw_mcp_tick (arg, now);
 }
+
+static const gw_loop_source_t s_mcp_source = {
+    .deadline = s_mcp_deadline,
+    .tick = s_mcp_tick,
+};
 
 int
 gw_cmd_serve (int argc, char **argv)
@@ -142,14 +149,15 @@ gw_cmd_serve (int argc, char **argv)
     gw_http_t *http = NULL;
     gw_mcp_t *mcp = NULL;
     gw_mcp_http_t *mcp_http = NULL;
-    gw_loop_t *loop = gw_loop_new (config, gw_rest_handle, err, sizeof err);
-    if (loop) {
-        mcp = gw_mcp_new (loop);
-        mcp_http = mcp ? gw_mcp_http_new (loop, mcp) : NULL;
-        gw_loop_set_app (loop, mcp_http);
-        gw_loop_set_timer (loop, s_mcp_deadline, s_mcp_tick, mcp);
+    gw_server_t *server = gw_server_new (config, gw_rest_handle, err, sizeof err);
+    if (server) {
+        mcp = gw_mcp_new (server);
+        mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
+        gw_server_set_app (server, mcp_http);
+        if (mcp)
+            gw_loop_add_source (gw_server_loop (server), &s_mcp_source, mcp);
     }
-    if (loop && mcp_http) {
+    if (server && mcp_http) {
         struct sockaddr_storage bound;
         socklen_t bound_len = sizeof bound;
         if (getsockname (listen_fd, (struct sockaddr *) &bound, &bound_len) == 0)
@@ -160,28 +168,28 @@ gw_cmd_serve (int argc, char **argv)
             .per_address = (unsigned) gw_config_int (config, GW_SET_MAX_CONNECTIONS_PER_ADDRESS),
             .idle_s = (unsigned) gw_config_int (config, GW_SET_HTTP_IDLE_TIMEOUT),
         };
-        http = gw_http_new (listen_fd, &limits, auth, origin, gw_loop_post, loop, err,
+        http = gw_http_new (listen_fd, &limits, auth, origin, gw_server_post, server, err,
                             sizeof err);
         listen_fd = -1;
     }
     if (listen_fd >= 0)
         close (listen_fd);
-    if (!loop || !http) {
+    if (!server || !http) {
         fprintf (stderr, "codebox serve: %s\n", err);
         exit_code = GW_EXIT_USAGE;
     } else {
-        gw_http_set_metrics (http, gw_loop_metrics (loop));
+        gw_http_set_metrics (http, gw_server_metrics (server));
         jp_log (JP_LOG_ALWAYS, "serving http://%s:%d (REST API; MCP at /mcp) state=%s "
-                 "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_loop_state_dir (loop),
+                 "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_server_state_dir (server),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),
                  gw_auth_enabled (auth) ? "tokens" : "none");
-        gw_loop_run (loop);
+        gw_server_run (server);
     }
     gw_download_shutdown ();    /* answers running downloads while HTTP still works */
     gw_http_destroy (&http);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);
-    gw_loop_destroy (&loop);
+    gw_server_destroy (&server);
     gw_auth_destroy (&auth);
     gw_origin_destroy (&origin);
     gw_config_destroy (&config);

@@ -8,7 +8,7 @@
  * thread: gw_download_start, gw_download_shutdown, s_deliver and
  * s_on_progress run there. s_worker_main and the libcurl callbacks run in
  * the download's own thread and touch only their download's fields; the
- * loop sees the result after the worker's gw_loop_call (the mailbox's
+ * loop sees the result after the worker's gw_server_call (the mailbox's
  * mutex orders the two) and joins the worker before reading it. */
 #include "gw_download.h"
 
@@ -29,7 +29,7 @@
 
 #include "gw_cli.h"
 #include "gw_fs.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "jp_time.h"
 
 #define S_PROGRESS_MS 1000
@@ -42,7 +42,7 @@ typedef struct s_download s_download_t;
 struct s_download {
     s_download_t *next;
     uint64_t serial;
-    gw_loop_t *loop;
+    gw_server_t *server;
     pthread_t thread;
     atomic_int abort;           /* S_GO_ON, or why to stop */
     /* the request (copies; the descriptors are ours) */
@@ -117,18 +117,18 @@ s_finish (s_download_t **link)
 /* A finished worker's result (arg is the serial; a download already
  * finished by gw_download_shutdown is not found, and nothing happens). */
 static void
-s_deliver (gw_loop_t *loop, void *arg)
+s_deliver (gw_server_t *server, void *arg)
 {
-    (void) loop;
+    (void) server;
     s_download_t **link;
     if (s_find ((uint64_t) (uintptr_t) arg, &link))
         s_finish (link);
 }
 
 static void
-s_on_progress (gw_loop_t *loop, void *arg)
+s_on_progress (gw_server_t *server, void *arg)
 {
-    (void) loop;
+    (void) server;
     s_download_t *d = s_find ((uint64_t) (uintptr_t) arg, NULL);
     if (d && d->progress
         && !d->progress (atomic_load (&d->bytes), atomic_load (&d->total), d->arg))
@@ -227,7 +227,7 @@ s_xferinfo (void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
     if (d->progress && now - d->last_progress_ms >= S_PROGRESS_MS) {
         d->last_progress_ms = now;
         atomic_store (&d->total, (long long) dltotal);
-        gw_loop_call (d->loop, s_on_progress, (void *) (uintptr_t) d->serial);
+        gw_server_call (d->server, s_on_progress, (void *) (uintptr_t) d->serial);
     }
     return 0;
 }
@@ -409,7 +409,7 @@ s_worker_main (void *arg)
     d->dirfd = -1;
     /* hand the result back; the loop joins this thread */
     for (int i = 0; i < 200; i++) {
-        if (gw_loop_call (d->loop, s_deliver, (void *) (uintptr_t) d->serial) == 0)
+        if (gw_server_call (d->server, s_deliver, (void *) (uintptr_t) d->serial) == 0)
             break;
         nanosleep (&(struct timespec) {.tv_nsec = 10 * 1000 * 1000}, NULL);
     }
@@ -419,7 +419,7 @@ s_worker_main (void *arg)
 /* ---- public ------------------------------------------------------------- */
 
 int
-gw_download_start (gw_loop_t *loop, const gw_download_request_t *request,
+gw_download_start (gw_server_t *server, const gw_download_request_t *request,
                    gw_download_done_fn *done, gw_download_progress_fn *progress, void *arg)
 {
     if (s_n_active >= GW_DOWNLOAD_MAX_ACTIVE)
@@ -431,7 +431,7 @@ gw_download_start (gw_loop_t *loop, const gw_download_request_t *request,
         return -ENOMEM;
     }
     d->serial = s_next_serial++;
-    d->loop = loop;
+    d->server = server;
     d->dirfd = request->dirfd;
     d->fd = request->fd;
     snprintf (d->tmp_name, sizeof d->tmp_name, "%s", request->tmp_name);

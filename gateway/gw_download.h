@@ -18,7 +18,7 @@
  *   name, with "-1", "-2"... before the extension on a collision.
  *
  * The transfer runs on a worker thread of its own; the loop thread gets
- * the result through gw_loop_call. Pure helpers (address classes, names)
+ * the result through gw_server_call. Pure helpers (address classes, names)
  * are in gw_download_policy.c.
  *
  * Threads: gw_download_start and gw_download_shutdown are for the loop
@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 
 #define GW_DOWNLOAD_MAX_REDIRECTS 5
 #define GW_DOWNLOAD_MAX_ACTIVE 16       /* downloads at once, all sessions */
@@ -135,13 +135,13 @@ typedef bool (gw_download_progress_fn) (long long bytes, long long total, void *
  * once (progress, when not NULL, before it); returns 0. Otherwise returns
  * -EAGAIN (GW_DOWNLOAD_MAX_ACTIVE already running) or another negative
  * errno, and the caller still owns the descriptors. */
-int gw_download_start (gw_loop_t *loop, const gw_download_request_t *request,
+int gw_download_start (gw_server_t *server, const gw_download_request_t *request,
                        gw_download_done_fn *done, gw_download_progress_fn *progress, void *arg);
 
 /* Stops every download (each is told to abort and is joined) and calls
  * each one's done at once, with its result or GW_DOWNLOAD_SHUTDOWN. Call
- * it in the loop thread after gw_loop_run returns and before anything
- * that done uses (the MCP core) is destroyed, and before gw_loop_destroy. */
+ * it in the loop thread after gw_server_run returns and before anything
+ * that done uses (the MCP core) is destroyed, and before gw_server_destroy. */
 void gw_download_shutdown (void);
 
 #endif

@@ -10,21 +10,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_metrics.h"
 #include "gw_packages.h"
 #include "gw_sandbox.h"
 #include "jp_random.h"
 
 ks_kernel_t *
-gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, char *err,
+gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdir, char *err,
                   size_t err_len)
 {
-    const gw_config_t *config = gw_loop_config (loop);
+    const gw_config_t *config = gw_server_config (server);
     /* each kernel sees only its own runtime folder inside the sandbox */
     char uuid[JP_UUID_LEN + 1], runtime[128];
     jp_random_uuid (uuid);
-    snprintf (runtime, sizeof runtime, "%s/%.8s", gw_loop_runtime_dir (loop), uuid);
+    snprintf (runtime, sizeof runtime, "%s/%.8s", gw_server_runtime_dir (server), uuid);
     if (mkdir (runtime, 0700) < 0) {
         snprintf (err, err_len, "cannot make %s: %s", runtime, strerror (errno));
         return NULL;
@@ -39,7 +39,7 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
     /* a restarted kernel still finds the session's packages (gw_packages.c) */
     char pythonpath[1100], nodepath[1100];
     const char *env[] = {pythonpath, nodepath, NULL};
-    gw_packages_kernel_env (gw_sandbox_visible (gw_loop_sandbox (loop), workdir), pythonpath,
+    gw_packages_kernel_env (gw_sandbox_visible (gw_server_sandbox (server), workdir), pythonpath,
                             nodepath, sizeof pythonpath);
     ks_kernel_options_t options = {
         .extra_env = env,
@@ -52,7 +52,7 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
     gw_sandbox_launch_t launch;
     char cgroup_id[16];
     snprintf (cgroup_id, sizeof cgroup_id, "%.8s", uuid);
-    int rc = gw_sandbox_prepare (gw_loop_sandbox (loop), spec, workdir, runtime, cgroup_id,
+    int rc = gw_sandbox_prepare (gw_server_sandbox (server), spec, workdir, runtime, cgroup_id,
                                  &launch, &options);
     if (rc) {
         snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
@@ -64,7 +64,7 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
         rmdir (runtime);
         return NULL;
     }
-    ks_kernel_t *kernel = ks_kernel_new (gw_loop_zmq (loop), spec, &options);
+    ks_kernel_t *kernel = ks_kernel_new (gw_server_zmq (server), spec, &options);
     if (!kernel && launch.relay_dir[0])
         rmdir (launch.relay_dir);
     gw_sandbox_launch_clear (&launch);
@@ -75,7 +75,7 @@ gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir, c
         rmdir (runtime);
         return NULL;
     }
-    gw_metrics_kernel_start (gw_loop_metrics (loop));
+    gw_metrics_kernel_start (gw_server_metrics (server));
     if (ks_kernel_start (kernel)) {
         snprintf (err, err_len, "%s", ks_kernel_error (kernel));
         ks_kernel_destroy (&kernel);

@@ -8,11 +8,11 @@
 
 #include "ks_kernel.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 
 /* Makes and starts a kernel of spec (borrowed; must outlive the kernel)
  * working in workdir. Returns it STARTING, or NULL with err set. */
-ks_kernel_t *gw_launch_kernel (gw_loop_t *loop, const ks_spec_t *spec, const char *workdir,
+ks_kernel_t *gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdir,
                                char *err, size_t err_len);
 
 #endif

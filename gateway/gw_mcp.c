@@ -21,11 +21,11 @@ static const char *const s_levels[] = {"debug", "info", "notice", "warning", "er
                                        "critical", "alert", "emergency", NULL};
 
 gw_mcp_t *
-gw_mcp_new (gw_loop_t *loop)
+gw_mcp_new (gw_server_t *server)
 {
     gw_mcp_t *self = calloc (1, sizeof *self);
     if (self)
-        self->loop = loop;
+        self->server = server;
     return self;
 }
 
@@ -302,7 +302,7 @@ s_notification (gw_mcp_t *self, gw_mcp_client_t *client, const char *method, jso
 static bool
 s_conformance (gw_mcp_t *self)
 {
-    return gw_config_bool (gw_loop_config (self->loop), GW_SET_MCP_CONFORMANCE);
+    return gw_config_bool (gw_server_config (self->server), GW_SET_MCP_CONFORMANCE);
 }
 
 /* Dispatches one request. Ends reply on every path (maybe later). */

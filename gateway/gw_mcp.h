@@ -17,7 +17,7 @@
 
 #include "gw_request.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 typedef struct gw_mcp gw_mcp_t;
 typedef struct gw_mcp_client gw_mcp_client_t;
 typedef struct gw_mcp_reply gw_mcp_reply_t;
@@ -40,7 +40,7 @@ struct gw_mcp_reply {
     char log[160];
 };
 
-gw_mcp_t *gw_mcp_new (gw_loop_t *loop);
+gw_mcp_t *gw_mcp_new (gw_server_t *server);
 /* Cancels every call, ends every reply, frees. */
 void gw_mcp_destroy (gw_mcp_t **self_p);
 

@@ -201,7 +201,7 @@ s_add_display (json_t *content, json_t *displays, json_t *data, gw_session_t *se
 json_t *
 gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
 {
-    size_t max_image = (size_t) gw_config_int (gw_loop_config (mcp->loop), GW_SET_MAX_IMAGE_BYTES);
+    size_t max_image = (size_t) gw_config_int (gw_server_config (mcp->server), GW_SET_MAX_IMAGE_BYTES);
     json_t *outputs = job->exec ? gw_execution_outputs (job->exec) : NULL;
     s_text_t all = {0}, out = {0}, err = {0}, result = {0};
     json_t *content = json_array (), *displays = json_array (), *error = json_null ();

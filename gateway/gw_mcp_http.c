@@ -22,7 +22,7 @@
 typedef struct s_reply s_reply_t;
 
 struct gw_mcp_http {
-    gw_loop_t *loop;
+    gw_server_t *server;
     gw_mcp_t *mcp;
     s_reply_t *streams;         /* replies with an open SSE stream */
 };
@@ -39,11 +39,11 @@ struct s_reply {
 };
 
 gw_mcp_http_t *
-gw_mcp_http_new (gw_loop_t *loop, gw_mcp_t *mcp)
+gw_mcp_http_new (gw_server_t *server, gw_mcp_t *mcp)
 {
     gw_mcp_http_t *self = calloc (1, sizeof *self);
     if (self) {
-        self->loop = loop;
+        self->server = server;
         self->mcp = mcp;
     }
     return self;
@@ -153,7 +153,7 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     /* MCP sessions are bounded: idle ones expire (their id is then
        unknown, so the client initializes again), and past the count a new
        one is refused */
-    const gw_config_t *config = gw_loop_config (self->loop);
+    const gw_config_t *config = gw_server_config (self->server);
     int64_t now = jp_time_now_ms ();
     size_t live = gw_mcp_clients_expire (
         self->mcp, now, gw_config_int (config, GW_SET_MCP_SESSION_IDLE_TIMEOUT) * 1000, NULL);

@@ -3,13 +3,13 @@
 #ifndef GW_MCP_HTTP_H
 #define GW_MCP_HTTP_H
 
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_request.h"
 
 typedef struct gw_mcp_http gw_mcp_http_t;
 
-gw_mcp_http_t *gw_mcp_http_new (gw_loop_t *loop, gw_mcp_t *mcp);
+gw_mcp_http_t *gw_mcp_http_new (gw_server_t *server, gw_mcp_t *mcp);
 void gw_mcp_http_destroy (gw_mcp_http_t **self_p);
 
 /* Handles a request to /mcp, or a "GONE" notice of a stream whose client

@@ -5,7 +5,7 @@
 #define GW_MCP_INTERNAL_H
 
 #include "gw_job.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_mcp.h"
 
 #define GW_MCP_PROGRESS_MIN_MS 250      /* at most four progress notes a second */
@@ -44,7 +44,7 @@ struct gw_mcp_call {
 };
 
 struct gw_mcp {
-    gw_loop_t *loop;
+    gw_server_t *server;
     gw_mcp_client_t *clients;
     gw_mcp_call_t *calls;
     int64_t next_keepalive;

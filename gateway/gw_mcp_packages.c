@@ -139,7 +139,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     json_t *allowed, *refused;
     gw_error_t e;
     char err[1200];
-    if (gw_packages_check (ctx->mcp->loop, session, packages, &allowed, &refused, &e, err,
+    if (gw_packages_check (ctx->mcp->server, session, packages, &allowed, &refused, &e, err,
                            sizeof err))
         return gw_mcp_tool_error ("%s", err);
     if (json_array_size (allowed) == 0) {
@@ -156,7 +156,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
         in->call = call;
         in->refused = refused;
     }
-    int rc = call ? gw_packages_install (ctx->mcp->loop, session, allowed, timeout, s_done, in)
+    int rc = call ? gw_packages_install (ctx->mcp->server, session, allowed, timeout, s_done, in)
                   : -1;
     json_decref (allowed);
     if (rc) {

@@ -46,7 +46,7 @@ static gw_session_t *
 s_find (gw_mcp_ctx_t *ctx, const char *id)
 {
     return gw_path_valid_session_id (id)
-               ? gw_loop_find_session (ctx->mcp->loop, id, ctx->client->tenant)
+               ? gw_server_find_session (ctx->mcp->server, id, ctx->client->tenant)
                : NULL;
 }
 
@@ -74,9 +74,9 @@ gw_mcp_resources_list (gw_mcp_ctx_t *ctx, const char *cursor)
     json_array_append_new (all, json_pack ("{s:s, s:s, s:s, s:s}", "uri", "sessions://", "name",
                                            "sessions", "description", "Your live sessions",
                                            "mimeType", "application/json"));
-    gw_loop_t *loop = ctx->mcp->loop;
-    for (size_t i = 0; i < gw_loop_session_count (loop); i++) {
-        gw_session_t *s = gw_loop_session_at (loop, i);
+    gw_server_t *server = ctx->mcp->server;
+    for (size_t i = 0; i < gw_server_session_count (server); i++) {
+        gw_session_t *s = gw_server_session_at (server, i);
         if (strcmp (s->tenant, ctx->client->tenant) != 0 || s->ephemeral)
             continue;
         json_t *files = gw_artifacts_list (s->output_dir, NULL);
@@ -94,7 +94,7 @@ gw_mcp_resources_list (gw_mcp_ctx_t *ctx, const char *cursor)
         json_decref (files);
     }
     json_t *templates = json_array ();
-    if (gw_config_bool (gw_loop_config (loop), GW_SET_MCP_CONFORMANCE))
+    if (gw_config_bool (gw_server_config (server), GW_SET_MCP_CONFORMANCE))
         gw_mcp_conformance_resources (all, templates);
     json_decref (templates);
     /* page: the cursor is the decimal offset, base64 so clients treat it as opaque */
@@ -180,9 +180,9 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, int *code, char *err,
                              gw_mcp_guide);
     else if (strcmp (uri, "sessions://") == 0) {
         json_t *list = json_array ();
-        gw_loop_t *loop = ctx->mcp->loop;
-        for (size_t i = 0; i < gw_loop_session_count (loop); i++) {
-            gw_session_t *s = gw_loop_session_at (loop, i);
+        gw_server_t *server = ctx->mcp->server;
+        for (size_t i = 0; i < gw_server_session_count (server); i++) {
+            gw_session_t *s = gw_server_session_at (server, i);
             if (strcmp (s->tenant, ctx->client->tenant) == 0 && !s->ephemeral)
                 json_array_append_new (list, gw_session_json (s, false));
         }
@@ -209,7 +209,7 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, int *code, char *err,
             if (s)
                 content = s_read_artifact (s, uri, slash + 1, code, err, err_len);
         }
-    } else if (gw_config_bool (gw_loop_config (ctx->mcp->loop), GW_SET_MCP_CONFORMANCE))
+    } else if (gw_config_bool (gw_server_config (ctx->mcp->server), GW_SET_MCP_CONFORMANCE))
         content = gw_mcp_conformance_read (uri);
     return content ? json_pack ("{s:[o]}", "contents", content) : NULL;
 }

@@ -213,7 +213,7 @@ gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, int *rpc_e
     for (const gw_mcp_tool_t *const *t = s_more_tools; *t; t++)
         if (strcmp ((*t)->name, name) == 0)
             return (*t)->fn (ctx, args);
-    if (gw_config_bool (gw_loop_config (ctx->mcp->loop), GW_SET_MCP_CONFORMANCE)) {
+    if (gw_config_bool (gw_server_config (ctx->mcp->server), GW_SET_MCP_CONFORMANCE)) {
         json_t *result = gw_mcp_conformance_call (ctx, name, args);
         if (result)
             return result;
@@ -264,7 +264,7 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
                                     "a-z 0-9 _ . - not starting with '.'", id);
         return NULL;
     }
-    gw_session_t *session = gw_loop_find_session (ctx->mcp->loop, id, ctx->client->tenant);
+    gw_session_t *session = gw_server_find_session (ctx->mcp->server, id, ctx->client->tenant);
     if (session || !create) {
         if (!session)
             *error = gw_mcp_tool_error ("no session '%s'; list_sessions shows yours", id);
@@ -279,7 +279,7 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
     gw_request_t caller = s_caller (ctx);
     gw_error_t e;
     char err[1200];
-    session = gw_rest_create_session (ctx->mcp->loop, &caller, id, kernel, language, &e, err,
+    session = gw_rest_create_session (ctx->mcp->server, &caller, id, kernel, language, &e, err,
                                       sizeof err);
     if (!session) {
         *error = gw_mcp_tool_error ("cannot create session '%s': %s", id, err);
@@ -303,7 +303,7 @@ s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_
     long seconds = gw_rest_effective (caller.overrides.exec_timeout,
                                       session->limits.exec_timeout_s);
     seconds = gw_rest_effective (timeout_s, seconds);
-    gw_job_t *job = gw_jobs_add (gw_loop_jobs (ctx->mcp->loop), session, session->id,
+    gw_job_t *job = gw_jobs_add (gw_server_jobs (ctx->mcp->server), session, session->id,
                                  session->tenant, code, seconds * 1000);
     if (!job || !gw_mcp_call_start (ctx, job, oneshot))
         return gw_mcp_tool_error ("out of memory");
@@ -353,7 +353,7 @@ s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
     gw_request_t caller = s_caller (ctx);
     gw_error_t e;
     char err[1200];
-    gw_session_t *session = gw_rest_create_session (ctx->mcp->loop, &caller, id, NULL, language,
+    gw_session_t *session = gw_rest_create_session (ctx->mcp->server, &caller, id, NULL, language,
                                                     &e, err, sizeof err);
     if (!session)
         return gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
@@ -433,7 +433,7 @@ s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
                               : s_open_error (path, fd);
     else {
         int rc = gw_fs_write_all (fd, bytes ? (const void *) bytes : content, len);
-        gw_sandbox_own_fd (gw_loop_sandbox (ctx->mcp->loop), fd);
+        gw_sandbox_own_fd (gw_server_sandbox (ctx->mcp->server), fd);
         close (fd);
         char full[2200];
         snprintf (full, sizeof full, "%s/%s", session->visible_workdir, path);
@@ -573,9 +573,9 @@ s_list_sessions (gw_mcp_ctx_t *ctx, json_t *args)
 {
     (void) args;
     json_t *list = json_array ();
-    gw_loop_t *loop = ctx->mcp->loop;
-    for (size_t i = 0; i < gw_loop_session_count (loop); i++) {
-        gw_session_t *s = gw_loop_session_at (loop, i);
+    gw_server_t *server = ctx->mcp->server;
+    for (size_t i = 0; i < gw_server_session_count (server); i++) {
+        gw_session_t *s = gw_server_session_at (server, i);
         if (strcmp (s->tenant, ctx->client->tenant) == 0 && !s->ephemeral)
             json_array_append_new (list, gw_session_json (s, false));
     }
@@ -592,7 +592,7 @@ s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
     char id[65];
     snprintf (id, sizeof id, "%s", session->id);
     jp_log_info ("session event=deleted session=%s", id);
-    gw_loop_remove_session (ctx->mcp->loop, session);
+    gw_server_remove_session (ctx->mcp->server, session);
     return gw_mcp_tool_ok (json_pack ("{s:s, s:b}", "session_id", id, "destroyed", 1), NULL);
 }
 
@@ -600,7 +600,7 @@ static json_t *
 s_list_kernels (gw_mcp_ctx_t *ctx, json_t *args)
 {
     (void) args;
-    const gw_config_t *c = gw_loop_config (ctx->mcp->loop);
+    const gw_config_t *c = gw_server_config (ctx->mcp->server);
     ks_spec_t **specs;
     size_t n;
     if (ks_search_all (gw_config_str (c, GW_SET_KERNEL_PATH), &specs, &n, NULL, NULL))

@@ -170,7 +170,7 @@ s_open_input (gw_session_t *session)
     int fd = gw_path_open_beneath (workdir, "input", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     close (workdir);
     if (fd >= 0 && made)
-        gw_sandbox_own_fd (gw_loop_sandbox (session->loop), fd);
+        gw_sandbox_own_fd (gw_server_sandbox (session->server), fd);
     return fd;
 }
 
@@ -188,7 +188,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
     gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
-    const gw_config_t *config = gw_loop_config (ctx->mcp->loop);
+    const gw_config_t *config = gw_server_config (ctx->mcp->server);
 
     /* the limit: the server's, lowered by the client's header and by the
        room left in the session's disk quota */
@@ -224,7 +224,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
         close (dirfd);
         return gw_mcp_tool_error ("cannot create a file in input/: %s", strerror (e));
     }
-    gw_sandbox_own_fd (gw_loop_sandbox (ctx->mcp->loop), fd);
+    gw_sandbox_own_fd (gw_server_sandbox (ctx->mcp->server), fd);
 
     s_upload_t *up = calloc (1, sizeof *up);
     gw_mcp_call_t *call = up ? calloc (1, sizeof *call) : NULL;
@@ -247,7 +247,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
             .timeout_s = gw_config_int (config, GW_SET_DOWNLOAD_TIMEOUT),
             .allow_private = gw_config_bool (config, GW_SET_DOWNLOAD_ALLOW_PRIVATE),
         };
-        rc = gw_download_start (ctx->mcp->loop, &request, s_done, s_progress, up);
+        rc = gw_download_start (ctx->mcp->server, &request, s_done, s_progress, up);
     }
     if (rc) {
         unlinkat (dirfd, tmp, 0);

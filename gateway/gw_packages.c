@@ -19,7 +19,7 @@
 
 #include "gw_fs.h"
 #include "gw_job.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_package_installer.h"
 #include "gw_sandbox.h"
 #include "gw_session.h"
@@ -41,7 +41,7 @@ typedef enum {
 
 typedef struct s_op s_op_t;
 struct s_op {
-    gw_loop_t *loop;
+    gw_server_t *server;
     gw_job_t *job;              /* the setup snippet; job->session is NULL once
                                    the session is gone */
     gw_request_t sentinel;      /* a long poll on job while the installer runs */
@@ -85,15 +85,15 @@ s_eco (const gw_session_t *session, gw_pkg_eco_t *eco)
 }
 
 static gw_package_policy_t *
-s_policy (gw_loop_t *loop, char *err, size_t err_len)
+s_policy (gw_server_t *server, char *err, size_t err_len)
 {
-    const gw_config_t *c = gw_loop_config (loop);
+    const gw_config_t *c = gw_server_config (server);
     return gw_package_policy_new (gw_config_str (c, GW_SET_PACKAGE_ALLOW),
                                   gw_config_str (c, GW_SET_PACKAGE_DENY), err, err_len);
 }
 
 int
-gw_packages_check (gw_loop_t *loop, const gw_session_t *session, json_t *requirements,
+gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *requirements,
                    json_t **allowed_p, json_t **refused_p, gw_error_t *e, char *err,
                    size_t err_len)
 {
@@ -122,7 +122,7 @@ gw_packages_check (gw_loop_t *loop, const gw_session_t *session, json_t *require
         return -1;
     }
     char why[600];
-    gw_package_policy_t *policy = s_policy (loop, why, sizeof why);
+    gw_package_policy_t *policy = s_policy (server, why, sizeof why);
     if (!policy) {
         *e = GW_E_INTERNAL;
         snprintf (err, err_len, "the server's package policy is malformed: %s", why);
@@ -286,9 +286,9 @@ s_setup_code (gw_pkg_eco_t eco, const char *visible, char *code, size_t len)
 
 /* Runs in the loop thread when a worker is done. */
 static void
-s_deliver (gw_loop_t *loop, void *arg)
+s_deliver (gw_server_t *server, void *arg)
 {
-    (void) loop;
+    (void) server;
     s_op_t *op = arg;
     if (!op->joined) {
         pthread_join (op->thread, NULL);
@@ -326,7 +326,7 @@ s_worker_main (void *arg)
     op->result = gw_installer_run (&op->work);
     gw_fs_remove_tree (op->work.opdir);
     for (int i = 0; i < 200; i++) {
-        if (gw_loop_call (op->loop, s_deliver, op) == 0)
+        if (gw_server_call (op->server, s_deliver, op) == 0)
             return NULL;
         nanosleep (&(struct timespec) {.tv_nsec = 10 * 1000 * 1000}, NULL);
     }
@@ -407,8 +407,8 @@ s_launch (s_op_t *op, char *message, size_t len)
         snprintf (message, len, "the session ended before the install began");
         return -1;
     }
-    gw_loop_t *loop = op->loop;
-    const gw_config_t *c = gw_loop_config (loop);
+    gw_server_t *server = op->server;
+    const gw_config_t *c = gw_server_config (server);
     gw_installer_t *w = &op->work;
     snprintf (w->workdir, sizeof w->workdir, "%s", session->workdir);
     struct stat st;
@@ -426,8 +426,8 @@ s_launch (s_op_t *op, char *message, size_t len)
         w->uid = st.st_uid;
         w->gid = st.st_gid;
     }
-    w->bwrap = gw_sandbox_bwrap (gw_loop_sandbox (loop));
-    w->seccomp_fd = gw_sandbox_stage (gw_loop_sandbox (loop), w->stage_work, w->stage_session,
+    w->bwrap = gw_sandbox_bwrap (gw_server_sandbox (server));
+    w->seccomp_fd = gw_sandbox_stage (gw_server_sandbox (server), w->stage_work, w->stage_session,
                                       sizeof w->stage_work);
     const char *links = gw_config_str (c, GW_SET_PIP_FIND_LINKS);
     bool url = strncasecmp (links, "http://", 7) == 0 || strncasecmp (links, "https://", 8) == 0;
@@ -485,9 +485,9 @@ s_launch (s_op_t *op, char *message, size_t len)
 
 /* Answers an install that could not start (a loop call). */
 static void
-s_answer_later (gw_loop_t *loop, void *arg)
+s_answer_later (gw_server_t *server, void *arg)
 {
-    (void) loop;
+    (void) server;
     s_op_t *op = arg;
     json_t *result = op->result;
     op->result = NULL;
@@ -519,7 +519,7 @@ s_kick (void)
 }
 
 int
-gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed, long timeout_s,
+gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed, long timeout_s,
                      gw_packages_done_fn *done, void *arg)
 {
     gw_pkg_eco_t eco;
@@ -529,7 +529,7 @@ gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed, lo
     s_op_t *op = calloc (1, sizeof *op);
     if (!op)
         return -ENOMEM;
-    op->loop = loop;
+    op->server = server;
     op->done = done;
     op->arg = arg;
     op->stage = S_WAITING;
@@ -546,7 +546,7 @@ gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed, lo
               python && strncmp (python, "/usr/", 5) == 0 && strstr (python, "python")
                   ? python : "/usr/bin/python3");
     char err[600], code[1400];
-    op->policy = s_policy (loop, err, sizeof err);
+    op->policy = s_policy (server, err, sizeof err);
     op->work.policy = op->policy;
     bool ok = op->policy && op->work.cancel_fd >= 0;
     for (size_t i = 0; i < n && ok; i++) {
@@ -557,7 +557,7 @@ gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed, lo
         ok = op->work.install[i] && op->work.names[i];
     }
     s_setup_code (eco, session->visible_workdir, code, sizeof code);
-    op->job = ok ? gw_jobs_add (gw_loop_jobs (loop), session, session->id, session->tenant, code,
+    op->job = ok ? gw_jobs_add (gw_server_jobs (server), session, session->id, session->tenant, code,
                                 (long) op->work.timeout_s * 1000)
                  : NULL;
     if (!op->job) {
@@ -587,7 +587,7 @@ gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed, lo
     op->stage = S_FAILED;
     op->result = json_pack ("{s:[], s:[]}", "installed", "refused");
     s_fail (op->result, "install_failed", err);
-    if (gw_loop_call (loop, s_answer_later, op) == 0)
+    if (gw_server_call (server, s_answer_later, op) == 0)
         return 0;
     s_unlink (op);
     gw_job_finish (op->job, GW_EXEC_CANCELLED);
@@ -605,7 +605,7 @@ gw_packages_kernel_env (const char *visible_workdir, char *python, char *node, s
 /* ---- REST: POST /sessions with "dependencies" --------------------------- */
 
 typedef struct {
-    gw_loop_t *loop;
+    gw_server_t *server;
     gw_request_t *req;
     char id[65];
     char tenant[65];
@@ -615,7 +615,7 @@ typedef struct {
 static void
 s_rest_drop_session (s_rest_t *r)
 {
-    gw_session_t *session = gw_loop_find_session (r->loop, r->id, r->tenant);
+    gw_session_t *session = gw_server_find_session (r->server, r->id, r->tenant);
     if (session && !session->destroying)
         session->doomed = true;
 }
@@ -642,7 +642,7 @@ s_rest_done (json_t *result, void *arg)
 {
     s_rest_t *r = arg;
     json_t *error = json_object_get (result, "error");
-    gw_session_t *session = gw_loop_find_session (r->loop, r->id, r->tenant);
+    gw_session_t *session = gw_server_find_session (r->server, r->id, r->tenant);
     if (!error && session) {
         json_t *body = gw_session_json (session, false);
         json_object_set_new (body, "dependencies", result);
@@ -672,7 +672,7 @@ s_rest_done (json_t *result, void *arg)
 }
 
 bool
-gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *session,
+gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *session,
                         json_t *dependencies)
 {
     if (!dependencies || json_is_null (dependencies)
@@ -680,11 +680,11 @@ gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *sessio
         return false;
     s_rest_t *r = calloc (1, sizeof *r);
     if (!r) {
-        gw_loop_remove_session (loop, session);
+        gw_server_remove_session (server, session);
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
         return true;
     }
-    r->loop = loop;
+    r->server = server;
     r->req = req;
     snprintf (r->id, sizeof r->id, "%s", session->id);
     snprintf (r->tenant, sizeof r->tenant, "%s", session->tenant);
@@ -695,7 +695,7 @@ gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *sessio
         e = GW_E_BAD_REQUEST;
         snprintf (err, sizeof err, "\"dependencies\" must be a list of requirement strings, "
                   "such as [\"requests>=2.31\"]");
-    } else if (gw_packages_check (loop, session, dependencies, &allowed, &refused, &e, err,
+    } else if (gw_packages_check (server, session, dependencies, &allowed, &refused, &e, err,
                                   sizeof err) == 0
                && json_array_size (refused)) {
         char text[2000];
@@ -704,12 +704,12 @@ gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *sessio
                                   gw_error_code (GW_E_FORBIDDEN), "message", text, "reason",
                                   "refused", "dependencies", "installed", "refused", refused);
         json_decref (allowed);
-        gw_loop_remove_session (loop, session);
+        gw_server_remove_session (server, session);
         gw_request_reply_json (req, gw_error_http_status (GW_E_FORBIDDEN), body);
         free (r);
         return true;
     } else if (allowed) {
-        int rc = gw_packages_install (loop, session, allowed, session->limits.exec_timeout_s,
+        int rc = gw_packages_install (server, session, allowed, session->limits.exec_timeout_s,
                                       s_rest_done, r);
         json_decref (allowed);
         json_decref (refused);
@@ -718,7 +718,7 @@ gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *sessio
         e = GW_E_INTERNAL;
         snprintf (err, sizeof err, "the install could not start (see the server log)");
     }
-    gw_loop_remove_session (loop, session);
+    gw_server_remove_session (server, session);
     gw_request_reply_error (req, e, "%s", err);
     free (r);
     return true;

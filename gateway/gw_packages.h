@@ -37,7 +37,7 @@
 #include "gw_error.h"
 #include "gw_request.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 typedef struct gw_session gw_session_t;
 
 /* Gets an install's result (a new reference, the callee's) in the loop
@@ -58,7 +58,7 @@ typedef void (gw_packages_done_fn) (json_t *result, void *arg);
  * [{"requirement", "rule", "reason"}...]); or -1 with *e and a sentence in
  * err (a kernel without an installer, not a list of strings, too many, a
  * malformed policy setting). */
-int gw_packages_check (gw_loop_t *loop, const gw_session_t *session, json_t *requirements,
+int gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *requirements,
                        json_t **allowed_p, json_t **refused_p, gw_error_t *e, char *err,
                        size_t err_len);
 
@@ -66,7 +66,7 @@ int gw_packages_check (gw_loop_t *loop, const gw_session_t *session, json_t *req
  * session within timeout_s seconds. done(result, arg) is called exactly
  * once, later, in the loop thread. Returns 0, or a negative errno (then
  * done is not called). */
-int gw_packages_install (gw_loop_t *loop, gw_session_t *session, json_t *allowed,
+int gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed,
                          long timeout_s, gw_packages_done_fn *done, void *arg);
 
 /* Stops the install started with arg if pip or npm has not finished yet
@@ -79,7 +79,7 @@ void gw_packages_cancel (void *arg);
  * true when it took req over: it answers 201 with the session and its
  * "dependencies" once they are installed and importable, or an error that
  * says what was refused (403) or what failed, and then ends the session. */
-bool gw_packages_rest_start (gw_loop_t *loop, gw_request_t *req, gw_session_t *session,
+bool gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *session,
                              json_t *dependencies);
 
 /* Fills python and node (len bytes each) with "PYTHONPATH=..." and

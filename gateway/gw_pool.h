@@ -18,11 +18,11 @@
 
 #include "ks_kernel.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 typedef struct gw_pool gw_pool_t;
 
 /* A pool for the loop's settings (empty when CODEBOX_POOL_SIZE is 0). */
-gw_pool_t *gw_pool_new (gw_loop_t *loop);
+gw_pool_t *gw_pool_new (gw_server_t *server);
 /* Kills every pool kernel and removes their folders. */
 void gw_pool_destroy (gw_pool_t **self_p);
 

@@ -6,7 +6,7 @@
  * complete it later; it must complete every request exactly once.
  *
  * Threads: built by a transport thread, then owned by the loop thread from
- * gw_loop_post until complete is called, then by the transport again. */
+ * gw_server_post until complete is called, then by the transport again. */
 #ifndef GW_REQUEST_H
 #define GW_REQUEST_H
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_mcp_http.h"
 #include "gw_packages.h"
 #include "gw_path.h"
@@ -77,9 +77,9 @@ gw_rest_effective (long client, long server)
 }
 
 gw_limits_t
-gw_rest_limits (gw_loop_t *loop, const gw_request_t *req)
+gw_rest_limits (gw_server_t *server, const gw_request_t *req)
 {
-    const gw_config_t *c = gw_loop_config (loop);
+    const gw_config_t *c = gw_server_config (server);
     return (gw_limits_t) {
         .ttl_s = s_clamp (req->overrides.session_ttl, gw_config_int (c, GW_SET_SESSION_TTL)),
         .idle_s = s_clamp (req->overrides.idle_timeout, gw_config_int (c, GW_SET_IDLE_TIMEOUT)),
@@ -90,10 +90,10 @@ gw_rest_limits (gw_loop_t *loop, const gw_request_t *req)
 }
 
 ks_spec_t *
-gw_rest_find_spec (gw_loop_t *loop, const char *kernel, const char *language, char *err,
+gw_rest_find_spec (gw_server_t *server, const char *kernel, const char *language, char *err,
                    size_t err_len)
 {
-    const gw_config_t *c = gw_loop_config (loop);
+    const gw_config_t *c = gw_server_config (server);
     const char *path = gw_config_str (c, GW_SET_KERNEL_PATH);
     const char *def = gw_config_str (c, GW_SET_DEFAULT_KERNEL);
     if (kernel || !language)
@@ -135,7 +135,7 @@ s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
 }
 
 gw_session_t *
-gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
+gw_rest_create_session (gw_server_t *server, gw_request_t *req, const char *id,
                         const char *kernel, const char *language, gw_error_t *e,
                         char *err, size_t err_len)
 {
@@ -151,26 +151,26 @@ gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
                   "and do not start with '.'");
         return NULL;
     }
-    if (gw_loop_find_session (loop, id, req->tenant)) {
+    if (gw_server_find_session (server, id, req->tenant)) {
         *e = GW_E_CONFLICT;
         snprintf (err, err_len, "a session with this id already exists; use it, or DELETE "
                   "it first");
         return NULL;
     }
-    long max = gw_config_int (gw_loop_config (loop), GW_SET_MAX_SESSIONS);
-    if ((long) gw_loop_session_count (loop) >= max) {
+    long max = gw_config_int (gw_server_config (server), GW_SET_MAX_SESSIONS);
+    if ((long) gw_server_session_count (server) >= max) {
         *e = GW_E_TOO_MANY_SESSIONS;
         snprintf (err, err_len, "%ld sessions are live, the most this server allows; "
                   "DELETE one you no longer need", max);
         return NULL;
     }
-    ks_spec_t *spec = gw_rest_find_spec (loop, kernel, language, err, err_len);
+    ks_spec_t *spec = gw_rest_find_spec (server, kernel, language, err, err_len);
     if (!spec) {
         *e = GW_E_KERNEL_NOT_FOUND;
         return NULL;
     }
-    gw_limits_t limits = gw_rest_limits (loop, req);
-    gw_session_t *session = gw_session_new (loop, id, req->tenant, &spec, &limits, err,
+    gw_limits_t limits = gw_rest_limits (server, req);
+    gw_session_t *session = gw_session_new (server, id, req->tenant, &spec, &limits, err,
                                             err_len);
     ks_spec_destroy (&spec);
     if (!session) {
@@ -178,7 +178,7 @@ gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
         return NULL;
     }
     session->on_started = s_on_started;
-    if (gw_loop_add_session (loop, session)) {
+    if (gw_server_add_session (server, session)) {
         gw_session_destroy (&session, true);
         *e = GW_E_TOO_MANY_SESSIONS;
         snprintf (err, err_len, "no room for another session");
@@ -190,7 +190,7 @@ gw_rest_create_session (gw_loop_t *loop, gw_request_t *req, const char *id,
 }
 
 static void
-s_post_sessions (gw_loop_t *loop, gw_request_t *req)
+s_post_sessions (gw_server_t *server, gw_request_t *req)
 {
     json_t *body = s_body_object (req);
     if (!body)
@@ -205,7 +205,7 @@ s_post_sessions (gw_loop_t *loop, gw_request_t *req)
     json_t *deps = json_incref (json_object_get (body, "dependencies"));
     gw_error_t e;
     char err[1200];
-    gw_session_t *session = gw_rest_create_session (loop, req, id, kernel, language, &e, err,
+    gw_session_t *session = gw_rest_create_session (server, req, id, kernel, language, &e, err,
                                                     sizeof err);
     json_decref (body);
     if (!session) {
@@ -214,18 +214,18 @@ s_post_sessions (gw_loop_t *loop, gw_request_t *req)
         return;
     }
     /* dependencies: answered once installed and importable (gw_packages.c) */
-    bool taken = gw_packages_rest_start (loop, req, session, deps);
+    bool taken = gw_packages_rest_start (server, req, session, deps);
     json_decref (deps);
     if (!taken)
         gw_session_wait_started (session, req);
 }
 
 static void
-s_get_sessions (gw_loop_t *loop, gw_request_t *req)
+s_get_sessions (gw_server_t *server, gw_request_t *req)
 {
     json_t *list = json_array ();
-    for (size_t i = 0; i < gw_loop_session_count (loop); i++) {
-        gw_session_t *s = gw_loop_session_at (loop, i);
+    for (size_t i = 0; i < gw_server_session_count (server); i++) {
+        gw_session_t *s = gw_server_session_at (server, i);
         if (strcmp (s->tenant, req->tenant) == 0)
             json_array_append_new (list, gw_session_json (s, false));
     }
@@ -233,7 +233,7 @@ s_get_sessions (gw_loop_t *loop, gw_request_t *req)
 }
 
 gw_session_t *
-gw_rest_session_or_reply (gw_loop_t *loop, gw_request_t *req, const char *id)
+gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id)
 {
     if (!gw_path_valid_session_id (id)) {
         gw_request_reply_error (req, GW_E_INVALID_SESSION_ID,
@@ -241,7 +241,7 @@ gw_rest_session_or_reply (gw_loop_t *loop, gw_request_t *req, const char *id)
                                 "not start with '.'");
         return NULL;
     }
-    gw_session_t *session = gw_loop_find_session (loop, id, req->tenant);
+    gw_session_t *session = gw_server_find_session (server, id, req->tenant);
     if (!session)
         gw_request_reply_error (req, GW_E_SESSION_NOT_FOUND,
                                 "no session '%s'; create it with POST /sessions", id);
@@ -249,7 +249,7 @@ gw_rest_session_or_reply (gw_loop_t *loop, gw_request_t *req, const char *id)
 }
 
 static void
-s_post_execute (gw_loop_t *loop, gw_request_t *req)
+s_post_execute (gw_server_t *server, gw_request_t *req)
 {
     json_t *body = s_body_object (req);
     if (!body)
@@ -268,7 +268,7 @@ s_post_execute (gw_loop_t *loop, gw_request_t *req)
                                 "positive integer seconds}");
         return;
     }
-    gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
+    gw_session_t *session = gw_rest_session_or_reply (server, req, id);
     if (!session) {
         json_decref (body);
         return;
@@ -282,7 +282,7 @@ s_post_execute (gw_loop_t *loop, gw_request_t *req)
     long seconds = s_clamp (req->overrides.exec_timeout, session->limits.exec_timeout_s);
     seconds = s_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0,
                        seconds);
-    gw_job_t *job = gw_jobs_add (gw_loop_jobs (loop), session, session->id, req->tenant, code,
+    gw_job_t *job = gw_jobs_add (gw_server_jobs (server), session, session->id, req->tenant, code,
                                  seconds * 1000);
     json_decref (body);
     if (!job) {
@@ -297,9 +297,9 @@ s_post_execute (gw_loop_t *loop, gw_request_t *req)
 
 /* GET /execute/{rid}/results: the results, a long poll, or 409. */
 static void
-s_get_results (gw_loop_t *loop, gw_request_t *req, gw_job_t *job)
+s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
 {
-    (void) loop;
+    (void) server;
     if (gw_job_finished (job)) {
         gw_request_reply_json (req, 200, gw_job_results_json (job));
         return;
@@ -329,9 +329,9 @@ s_get_results (gw_loop_t *loop, gw_request_t *req, gw_job_t *job)
 }
 
 static void
-s_execute_routes (gw_loop_t *loop, gw_request_t *req, const char *rid, const char *action)
+s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const char *action)
 {
-    gw_job_t *job = gw_jobs_find (gw_loop_jobs (loop), rid, req->tenant);
+    gw_job_t *job = gw_jobs_find (gw_server_jobs (server), rid, req->tenant);
     if (!job) {
         gw_request_reply_error (req, GW_E_REQUEST_NOT_FOUND,
                                 "no execution '%s' (results are kept for an hour)", rid);
@@ -343,7 +343,7 @@ s_execute_routes (gw_loop_t *loop, gw_request_t *req, const char *rid, const cha
         gw_request_reply_json (req, 200, gw_job_status_json (job));
     } else if (get && strcmp (action, "results") == 0) {
         req->route = "/execute/{id}/results";
-        s_get_results (loop, req, job);
+        s_get_results (server, req, job);
     } else if (strcmp (req->method, "POST") == 0 && strcmp (action, "cancel") == 0) {
         req->route = "/execute/{id}/cancel";
         if (job->session)
@@ -354,9 +354,9 @@ s_execute_routes (gw_loop_t *loop, gw_request_t *req, const char *rid, const cha
 }
 
 static void
-s_get_kernelspecs (gw_loop_t *loop, gw_request_t *req)
+s_get_kernelspecs (gw_server_t *server, gw_request_t *req)
 {
-    const gw_config_t *c = gw_loop_config (loop);
+    const gw_config_t *c = gw_server_config (server);
     ks_spec_t **specs;
     size_t n;
     if (ks_search_all (gw_config_str (c, GW_SET_KERNEL_PATH), &specs, &n, NULL, NULL)) {
@@ -397,7 +397,7 @@ s_split (char *copy, char **parts, int max)
 }
 
 void
-gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
+gw_rest_handle (gw_server_t *server, gw_request_t *req)
 {
     char *copy = strdup (req->path ? req->path : "/");
     char *parts[4] = {0};
@@ -406,7 +406,7 @@ gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
     bool get = strcmp (m, "GET") == 0, post = strcmp (m, "POST") == 0;
     req->route = "other";
     if (strcmp (m, "GONE") == 0 || (n == 1 && strcmp (parts[0], "mcp") == 0)) {
-        gw_mcp_http_t *mcp = gw_loop_app (loop);
+        gw_mcp_http_t *mcp = gw_server_app (server);
         if (mcp)
             gw_mcp_http_handle (mcp, req);
         else
@@ -415,41 +415,41 @@ gw_rest_handle (gw_loop_t *loop, gw_request_t *req)
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
     else if (n == 1 && strcmp (parts[0], "kernelspecs") == 0 && get) {
         req->route = "/kernelspecs";
-        s_get_kernelspecs (loop, req);
+        s_get_kernelspecs (server, req);
     } else if (n == 1 && strcmp (parts[0], "metrics") == 0 && get) {
         req->route = "/metrics";
-        char *text = gw_metrics_render (gw_loop_metrics (loop));
+        char *text = gw_metrics_render (gw_server_metrics (server));
         gw_request_reply_raw (req, 200, text, text ? strlen (text) : 0,
                               "text/plain; version=0.0.4");
     } else if (n == 1 && strcmp (parts[0], "sessions") == 0 && (get || post)) {
         req->route = "/sessions";
         if (post)
-            s_post_sessions (loop, req);
+            s_post_sessions (server, req);
         else
-            s_get_sessions (loop, req);
+            s_get_sessions (server, req);
     } else if (n == 2 && strcmp (parts[0], "sessions") == 0
                && (get || strcmp (m, "DELETE") == 0)) {
         req->route = "/sessions/{id}";
-        gw_session_t *session = gw_rest_session_or_reply (loop, req, parts[1]);
+        gw_session_t *session = gw_rest_session_or_reply (server, req, parts[1]);
         if (session && get)
             gw_request_reply_json (req, 200, gw_session_json (session, true));
         else if (session) {
             jp_log_info ("session event=deleted session=%s", session->id);
-            gw_loop_remove_session (loop, session);
+            gw_server_remove_session (server, session);
             gw_request_reply_json (req, 204, NULL);
         }
     } else if (n >= 3 && strcmp (parts[0], "sessions") == 0) {
-        gw_rest_files_handle (loop, req, parts[1], parts[2], n == 4 ? parts[3] : NULL);
+        gw_rest_files_handle (server, req, parts[1], parts[2], n == 4 ? parts[3] : NULL);
     } else if (n == 1 && strcmp (parts[0], "execute") == 0 && post) {
         req->route = "/execute";
-        s_post_execute (loop, req);
+        s_post_execute (server, req);
     } else if (n == 3 && strcmp (parts[0], "execute") == 0) {
-        s_execute_routes (loop, req, parts[1], parts[2]);
+        s_execute_routes (server, req, parts[1], parts[2]);
     } else if (n >= 1 && strcmp (parts[0], "signed") == 0) {
-        gw_signed_url_handle (loop, req);
+        gw_signed_url_handle (server, req);
     } else if (n == 1 && strcmp (parts[0], "sql") == 0 && post) {
         req->route = "/sql";
-        gw_sql_rest_handle (loop, req);
+        gw_sql_rest_handle (server, req);
     } else
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", m, req->path);
     free (copy);

@@ -77,7 +77,7 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
         return;
     }
     int rc = gw_fs_write_all (fd, req->body, req->body_len);
-    gw_sandbox_own_fd (gw_loop_sandbox (session->loop), fd);
+    gw_sandbox_own_fd (gw_server_sandbox (session->server), fd);
     if (rc && ftruncate (fd, 0) < 0)
         rc = rc ? rc : -errno;      /* nothing half-written stays */
     if (close (fd) < 0 && !rc)
@@ -99,13 +99,13 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
 }
 
 void
-gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id, const char *what,
+gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, const char *what,
                       const char *rest)
 {
     bool get = strcmp (req->method, "GET") == 0, put = strcmp (req->method, "PUT") == 0;
     if (strcmp (what, "artifacts") == 0 && !rest && get) {
         req->route = "/sessions/{id}/artifacts";
-        gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
+        gw_session_t *session = gw_rest_session_or_reply (server, req, id);
         if (session) {
             json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
             gw_artifact_upload_links (list, session);
@@ -118,7 +118,7 @@ gw_rest_files_handle (gw_loop_t *loop, gw_request_t *req, const char *id, const 
         return;
     }
     req->route = "/sessions/{id}/files/{path}";
-    gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
+    gw_session_t *session = gw_rest_session_or_reply (server, req, id);
     if (!session)
         return;
     char err[256];

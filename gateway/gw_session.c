@@ -15,7 +15,7 @@
 #include "gw_pool.h"
 #include "gw_sandbox.h"
 #include "gw_sql.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -33,7 +33,7 @@ static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 static int
 s_start_kernel (gw_session_t *self)
 {
-    self->kernel = gw_launch_kernel (self->loop, self->spec, self->workdir, self->error,
+    self->kernel = gw_launch_kernel (self->server, self->spec, self->workdir, self->error,
                                      sizeof self->error);
     if (!self->kernel)
         return -EIO;
@@ -49,7 +49,7 @@ static bool
 s_take_warm (gw_session_t *self)
 {
     ks_spec_t *spec = NULL;
-    ks_kernel_t *kernel = gw_pool_take (gw_loop_pool (self->loop), self->spec->name,
+    ks_kernel_t *kernel = gw_pool_take (gw_server_pool (self->server), self->spec->name,
                                         self->workdir, &spec);
     if (!kernel)
         return false;
@@ -64,18 +64,18 @@ s_take_warm (gw_session_t *self)
 }
 
 int
-gw_session_make_folder (gw_loop_t *loop, const char *folder, char *err, size_t err_len)
+gw_session_make_folder (gw_server_t *server, const char *folder, char *err, size_t err_len)
 {
     uid_t uid = geteuid ();
     gid_t gid = getegid ();
-    gw_sandbox_owner (gw_loop_sandbox (loop), &uid, &gid);
-    return gw_disk_make_session (folder, gw_config_int (gw_loop_config (loop),
+    gw_sandbox_owner (gw_server_sandbox (server), &uid, &gid);
+    return gw_disk_make_session (folder, gw_config_int (gw_server_config (server),
                                                         GW_SET_DISK_QUOTA_MB),
                                  uid, gid, err, err_len);
 }
 
 gw_session_t *
-gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t **spec_p,
+gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec_t **spec_p,
                 const gw_limits_t *limits, char *err, size_t err_len)
 {
     gw_session_t *self = calloc (1, sizeof *self);
@@ -85,7 +85,7 @@ gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t *
     }
     snprintf (self->id, sizeof self->id, "%s", id);
     snprintf (self->tenant, sizeof self->tenant, "%s", tenant);
-    self->loop = loop;
+    self->server = server;
     self->spec = *spec_p;
     *spec_p = NULL;
     self->limits = *limits;
@@ -93,23 +93,23 @@ gw_session_new (gw_loop_t *loop, const char *id, const char *tenant, ks_spec_t *
     /* tenants other than the default one get a folder each ('@' cannot
        start a session id), so two tenants may use the same session id */
     if (strcmp (tenant, "default") == 0)
-        snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_loop_state_dir (loop), id);
+        snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_server_state_dir (server), id);
     else {
         char parent[900];
-        snprintf (parent, sizeof parent, "%s/@%s", gw_loop_state_dir (loop), tenant);
+        snprintf (parent, sizeof parent, "%s/@%s", gw_server_state_dir (server), tenant);
         gw_fs_mkdirs (parent, 0755);
         snprintf (self->workdir, sizeof self->workdir, "%s/%s", parent, id);
     }
     snprintf (self->input_dir, sizeof self->input_dir, "%s/input", self->workdir);
     snprintf (self->output_dir, sizeof self->output_dir, "%s/output", self->workdir);
     snprintf (self->visible_workdir, sizeof self->visible_workdir, "%s",
-              gw_sandbox_visible (gw_loop_sandbox (loop), self->workdir));
+              gw_sandbox_visible (gw_server_sandbox (server), self->workdir));
     snprintf (self->visible_input, sizeof self->visible_input, "%s/input", self->visible_workdir);
     snprintf (self->visible_output, sizeof self->visible_output, "%s/output",
               self->visible_workdir);
     if (s_take_warm (self))
         return self;
-    if (gw_session_make_folder (loop, self->workdir, err, err_len) < 0) {
+    if (gw_session_make_folder (server, self->workdir, err, err_len) < 0) {
         gw_session_destroy (&self, false);
         return NULL;
     }
@@ -155,7 +155,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
-    long long quota = gw_config_int (gw_loop_config (self->loop), GW_SET_DISK_QUOTA_MB) << 20;
+    long long quota = gw_config_int (gw_server_config (self->server), GW_SET_DISK_QUOTA_MB) << 20;
     long long used = gw_fs_tree_size (self->workdir);
     if (used > quota && job->exec) {
         char why[300];
@@ -165,7 +165,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
         if (status == GW_EXEC_COMPLETED)
             status = GW_EXEC_ERROR;
     }
-    gw_metrics_execution (gw_loop_metrics (self->loop), status,
+    gw_metrics_execution (gw_server_metrics (self->server), status,
                           gw_execution_duration_ms (job->exec));
     if (job->messages > TRIM_AFTER_MESSAGES || job->bytes > TRIM_AFTER_BYTES)
         malloc_trim (0);    /* a flood the loop fell behind on was queued by
@@ -282,7 +282,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         s_fail_queue (self, self->error);
         return;
     }
-    gw_metrics_kernel_death (gw_loop_metrics (self->loop));
+    gw_metrics_kernel_death (gw_server_metrics (self->server));
     gw_job_t *job = self->running;
     if (job) {
         char why[1200];
@@ -308,7 +308,7 @@ s_restart (gw_session_t *self)
         s_fail_queue (self, self->error);
         return;
     }
-    gw_metrics_kernel_restart (gw_loop_metrics (self->loop));
+    gw_metrics_kernel_restart (gw_server_metrics (self->server));
     self->starting_again = true;
 }
 
@@ -340,11 +340,11 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     gw_artifact_upload_end (self);
     snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
     s_answer_start_waiters (self, false);
-    gw_jobs_detach_session (gw_loop_jobs (self->loop), self);
+    gw_jobs_detach_session (gw_server_jobs (self->server), self);
     char sql_key[140];
     snprintf (sql_key, sizeof sql_key, "%s/%s", self->tenant, self->id);
-    if (gw_loop_sql (self->loop))
-        gw_sql_close_session (gw_loop_sql (self->loop), sql_key);
+    if (gw_server_sql (self->server))
+        gw_sql_close_session (gw_server_sql (self->server), sql_key);
     if (remove_folder && self->workdir[0]) {
         int rc = gw_disk_remove (self->workdir);
         if (rc)
@@ -375,7 +375,7 @@ gw_session_enqueue (gw_session_t *self, gw_job_t *job)
 bool
 gw_session_queue_full (const gw_session_t *self, size_t code_len, char *why, size_t why_len)
 {
-    long max = gw_config_int (gw_loop_config (self->loop), GW_SET_MAX_QUEUED_EXECUTIONS);
+    long max = gw_config_int (gw_server_config (self->server), GW_SET_MAX_QUEUED_EXECUTIONS);
     long count = 0;
     size_t bytes = code_len;
     for (const gw_job_t *j = self->queue_head; j; j = j->next_queued) {
@@ -475,7 +475,7 @@ gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n)
 static void
 s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
 {
-    long long limit_s = gw_config_int (gw_loop_config (self->loop), GW_SET_CPU_TIME_LIMIT);
+    long long limit_s = gw_config_int (gw_server_config (self->server), GW_SET_CPU_TIME_LIMIT);
     long long used = ks_kernel_cpu_ns (self->kernel) - job->cpu_start_ns;
     if (used <= limit_s * 1000000000LL) {
         job->cpu_check_ms = now + CPU_CHECK_MS;
@@ -572,7 +572,7 @@ gw_session_json (const gw_session_t *self, bool with_limits)
                                         (json_int_t) self->limits.max_output_bytes));
         json_object_set_new (json, "restarts", json_integer (self->restarts));
         json_object_set_new (json, "sandbox",
-                             gw_sandbox_describe (gw_loop_sandbox (self->loop), self->spec));
+                             gw_sandbox_describe (gw_server_sandbox (self->server), self->spec));
         if (self->failed)
             json_object_set_new (json, "error", json_string (self->error));
     }

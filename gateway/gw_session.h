@@ -19,7 +19,7 @@
 #include "gw_request.h"
 #include "ks_kernel.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 
 typedef struct {
     long ttl_s;
@@ -44,7 +44,7 @@ struct gw_session {
     char visible_output[1040];
     ks_spec_t *spec;
     ks_kernel_t *kernel;
-    gw_loop_t *loop;
+    gw_server_t *server;
     gw_limits_t limits;
     int64_t created_ms, last_used_ms;
     gw_job_t *queue_head, *queue_tail;
@@ -68,7 +68,7 @@ struct gw_session {
 
 /* Makes the folders and starts the kernel of spec (stolen). NULL with a
  * sentence in err when the folder cannot be made or the kernel launched. */
-gw_session_t *gw_session_new (gw_loop_t *loop, const char *id, const char *tenant,
+gw_session_t *gw_session_new (gw_server_t *server, const char *id, const char *tenant,
                               ks_spec_t **spec_p, const gw_limits_t *limits, char *err,
                               size_t err_len);
 
@@ -82,7 +82,7 @@ void gw_session_enqueue (gw_session_t *self, gw_job_t *job);
 /* Makes a session folder (a file system of CODEBOX_DISK_QUOTA_MB where
  * quotas are on, see gw_disk) with input/, output/ and .tmp/ for the
  * kernel user. Returns 0 or -errno with err set. */
-int gw_session_make_folder (gw_loop_t *loop, const char *folder, char *err, size_t err_len);
+int gw_session_make_folder (gw_server_t *server, const char *folder, char *err, size_t err_len);
 
 /* True (with why) when code of code_len bytes may not join the queue: it
  * already holds CODEBOX_MAX_QUEUED_EXECUTIONS jobs, or GW_SESSION_QUEUE_BYTES

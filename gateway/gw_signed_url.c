@@ -18,7 +18,7 @@
 
 #include "gw_artifacts.h"
 #include "gw_fs.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_path.h"
 #include "gw_session.h"
 #include "gw_url.h"
@@ -172,7 +172,7 @@ gw_signed_url_parse (const char *req_path, char tenant[65], char session[65],
 void
 gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session)
 {
-    const gw_config_t *config = gw_loop_config (session->loop);
+    const gw_config_t *config = gw_server_config (session->server);
     const char *base = gw_config_str (config, GW_SET_PUBLIC_URL);
     if (!json_is_array (artifacts) || !base || !*base)
         return;
@@ -197,7 +197,7 @@ gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session)
 }
 
 void
-gw_signed_url_handle (gw_loop_t *loop, gw_request_t *req)
+gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
 {
     req->route = "/signed/{tenant}/{session}/{expires}/{sig}/{path}";
     char tenant[65], session_id[65], sig[GW_SIGNED_URL_SIG_LEN + 1];
@@ -205,7 +205,7 @@ gw_signed_url_handle (gw_loop_t *loop, gw_request_t *req)
     const char *path;
     const uint8_t *key;
     size_t key_len;
-    gw_signed_url_key (gw_loop_config (loop), &key, &key_len);
+    gw_signed_url_key (gw_server_config (server), &key, &key_len);
     if (strcmp (req->method, "GET") != 0) {
         req->allow = "GET";
         gw_request_reply_error (req, GW_E_METHOD_NOT_ALLOWED, "signed links are read-only");
@@ -225,7 +225,7 @@ gw_signed_url_handle (gw_loop_t *loop, gw_request_t *req)
                                 "malformed, or made before the gateway restarted)");
         return;
     }
-    gw_session_t *session = gw_loop_find_session (loop, session_id, tenant);
+    gw_session_t *session = gw_server_find_session (server, session_id, tenant);
     int dirfd = session ? open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int fd = dirfd < 0 ? -ENOENT : gw_path_open_beneath (dirfd, path, O_RDONLY | O_CLOEXEC, 0);
     if (dirfd >= 0)

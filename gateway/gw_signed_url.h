@@ -27,7 +27,7 @@
 #include "gw_config.h"
 #include "gw_request.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 typedef struct gw_session gw_session_t;
 
 #define GW_SIGNED_URL_PREFIX "/signed/"
@@ -74,6 +74,6 @@ void gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session);
 /* Answers GET /signed/...: the file's bytes, 403 for a link that is
  * expired, altered or malformed, 404 when the session or file is gone.
  * Needs no bearer token (the HTTP layer lets /signed/ through). */
-void gw_signed_url_handle (gw_loop_t *loop, gw_request_t *req);
+void gw_signed_url_handle (gw_server_t *server, gw_request_t *req);
 
 #endif

@@ -1,7 +1,7 @@
 /* gw_sql: the worker threads of exec_sql and the connection of each
  * session; see gw_sql.h. The public functions run in the loop thread;
  * s_worker_main runs in GW_SQL_WORKERS threads; results travel back by
- * gw_loop_call. One mutex guards the queue and the slots (a slot is a
+ * gw_server_call. One mutex guards the queue and the slots (a slot is a
  * session's connection); a slot is busy while a worker uses it, so one
  * session's queries run one at a time, in order, while other sessions'
  * run beside them. */
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "gw_error.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_sql_conn.h"
 #include "gw_sql_value.h"
 
@@ -44,7 +44,7 @@ typedef struct s_slot {
 } s_slot_t;
 
 struct gw_sql {
-    gw_loop_t *loop;
+    gw_server_t *server;
     char *server_dsn;           /* NULL when none could be found */
     char *server_dsn_shown;
     char missing[1100];         /* where the sample database was looked for */
@@ -78,9 +78,9 @@ s_job_free (s_job_t *job)
 
 /* Runs in the loop thread: hands the result over. */
 static void
-s_deliver (gw_loop_t *loop, void *arg)
+s_deliver (gw_server_t *server, void *arg)
 {
-    (void) loop;
+    (void) server;
     s_job_t *job = arg;
     json_t *result = job->result;
     job->result = NULL;
@@ -95,7 +95,7 @@ static void
 s_post (gw_sql_t *self, s_job_t *job)
 {
     for (int i = 0; i < 200; i++) {
-        if (gw_loop_call (self->loop, s_deliver, job) == 0)
+        if (gw_server_call (self->server, s_deliver, job) == 0)
             return;
         nanosleep (&(struct timespec) {.tv_nsec = 10 * 1000 * 1000}, NULL);
     }
@@ -233,12 +233,12 @@ s_worker_main (void *arg)
 }
 
 gw_sql_t *
-gw_sql_new (gw_loop_t *loop, const gw_config_t *config)
+gw_sql_new (gw_server_t *server, const gw_config_t *config)
 {
     gw_sql_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
-    self->loop = loop;
+    self->server = server;
     self->max_inline_rows = gw_config_int (config, GW_SET_SQL_MAX_INLINE_ROWS);
     self->exec_timeout_s = gw_config_int (config, GW_SET_EXEC_TIMEOUT);
     self->allow_client_dsn = gw_config_bool (config, GW_SET_ALLOW_CLIENT_SQL_DSN);

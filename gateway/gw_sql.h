@@ -2,7 +2,7 @@
  * every session's ODBC connection (opened on the session's first query,
  * closed with the session), runs queries on the workers, one at a time
  * per session and in the order they came, and hands each result back to
- * the loop thread through gw_loop_call. The work itself (read-only
+ * the loop thread through gw_server_call. The work itself (read-only
  * layers, limits, values, CSV) is gw_sql_conn's.
  *
  * The result handed to done is a new JSON object, either
@@ -38,7 +38,7 @@
 
 #include "gw_config.h"
 
-typedef struct gw_loop gw_loop_t;
+typedef struct gw_server gw_server_t;
 typedef struct gw_sql gw_sql_t;
 
 /* Gets the result (a new reference, the callee's to free) in the loop
@@ -59,12 +59,12 @@ typedef struct {
 /* Starts the workers. The server's DSN is CODEBOX_SQL_DSN, or the bundled
  * sample database (gw_sql_default_dsn); a missing sample is reported on
  * each query, not here. NULL on failure (OOM, no threads). */
-gw_sql_t *gw_sql_new (gw_loop_t *loop, const gw_config_t *config);
+gw_sql_t *gw_sql_new (gw_server_t *server, const gw_config_t *config);
 
 /* Answers every queued query with "shutting_down", cancels the running
  * ones, joins the workers and closes every connection. Call it before
- * gw_loop_destroy: the answers are delivered through gw_loop_call, so they
- * run on a later loop turn or in gw_loop_destroy. NULL-safe. */
+ * gw_server_destroy: the answers are delivered through gw_server_call, so they
+ * run on a later loop turn or in gw_server_destroy. NULL-safe. */
 void gw_sql_destroy (gw_sql_t **self_p);
 
 /* Queues a query (every string is copied). done(result, arg) is called

@@ -16,13 +16,13 @@
 
 /* Fills a gw_sql request for session. */
 static void
-s_request (gw_sql_request_t *r, gw_loop_t *loop, gw_session_t *session, char *key,
+s_request (gw_sql_request_t *r, gw_server_t *server, gw_session_t *session, char *key,
            size_t key_len, const char *dsn, const char *query, long max_rows, long timeout)
 {
     snprintf (key, key_len, "%s/%s", session->tenant, session->id);
     uid_t uid;
     gid_t gid;
-    bool owned = gw_sandbox_owner (gw_loop_sandbox (loop), &uid, &gid);
+    bool owned = gw_sandbox_owner (gw_server_sandbox (server), &uid, &gid);
     *r = (gw_sql_request_t) {
         .session_key = key,
         .dsn = dsn,
@@ -112,7 +112,7 @@ s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
     gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
-    gw_loop_t *loop = ctx->mcp->loop;
+    gw_server_t *server = ctx->mcp->server;
     s_call_t *call = calloc (1, sizeof *call);
     if (!call)
         return gw_mcp_tool_error ("out of memory");
@@ -122,9 +122,9 @@ s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
                                        ctx->overrides ? ctx->overrides->sql_max_inline_rows : 0);
     gw_sql_request_t r;
     char key[140];
-    s_request (&r, loop, session, key, sizeof key, NULL, query, max_rows,
+    s_request (&r, server, session, key, sizeof key, NULL, query, max_rows,
                ctx->overrides ? ctx->overrides->exec_timeout : 0);
-    if (gw_sql_query (gw_loop_sql (loop), &r, s_mcp_done, call) != 0) {
+    if (gw_sql_query (gw_server_sql (server), &r, s_mcp_done, call) != 0) {
         json_decref (call->id);
         free (call);
         return gw_mcp_tool_error ("the SQL workers are not running");
@@ -165,7 +165,7 @@ s_rest_done (json_t *result, void *arg)
 }
 
 void
-gw_sql_rest_handle (gw_loop_t *loop, gw_request_t *req)
+gw_sql_rest_handle (gw_server_t *server, gw_request_t *req)
 {
     json_error_t jerr;
     json_t *body = json_loadb (req->body, req->body_len, 0, &jerr);
@@ -182,21 +182,21 @@ gw_sql_rest_handle (gw_loop_t *loop, gw_request_t *req)
                                 "send {\"session_id\": ID, \"query\": SQL, \"max_inline_rows\"?: "
                                 "positive integer}");
     else if (req->sql_dsn
-             && !gw_config_bool (gw_loop_config (loop), GW_SET_ALLOW_CLIENT_SQL_DSN))
+             && !gw_config_bool (gw_server_config (server), GW_SET_ALLOW_CLIENT_SQL_DSN))
         gw_request_reply_error (req, GW_E_BAD_REQUEST,
                                 "X-Codebox-Sql-Dsn is not allowed on this server "
                                 "(CODEBOX_ALLOW_CLIENT_SQL_DSN=0)");
     else {
-        gw_session_t *session = gw_rest_session_or_reply (loop, req, id);
+        gw_session_t *session = gw_rest_session_or_reply (server, req, id);
         if (session) {
             long max_rows = gw_rest_effective (
                 json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
                 req->overrides.sql_max_inline_rows);
             gw_sql_request_t r;
             char key[140];
-            s_request (&r, loop, session, key, sizeof key, req->sql_dsn, query, max_rows,
+            s_request (&r, server, session, key, sizeof key, req->sql_dsn, query, max_rows,
                        req->overrides.exec_timeout);
-            if (gw_sql_query (gw_loop_sql (loop), &r, s_rest_done, req) != 0)
+            if (gw_sql_query (gw_server_sql (server), &r, s_rest_done, req) != 0)
                 gw_request_reply_error (req, GW_E_INTERNAL, "the SQL workers are not running");
         }
     }

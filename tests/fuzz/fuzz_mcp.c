@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_rest.h"
 
 static gw_config_t *s_config;
-static gw_loop_t *s_loop;
+static gw_server_t *s_loop;
 static gw_mcp_t *s_mcp;
 static gw_mcp_client_t *s_client;
 
@@ -55,9 +55,9 @@ s_complete (gw_request_t *req)
 }
 
 static void
-s_handler (gw_loop_t *loop, gw_request_t *req)
+s_handler (gw_server_t *server, gw_request_t *req)
 {
-    gw_rest_handle (loop, req);
+    gw_rest_handle (server, req);
 }
 
 int
@@ -72,7 +72,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     gw_config_set (s_config, "CODEBOX_POOL_SIZE", "0", "fuzz", err, sizeof err);
     gw_config_set (s_config, "CODEBOX_STATE_DIR", "/tmp/codebox-fuzz-mcp-state", "fuzz", err,
                    sizeof err);
-    s_loop = gw_loop_new (s_config, s_handler, err, sizeof err);
+    s_loop = gw_server_new (s_config, s_handler, err, sizeof err);
     if (!s_loop) {
         fprintf (stderr, "fuzz_mcp: %s\n", err);
         abort ();

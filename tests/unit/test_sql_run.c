@@ -41,7 +41,7 @@
 #include <sqlext.h>
 
 #include "gw_config.h"
-#include "gw_loop.h"
+#include "gw_server.h"
 #include "gw_sql.h"
 #include "gw_sql_conn.h"
 #include "gw_sql_value.h"
@@ -824,7 +824,7 @@ END_TEST
 
 /* ---- gw_sql: the worker threads and the loop --------------------------------- */
 
-static gw_loop_t *s_loop;
+static gw_server_t *s_loop;
 static json_t *s_results[8];
 static int s_delivered, s_expected;
 static pthread_t s_loop_thread;
@@ -837,13 +837,13 @@ s_done (json_t *result, void *arg)
         s_wrong_thread = true;
     s_results[(intptr_t) arg] = result;
     if (++s_delivered == s_expected)
-        gw_loop_stop (s_loop);
+        gw_server_stop (s_loop);
 }
 
 static void
-s_no_requests (gw_loop_t *loop, gw_request_t *req)
+s_no_requests (gw_server_t *server, gw_request_t *req)
 {
-    (void) loop, (void) req;
+    (void) server, (void) req;
     ck_abort_msg ("no request was expected");
 }
 
@@ -865,8 +865,8 @@ s_async_config (void)
     sigaddset (&mask, SIGTERM);
     sigaddset (&mask, SIGINT);
     pthread_sigmask (SIG_BLOCK, &mask, NULL);
-    s_loop = gw_loop_new (c, s_no_requests, err, sizeof err);
-    ck_assert_msg (s_loop != NULL, "gw_loop_new: %s", err);
+    s_loop = gw_server_new (c, s_no_requests, err, sizeof err);
+    ck_assert_msg (s_loop != NULL, "gw_server_new: %s", err);
     s_loop_thread = pthread_self ();
     alarm (50);
     return c;
@@ -898,7 +898,7 @@ START_TEST (test_async_queries)
     req.dsn = NULL;
     req.query = "SELECT name FROM products WHERE product_id = 1";
     ck_assert_int_eq (gw_sql_query (sql, &req, s_done, (void *) 4), 0);
-    gw_loop_run (s_loop);
+    gw_server_run (s_loop);
     ck_assert_int_eq (s_delivered, 5);
     ck_assert (!s_wrong_thread);
     ck_assert_int_eq (json_integer_value (s_cell (s_results[0], 0, 0)), 120);
@@ -918,7 +918,7 @@ START_TEST (test_async_queries)
     gw_sql_close_session (sql, "t/b");
     gw_sql_destroy (&sql);
     ck_assert_ptr_null (sql);
-    gw_loop_destroy (&s_loop);
+    gw_server_destroy (&s_loop);
     gw_config_destroy (&c);
 }
 END_TEST
@@ -943,7 +943,7 @@ START_TEST (test_async_shutdown)
     time_t t0 = time (NULL);
     gw_sql_destroy (&sql);
     ck_assert_int_le (time (NULL) - t0, 5);
-    gw_loop_run (s_loop);
+    gw_server_run (s_loop);
     ck_assert_int_eq (s_delivered, 3);
     ck_assert_ptr_nonnull (strstr (s_error_message (s_results[0]), "cancelled"));
     ck_assert_str_eq (s_error_code (s_results[1]), "shutting_down");
@@ -952,7 +952,7 @@ START_TEST (test_async_shutdown)
                    "%s", s_error_message (s_results[2]));
     for (int i = 0; i < 3; i++)
         json_decref (s_results[i]);
-    gw_loop_destroy (&s_loop);
+    gw_server_destroy (&s_loop);
     gw_config_destroy (&c);
 }
 END_TEST

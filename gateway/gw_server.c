@@ -1,0 +1,497 @@
+/* gw_server: the application: the state and runtime folders, the session
+ * table, the job store, the services, and the loop source that polls the
+ * kernels and runs the timers. Threads: gw_server_post, gw_server_call and
+ * gw_server_stop from any thread; the rest in the loop thread. */
+#include "gw_server.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "gw_blob.h"
+#include "gw_disk.h"
+#include "gw_fs.h"
+#include "gw_pool.h"
+#include "gw_sandbox.h"
+#include "gw_sql.h"
+#include "gw_state_dir.h"
+#include "jp_time.h"
+#include "jp_log.h"
+
+#define MAX_SESSIONS_HARD 4096
+
+struct gw_server {
+    const gw_config_t *config;
+    gw_server_handler_fn *handler;
+    gw_loop_t *loop;
+    void *zmq;
+    char state_dir[PATH_MAX];
+    char runtime_dir[64];
+    gw_jobs_t *jobs;
+    gw_metrics_t *metrics;
+    gw_session_t **sessions;
+    size_t n_sessions, cap_sessions;
+    /* this turn's polled sessions and where their items start */
+    gw_session_t **polled;
+    int *first;
+    size_t n_polled, cap_polled;
+    int pool_first, n_items;
+    int64_t next_reap;
+    void *app;
+    gw_pool_t *pool;
+    gw_sandbox_t *sandbox;
+    gw_sql_t *sql;
+    gw_blob_t *blob;            /* Azure Blob upload of artifacts, or NULL (off) */
+    int lock_fd;                /* the state folder's lock (gw_state_dir) */
+    char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
+    int64_t next_jobs_expiry;
+};
+
+static const gw_loop_source_t s_source;
+
+/* The loop's request handler: the server's, with the server. */
+static void
+s_handle (gw_request_t *req, void *arg)
+{
+    gw_server_t *self = arg;
+    self->handler (self, req);
+}
+
+gw_server_t *
+gw_server_new (const gw_config_t *config, gw_server_handler_fn *handler, char *err,
+             size_t err_len)
+{
+    gw_server_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_len, "out of memory");
+        return NULL;
+    }
+    self->config = config;
+    self->handler = handler;
+    self->lock_fd = -1;
+    char fallback[PATH_MAX];
+    const char *state = gw_config_str (config, GW_SET_STATE_DIR);
+    if (!state[0] && gw_state_dir_default (fallback, sizeof fallback) == 0)
+        state = fallback;
+    /* 0711: kernels without a sandbox may pass through to their folder */
+    int rc = gw_fs_mkdirs (state, 0711);
+    if (rc || !realpath (state, self->state_dir)) {
+        snprintf (err, err_len, "cannot use the state folder %s: %s", state,
+                  strerror (rc ? -rc : errno));
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    /* one server per state folder; what an earlier one left goes (its
+       mounts first), then session folders get file systems of their own */
+    if (gw_state_dir_lock (self->state_dir, &self->lock_fd, err, err_len) < 0) {
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    gw_disk_unmount_below (self->state_dir);
+    gw_state_dir_sweep (self->state_dir);
+    gw_disk_setup (self->state_dir, self->disk_why, sizeof self->disk_why);
+    jp_log_info ("state dir=%s disk_quota_by=%s why=\"%s\"", self->state_dir,
+                 gw_disk_enabled () ? "filesystem" : "report", self->disk_why);
+    snprintf (self->runtime_dir, sizeof self->runtime_dir, "/tmp/codebox-XXXXXX");
+    /* 0711: the kernel user may pass through to its own folder, not list */
+    if (!mkdtemp (self->runtime_dir) || chmod (self->runtime_dir, 0711) < 0) {
+        snprintf (err, err_len, "cannot make a runtime folder in /tmp: %s", strerror (errno));
+        self->runtime_dir[0] = '\0';
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    self->loop = gw_loop_new (s_handle, self, err, err_len);
+    if (!self->loop || gw_loop_add_source (self->loop, &s_source, self) < 0) {
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    self->zmq = zmq_ctx_new ();
+    self->jobs = gw_jobs_new ();
+    if (self->jobs)
+        gw_jobs_set_max_bytes (self->jobs,
+                               (size_t) gw_config_int (config, GW_SET_RESULT_STORE_MB) << 20);
+    self->metrics = gw_metrics_new ();
+    self->sandbox = gw_sandbox_new (config, self->runtime_dir, err, err_len);
+    if (!self->sandbox) {
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    self->pool = gw_pool_new (self);
+    self->sql = gw_sql_new (self, config);
+    if (gw_blob_new (self, config, &self->blob, err, err_len) < 0) {
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    if (!self->pool || !self->sql || !self->zmq || !self->jobs || !self->metrics) {
+        snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
+        gw_server_destroy (&self);
+        return NULL;
+    }
+    self->next_reap = jp_time_now_ms ()
+                      + gw_config_int (config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    return self;
+}
+
+void
+gw_server_destroy (gw_server_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_server_t *self = *self_p;
+    /* the SQL workers hand results back through the mailbox: stop them
+       first; their last answers run while the mailbox drains below */
+    gw_sql_destroy (&self->sql);
+    gw_blob_destroy (&self->blob);
+    for (size_t i = 0; i < self->n_sessions; i++)
+        gw_session_destroy (&self->sessions[i], false);
+    free (self->sessions);
+    gw_pool_destroy (&self->pool);
+    gw_sandbox_destroy (&self->sandbox);
+    gw_loop_destroy (&self->loop);     /* its last calls and requests first */
+    gw_jobs_destroy (&self->jobs);
+    gw_metrics_destroy (&self->metrics);
+    if (self->zmq)
+        zmq_ctx_term (self->zmq);
+    free (self->polled);
+    free (self->first);
+    if (self->runtime_dir[0])
+        gw_fs_remove_tree (self->runtime_dir);
+    if (self->lock_fd >= 0)
+        gw_disk_teardown (self->state_dir);
+    if (self->lock_fd >= 0)
+        close (self->lock_fd);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+gw_server_stop (gw_server_t *self)
+{
+    gw_loop_stop (self->loop);
+}
+
+/* A call for the server, carried by the loop. */
+typedef struct {
+    gw_server_t *server;
+    gw_server_call_fn *fn;
+    void *arg;
+} s_call_t;
+
+static void
+s_run_call (void *arg)
+{
+    s_call_t call = *(s_call_t *) arg;
+    free (arg);
+    call.fn (call.server, call.arg);
+}
+
+int
+gw_server_call (gw_server_t *self, gw_server_call_fn *fn, void *arg)
+{
+    s_call_t *call = malloc (sizeof *call);
+    if (!call)
+        return -ENOMEM;
+    *call = (s_call_t) {self, fn, arg};
+    int rc = gw_loop_call (self->loop, s_run_call, call);
+    if (rc)
+        free (call);
+    return rc;
+}
+
+void
+gw_server_post (gw_request_t *req, void *server)
+{
+    gw_loop_post (req, ((gw_server_t *) server)->loop);
+}
+
+gw_loop_t *
+gw_server_loop (gw_server_t *self)
+{
+    return self->loop;
+}
+
+/* Ends sessions past their time to live or idle too long. */
+static void
+s_reap (gw_server_t *self, int64_t now)
+{
+    for (size_t i = 0; i < self->n_sessions;) {
+        gw_session_t *s = self->sessions[i];
+        bool busy = s->running || s->queue_head;
+        /* a session whose kernel is still starting is not idle yet: its
+           creator is waiting for it */
+        bool starting = strcmp (gw_session_status (s), "starting") == 0;
+        const char *why = NULL;
+        if (starting) {
+            i++;
+            continue;
+        }
+        if (now - s->created_ms >= s->limits.ttl_s * 1000)
+            why = "ttl";
+        else if (!busy && now - s->last_used_ms >= s->limits.idle_s * 1000)
+            why = "idle";
+        if (why) {
+            jp_log_info ("session event=reaped session=%s why=%s", s->id, why);
+            gw_server_remove_session (self, s);
+        } else
+            i++;
+    }
+}
+
+/* The source's poll capacity: every session's kernel and the pool. */
+static int
+s_poll_count (void *arg)
+{
+    gw_server_t *self = arg;
+    return (int) (self->n_sessions * KS_KERNEL_POLL_ITEMS)
+           + gw_pool_poll_count (self->pool);
+}
+
+/* Fills the kernels' items and remembers whose they are for dispatch. */
+static int
+s_poll_items (void *arg, zmq_pollitem_t *items, int max)
+{
+    gw_server_t *self = arg;
+    self->n_polled = 0;
+    if (self->cap_polled < self->n_sessions + 1) {
+        size_t cap = self->n_sessions + 16;
+        gw_session_t **polled = realloc (self->polled, cap * sizeof *polled);
+        if (polled)
+            self->polled = polled;
+        int *first = polled ? realloc (self->first, cap * sizeof *first) : NULL;
+        if (first)
+            self->first = first;
+        if (!polled || !first)
+            return 0;       /* out of memory: this turn polls no kernel */
+        self->cap_polled = cap;
+    }
+    int n = 0;
+    for (size_t i = 0; i < self->n_sessions; i++) {
+        self->polled[i] = self->sessions[i];
+        self->first[i] = n;
+        n += gw_session_poll_items (self->sessions[i], items + n, max - n);
+    }
+    self->n_polled = self->n_sessions;
+    self->first[self->n_polled] = n;
+    self->pool_first = n;
+    n += gw_pool_poll_items (self->pool, items + n, max - n);
+    self->n_items = n;
+    return n;
+}
+
+/* Kernels first (their timers run even when nothing was readable);
+ * requests after this may end sessions polled here. */
+static void
+s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
+{
+    gw_server_t *self = arg;
+    (void) n;
+    for (size_t i = 0; i < self->n_polled; i++)
+        gw_session_dispatch (self->polled[i], items + self->first[i],
+                             self->first[i + 1] - self->first[i]);
+    gw_pool_dispatch (self->pool, items + self->pool_first, self->n_items - self->pool_first);
+    self->n_polled = 0;
+}
+
+/* The earliest time the sessions, the long polls, the pool or the
+ * reaper need the loop. */
+static int64_t
+s_deadline (void *arg, int64_t now)
+{
+    gw_server_t *self = arg;
+    int64_t next = self->next_reap;
+    for (size_t i = 0; i < self->n_sessions; i++) {
+        int64_t d = gw_session_deadline (self->sessions[i]);
+        if (d >= 0 && d < next)
+            next = d;
+    }
+    int64_t w = gw_jobs_expire_waits (self->jobs, now);
+    if (w >= 0 && w < next)
+        next = w;
+    int64_t p = gw_pool_deadline (self->pool);
+    if (p >= 0 && p < next)
+        next = p;
+    return next;
+}
+
+/* After the turn's requests: sessions' timers, the pool, doomed and
+ * expired sessions, the result store's bounds. */
+static void
+s_tick (void *arg, int64_t now)
+{
+    gw_server_t *self = arg;
+    for (size_t i = 0; i < self->n_sessions; i++)
+        gw_session_tick (self->sessions[i], now);
+    if (!gw_loop_stopping (self->loop))
+        gw_pool_tick (self->pool, now);
+    for (size_t i = 0; i < self->n_sessions;) {
+        if (self->sessions[i]->doomed)
+            gw_server_remove_session (self, self->sessions[i]);
+        else
+            i++;
+    }
+    if (now >= self->next_reap) {
+        s_reap (self, now);
+        self->next_reap = now + gw_config_int (self->config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    }
+    /* the result store's bounds (age, count, bytes), four times a second */
+    if (now >= self->next_jobs_expiry) {
+        if (gw_jobs_expire (self->jobs, now) > (16u << 20))
+            malloc_trim (0);    /* give big freed results back to the system */
+        self->next_jobs_expiry = now + 250;
+    }
+    gw_metrics_sessions_live (self->metrics, (long) self->n_sessions);
+}
+
+static const gw_loop_source_t s_source = {
+    .poll_count = s_poll_count,
+    .poll_items = s_poll_items,
+    .dispatch = s_dispatch,
+    .deadline = s_deadline,
+    .tick = s_tick,
+};
+
+int
+gw_server_run (gw_server_t *self)
+{
+    gw_loop_run (self->loop);
+    /* answer everything that waits before the HTTP server goes away */
+    gw_loop_drain (self->loop);
+    for (size_t i = 0; i < self->n_sessions; i++)
+        gw_session_destroy (&self->sessions[i], false);
+    self->n_sessions = 0;
+    gw_pool_destroy (&self->pool);
+    gw_jobs_fail_all_waiters (self->jobs);
+    return 0;
+}
+
+void
+gw_server_set_app (gw_server_t *self, void *app)
+{
+    self->app = app;
+}
+
+void *
+gw_server_app (gw_server_t *self)
+{
+    return self->app;
+}
+
+const gw_config_t *
+gw_server_config (gw_server_t *self)
+{
+    return self->config;
+}
+
+void *
+gw_server_zmq (gw_server_t *self)
+{
+    return self->zmq;
+}
+
+const char *
+gw_server_runtime_dir (gw_server_t *self)
+{
+    return self->runtime_dir;
+}
+
+const char *
+gw_server_state_dir (gw_server_t *self)
+{
+    return self->state_dir;
+}
+
+gw_jobs_t *
+gw_server_jobs (gw_server_t *self)
+{
+    return self->jobs;
+}
+
+gw_sql_t *
+gw_server_sql (gw_server_t *self)
+{
+    return self->sql;
+}
+
+gw_blob_t *
+gw_server_blob (gw_server_t *self)
+{
+    return self->blob;
+}
+
+gw_sandbox_t *
+gw_server_sandbox (gw_server_t *self)
+{
+    return self->sandbox;
+}
+
+gw_pool_t *
+gw_server_pool (gw_server_t *self)
+{
+    return self->pool;
+}
+
+gw_metrics_t *
+gw_server_metrics (gw_server_t *self)
+{
+    return self->metrics;
+}
+
+gw_session_t *
+gw_server_find_session (gw_server_t *self, const char *id, const char *tenant)
+{
+    for (size_t i = 0; i < self->n_sessions; i++)
+        if (strcmp (self->sessions[i]->id, id) == 0
+            && strcmp (self->sessions[i]->tenant, tenant) == 0)
+            return self->sessions[i];
+    return NULL;
+}
+
+int
+gw_server_add_session (gw_server_t *self, gw_session_t *session)
+{
+    if (self->n_sessions == self->cap_sessions) {
+        size_t cap = self->cap_sessions ? self->cap_sessions * 2 : 16;
+        if (cap > MAX_SESSIONS_HARD)
+            return -ENOSPC;
+        gw_session_t **grown = realloc (self->sessions, cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        self->sessions = grown;
+        self->cap_sessions = cap;
+    }
+    self->sessions[self->n_sessions++] = session;
+    return 0;
+}
+
+size_t
+gw_server_session_count (gw_server_t *self)
+{
+    return self->n_sessions;
+}
+
+gw_session_t *
+gw_server_session_at (gw_server_t *self, size_t i)
+{
+    return i < self->n_sessions ? self->sessions[i] : NULL;
+}
+
+void
+gw_server_remove_session (gw_server_t *self, gw_session_t *session)
+{
+    for (size_t i = 0; i < self->n_sessions; i++)
+        if (self->sessions[i] == session) {
+            memmove (&self->sessions[i], &self->sessions[i + 1],
+                     (self->n_sessions - i - 1) * sizeof *self->sessions);
+            self->n_sessions--;
+            break;
+        }
+    gw_session_destroy (&session, true);
+}

@@ -1,0 +1,85 @@
+/* gw_server: the application the loop serves: it owns the state folder
+ * (locked, one server each), the runtime folder for kernels, the session
+ * table, the job store, the metrics and the services (sandbox, warm pool,
+ * SQL workers, blob upload), and registers with its gw_loop the source that
+ * polls every kernel's sockets and pidfd and runs the timers (kernel
+ * handshakes and heartbeats, execution timeouts, long polls, the session
+ * reaper, the result store's bounds). Transports hand it requests
+ * (gw_server_post) and get the server passed to their handlers.
+ *
+ * Threads: gw_server_post, gw_server_call and gw_server_stop may be called
+ * from any thread; everything else runs in the loop thread. */
+#ifndef GW_SERVER_H
+#define GW_SERVER_H
+
+#include "gw_config.h"
+#include "gw_job.h"
+#include "gw_loop.h"
+#include "gw_metrics.h"
+#include "gw_request.h"
+#include "gw_session.h"
+
+typedef struct gw_server gw_server_t;
+
+/* Handles one request in the loop thread; must complete it (now or later). */
+typedef void (gw_server_handler_fn) (gw_server_t *server, gw_request_t *req);
+
+/* Makes the server and its loop: state dir (made absolute, locked, swept),
+ * a short runtime folder for kernel connection files and sockets, the
+ * services. SIGTERM and SIGINT must already be blocked in every thread.
+ * NULL with err set on failure. */
+gw_server_t *gw_server_new (const gw_config_t *config, gw_server_handler_fn *handler,
+                            char *err, size_t err_len);
+
+/* Ends every session (and so every kernel), answers what waits with 503,
+ * removes the runtime folder, frees. */
+void gw_server_destroy (gw_server_t **self_p);
+
+/* Runs the loop until SIGTERM/SIGINT or gw_server_stop, then ends every
+ * session and answers what waits. Returns 0. */
+int gw_server_run (gw_server_t *self);
+
+/* Asks the loop to stop (any thread). */
+void gw_server_stop (gw_server_t *self);
+
+/* Runs fn(server, arg) in the loop thread soon (any thread; for example a
+ * worker thread handing back a finished result). Returns 0 or -ENOMEM. If
+ * the loop stops first, fn runs while the server is destroyed. */
+typedef void (gw_server_call_fn) (gw_server_t *server, void *arg);
+int gw_server_call (gw_server_t *self, gw_server_call_fn *fn, void *arg);
+
+/* Hands a request to the loop (any thread); matches gw_http_post_fn. */
+void gw_server_post (gw_request_t *req, void *server);
+
+/* The loop, for transports that add sources of their own (stdin). */
+gw_loop_t *gw_server_loop (gw_server_t *self);
+
+/* The application object the handler may need (the MCP HTTP transport). */
+void gw_server_set_app (gw_server_t *self, void *app);
+void *gw_server_app (gw_server_t *self);
+
+/* Loop-thread accessors. */
+const gw_config_t *gw_server_config (gw_server_t *self);
+void *gw_server_zmq (gw_server_t *self);
+const char *gw_server_runtime_dir (gw_server_t *self);
+const char *gw_server_state_dir (gw_server_t *self);
+gw_jobs_t *gw_server_jobs (gw_server_t *self);
+gw_metrics_t *gw_server_metrics (gw_server_t *self);
+/* The SQL workers (exec_sql). */
+struct gw_sql *gw_server_sql (gw_server_t *self);
+/* The Azure Blob uploader, or NULL when blob upload is off. */
+struct gw_blob *gw_server_blob (gw_server_t *self);
+/* The sandbox policy for kernels. */
+struct gw_sandbox *gw_server_sandbox (gw_server_t *self);
+/* The warm pool (NULL once the loop stopped). */
+struct gw_pool *gw_server_pool (gw_server_t *self);
+
+/* Sessions: find by id within a tenant; add; count; the i-th. */
+gw_session_t *gw_server_find_session (gw_server_t *self, const char *id, const char *tenant);
+int gw_server_add_session (gw_server_t *self, gw_session_t *session);
+size_t gw_server_session_count (gw_server_t *self);
+gw_session_t *gw_server_session_at (gw_server_t *self, size_t i);
+/* Ends a session and removes its folder. */
+void gw_server_remove_session (gw_server_t *self, gw_session_t *session);
+
+#endif
