@@ -20,7 +20,6 @@
 
 #include "gw_mcp_internal.h"
 #include "gw_packages.h"
-#include "gw_rest.h"
 #include "gw_session.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -150,7 +149,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     }
     s_install_t *in = calloc (1, sizeof *in);
     gw_mcp_call_t *call = in ? calloc (1, sizeof *call) : NULL;
-    long timeout = gw_rest_effective (ctx->overrides ? ctx->overrides->exec_timeout : 0,
+    long timeout = gw_caller_clamp (ctx->overrides ? ctx->overrides->exec_timeout : 0,
                                       session->limits.exec_timeout_s);
     if (call) {
         in->call = call;

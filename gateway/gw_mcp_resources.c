@@ -19,6 +19,7 @@
 #include "gw_mcp_internal.h"
 #include "gw_path.h"
 #include "gw_session.h"
+#include "gw_sessions.h"
 
 #define PAGE_SIZE 100
 #define MAX_RESOURCE_BYTES (64u << 20)
@@ -179,13 +180,8 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, int *code, char *err,
         content = json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "text/markdown", "text",
                              gw_mcp_guide);
     else if (strcmp (uri, "sessions://") == 0) {
-        json_t *list = json_array ();
-        gw_server_t *server = ctx->mcp->server;
-        for (size_t i = 0; i < gw_server_session_count (server); i++) {
-            gw_session_t *s = gw_server_session_at (server, i);
-            if (strcmp (s->tenant, ctx->client->tenant) == 0 && !s->ephemeral)
-                json_array_append_new (list, gw_session_json (s, false));
-        }
+        gw_caller_t caller = {.tenant = ctx->client->tenant};
+        json_t *list = gw_sessions_list (ctx->mcp->server, &caller);
         char *text = json_dumps (json_pack ("{s:o}", "sessions", list), JSON_INDENT (1) | JSON_SORT_KEYS);
         content = json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "application/json",
                              "text", text ? text : "{}");

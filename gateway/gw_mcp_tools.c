@@ -20,9 +20,9 @@
 #include "gw_fs.h"
 #include "gw_mcp_internal.h"
 #include "gw_path.h"
-#include "gw_rest.h"
 #include "gw_sandbox.h"
 #include "gw_session.h"
+#include "gw_sessions.h"
 #include "gw_artifact_upload.h"
 #include "ks_search.h"
 #include "jp_log.h"
@@ -234,16 +234,14 @@ gw_mcp_arg (json_t *args, const char *key, json_t **error)
     return json_string_value (v);
 }
 
-/* A fake request carrying the caller's tenant and limits, for the shared
- * session code. */
-static gw_request_t
+/* The caller of a tool for the core: the client's tenant and limits. */
+static gw_caller_t
 s_caller (gw_mcp_ctx_t *ctx)
 {
-    gw_request_t req = {0};
-    snprintf (req.tenant, sizeof req.tenant, "%s", ctx->client->tenant);
+    gw_caller_t caller = {.tenant = ctx->client->tenant};
     if (ctx->overrides)
-        req.overrides = *ctx->overrides;
-    return req;
+        caller.overrides = *ctx->overrides;
+    return caller;
 }
 
 /* The session named by args.session_id, created when unknown and create
@@ -259,12 +257,14 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
                                     "reuse it in every call");
         return NULL;
     }
-    if (!gw_path_valid_session_id (id)) {
+    gw_caller_t caller = s_caller (ctx);
+    gw_error_t e;
+    gw_session_t *session = gw_sessions_lookup (ctx->mcp->server, &caller, id, &e);
+    if (e == GW_E_INVALID_SESSION_ID) {
         *error = gw_mcp_tool_error ("invalid session_id '%.80s': use 1-64 characters of A-Z "
                                     "a-z 0-9 _ . - not starting with '.'", id);
         return NULL;
     }
-    gw_session_t *session = gw_server_find_session (ctx->mcp->server, id, ctx->client->tenant);
     if (session || !create) {
         if (!session)
             *error = gw_mcp_tool_error ("no session '%s'; list_sessions shows yours", id);
@@ -276,11 +276,9 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
     const char *kernel = gw_mcp_arg (args, "kernel", error);
     if (*error)
         return NULL;
-    gw_request_t caller = s_caller (ctx);
-    gw_error_t e;
     char err[1200];
-    session = gw_rest_create_session (ctx->mcp->server, &caller, id, kernel, language, &e, err,
-                                      sizeof err);
+    session = gw_sessions_create (ctx->mcp->server, &caller, id, kernel, language, &e, err,
+                                  sizeof err);
     if (!session) {
         *error = gw_mcp_tool_error ("cannot create session '%s': %s", id, err);
         return NULL;
@@ -299,10 +297,10 @@ s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_
     char why[256];
     if (gw_session_queue_full (session, strlen (code), why, sizeof why))
         return gw_mcp_tool_error ("%s", why);
-    gw_request_t caller = s_caller (ctx);
-    long seconds = gw_rest_effective (caller.overrides.exec_timeout,
+    gw_caller_t caller = s_caller (ctx);
+    long seconds = gw_caller_clamp (caller.overrides.exec_timeout,
                                       session->limits.exec_timeout_s);
-    seconds = gw_rest_effective (timeout_s, seconds);
+    seconds = gw_caller_clamp (timeout_s, seconds);
     gw_job_t *job = gw_jobs_add (gw_server_jobs (ctx->mcp->server), session, session->id,
                                  session->tenant, code, seconds * 1000);
     if (!job || !gw_mcp_call_start (ctx, job, oneshot))
@@ -350,11 +348,11 @@ s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
     snprintf (id, sizeof id, "run-%s", uuid);
-    gw_request_t caller = s_caller (ctx);
+    gw_caller_t caller = s_caller (ctx);
     gw_error_t e;
     char err[1200];
-    gw_session_t *session = gw_rest_create_session (ctx->mcp->server, &caller, id, NULL, language,
-                                                    &e, err, sizeof err);
+    gw_session_t *session = gw_sessions_create (ctx->mcp->server, &caller, id, NULL, language,
+                                                &e, err, sizeof err);
     if (!session)
         return gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
     session->ephemeral = true;
@@ -572,14 +570,9 @@ static json_t *
 s_list_sessions (gw_mcp_ctx_t *ctx, json_t *args)
 {
     (void) args;
-    json_t *list = json_array ();
-    gw_server_t *server = ctx->mcp->server;
-    for (size_t i = 0; i < gw_server_session_count (server); i++) {
-        gw_session_t *s = gw_server_session_at (server, i);
-        if (strcmp (s->tenant, ctx->client->tenant) == 0 && !s->ephemeral)
-            json_array_append_new (list, gw_session_json (s, false));
-    }
-    return gw_mcp_tool_ok (json_pack ("{s:o}", "sessions", list), NULL);
+    gw_caller_t caller = s_caller (ctx);
+    return gw_mcp_tool_ok (json_pack ("{s:o}", "sessions",
+                                      gw_sessions_list (ctx->mcp->server, &caller)), NULL);
 }
 
 static json_t *
@@ -591,8 +584,7 @@ s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
         return error;
     char id[65];
     snprintf (id, sizeof id, "%s", session->id);
-    jp_log_info ("session event=deleted session=%s", id);
-    gw_server_remove_session (ctx->mcp->server, session);
+    gw_sessions_end (ctx->mcp->server, session);
     return gw_mcp_tool_ok (json_pack ("{s:s, s:b}", "session_id", id, "destroyed", 1), NULL);
 }
 

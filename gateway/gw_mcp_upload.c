@@ -32,7 +32,6 @@
 #include "gw_fs.h"
 #include "gw_mcp_internal.h"
 #include "gw_path.h"
-#include "gw_rest.h"
 #include "gw_sandbox.h"
 #include "gw_session.h"
 #include "jp_random.h"
@@ -192,7 +191,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
 
     /* the limit: the server's, lowered by the client's header and by the
        room left in the session's disk quota */
-    long long max = gw_rest_effective (ctx->overrides ? ctx->overrides->max_download_size : 0,
+    long long max = gw_caller_clamp (ctx->overrides ? ctx->overrides->max_download_size : 0,
                                        gw_config_int (config, GW_SET_MAX_DOWNLOAD_SIZE));
     long long quota = (long long) gw_config_int (config, GW_SET_DISK_QUOTA_MB) << 20;
     long long room = quota - gw_fs_tree_size (session->workdir);

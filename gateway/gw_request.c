@@ -64,3 +64,9 @@ gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,
     req->content_type = content_type;
     req->complete (req);
 }
+
+gw_caller_t
+gw_request_caller (const gw_request_t *req)
+{
+    return (gw_caller_t) {.tenant = req->tenant, .overrides = req->overrides};
+}

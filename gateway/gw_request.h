@@ -16,19 +16,11 @@
 
 #include <jansson.h>
 
+#include "gw_caller.h"
 #include "gw_error.h"
 
 typedef struct gw_request gw_request_t;
 typedef void (gw_request_complete_fn) (gw_request_t *req);
-
-/* Per-request limits from X-Codebox-* headers; 0 when not given. */
-typedef struct {
-    long exec_timeout;
-    long session_ttl;
-    long idle_timeout;
-    long max_download_size;
-    long sql_max_inline_rows;
-} gw_overrides_t;
 
 struct gw_request {
     /* request, set by the transport */
@@ -74,6 +66,9 @@ struct gw_request {
 /* True when the client of a waiting request has closed its connection
  * (a peek at its socket sees the end or a reset). False when unknown. */
 bool gw_request_client_gone (const gw_request_t *req);
+
+/* The request's caller for the core (borrows req's tenant). */
+gw_caller_t gw_request_caller (const gw_request_t *req);
 
 /* Answers with a JSON body (stolen) and status, and completes. */
 void gw_request_reply_json (gw_request_t *req, int status, json_t *body);

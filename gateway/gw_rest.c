@@ -15,6 +15,7 @@
 #include "gw_mcp_http.h"
 #include "gw_packages.h"
 #include "gw_path.h"
+#include "gw_sessions.h"
 #include "gw_signed_url.h"
 #include "jp_random.h"
 #include "jp_time.h"
@@ -63,63 +64,6 @@ s_opt_string (gw_request_t *req, json_t *body, const char *key, const char **out
     return true;
 }
 
-/* min(client, server) when the client gave a value, else server. */
-static long
-s_clamp (long client, long server)
-{
-    return client > 0 && client < server ? client : server;
-}
-
-long
-gw_rest_effective (long client, long server)
-{
-    return s_clamp (client, server);
-}
-
-gw_limits_t
-gw_rest_limits (gw_server_t *server, const gw_request_t *req)
-{
-    const gw_config_t *c = gw_server_config (server);
-    return (gw_limits_t) {
-        .ttl_s = s_clamp (req->overrides.session_ttl, gw_config_int (c, GW_SET_SESSION_TTL)),
-        .idle_s = s_clamp (req->overrides.idle_timeout, gw_config_int (c, GW_SET_IDLE_TIMEOUT)),
-        .exec_timeout_s = s_clamp (req->overrides.exec_timeout,
-                                   gw_config_int (c, GW_SET_EXEC_TIMEOUT)),
-        .max_output_bytes = gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES),
-    };
-}
-
-ks_spec_t *
-gw_rest_find_spec (gw_server_t *server, const char *kernel, const char *language, char *err,
-                   size_t err_len)
-{
-    const gw_config_t *c = gw_server_config (server);
-    const char *path = gw_config_str (c, GW_SET_KERNEL_PATH);
-    const char *def = gw_config_str (c, GW_SET_DEFAULT_KERNEL);
-    if (kernel || !language)
-        return ks_search_find (path, kernel ? kernel : def, err, err_len);
-    /* by language: the default kernel if it speaks it, else the first */
-    ks_spec_t *spec = ks_search_find (path, def, err, err_len);
-    if (spec && strcasecmp (spec->language, language) == 0)
-        return spec;
-    ks_spec_destroy (&spec);
-    ks_spec_t **specs;
-    size_t n;
-    if (ks_search_all (path, &specs, &n, NULL, NULL)) {
-        snprintf (err, err_len, "out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < n && !spec; i++)
-        if (strcasecmp (specs[i]->language, language) == 0) {
-            spec = specs[i];
-            specs[i] = NULL;
-        }
-    ks_search_free (specs, n);
-    if (!spec)
-        snprintf (err, err_len, "no kernelspec speaks '%s'; see GET /kernelspecs", language);
-    return spec;
-}
-
 /* Answers a POST /sessions once the kernel is ready or has failed. */
 static void
 s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
@@ -132,61 +76,6 @@ s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
                             session->error);
     if (!session->destroying)
         session->doomed = true;     /* removed by the loop after this turn */
-}
-
-gw_session_t *
-gw_rest_create_session (gw_server_t *server, gw_request_t *req, const char *id,
-                        const char *kernel, const char *language, gw_error_t *e,
-                        char *err, size_t err_len)
-{
-    char generated[JP_UUID_LEN + 1];
-    if (!id) {
-        jp_random_uuid (generated);
-        id = generated;
-    }
-    *e = GW_E_OK;
-    if (!gw_path_valid_session_id (id)) {
-        *e = GW_E_INVALID_SESSION_ID;
-        snprintf (err, err_len, "session ids are 1-64 characters of A-Z a-z 0-9 _ . - "
-                  "and do not start with '.'");
-        return NULL;
-    }
-    if (gw_server_find_session (server, id, req->tenant)) {
-        *e = GW_E_CONFLICT;
-        snprintf (err, err_len, "a session with this id already exists; use it, or DELETE "
-                  "it first");
-        return NULL;
-    }
-    long max = gw_config_int (gw_server_config (server), GW_SET_MAX_SESSIONS);
-    if ((long) gw_server_session_count (server) >= max) {
-        *e = GW_E_TOO_MANY_SESSIONS;
-        snprintf (err, err_len, "%ld sessions are live, the most this server allows; "
-                  "DELETE one you no longer need", max);
-        return NULL;
-    }
-    ks_spec_t *spec = gw_rest_find_spec (server, kernel, language, err, err_len);
-    if (!spec) {
-        *e = GW_E_KERNEL_NOT_FOUND;
-        return NULL;
-    }
-    gw_limits_t limits = gw_rest_limits (server, req);
-    gw_session_t *session = gw_session_new (server, id, req->tenant, &spec, &limits, err,
-                                            err_len);
-    ks_spec_destroy (&spec);
-    if (!session) {
-        *e = GW_E_KERNEL_START_FAILED;
-        return NULL;
-    }
-    session->on_started = s_on_started;
-    if (gw_server_add_session (server, session)) {
-        gw_session_destroy (&session, true);
-        *e = GW_E_TOO_MANY_SESSIONS;
-        snprintf (err, err_len, "no room for another session");
-        return NULL;
-    }
-    jp_log_info ("session event=created session=%s tenant=%s kernel=%s",
-             session->id, session->tenant, session->spec->name);
-    return session;
 }
 
 static void
@@ -205,14 +94,16 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
     json_t *deps = json_incref (json_object_get (body, "dependencies"));
     gw_error_t e;
     char err[1200];
-    gw_session_t *session = gw_rest_create_session (server, req, id, kernel, language, &e, err,
-                                                    sizeof err);
+    gw_caller_t caller = gw_request_caller (req);
+    gw_session_t *session = gw_sessions_create (server, &caller, id, kernel, language, &e, err,
+                                                sizeof err);
     json_decref (body);
     if (!session) {
         json_decref (deps);
         gw_request_reply_error (req, e, "%s", err);
         return;
     }
+    session->on_started = s_on_started;
     /* dependencies: answered once installed and importable (gw_packages.c) */
     bool taken = gw_packages_rest_start (server, req, session, deps);
     json_decref (deps);
@@ -223,28 +114,21 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
 static void
 s_get_sessions (gw_server_t *server, gw_request_t *req)
 {
-    json_t *list = json_array ();
-    for (size_t i = 0; i < gw_server_session_count (server); i++) {
-        gw_session_t *s = gw_server_session_at (server, i);
-        if (strcmp (s->tenant, req->tenant) == 0)
-            json_array_append_new (list, gw_session_json (s, false));
-    }
-    gw_request_reply_json (req, 200, json_pack ("{s:o}", "sessions", list));
+    gw_caller_t caller = gw_request_caller (req);
+    gw_request_reply_json (req, 200, json_pack ("{s:o}", "sessions",
+                                                gw_sessions_list (server, &caller)));
 }
 
 gw_session_t *
 gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id)
 {
-    if (!gw_path_valid_session_id (id)) {
-        gw_request_reply_error (req, GW_E_INVALID_SESSION_ID,
-                                "session ids are 1-64 characters of A-Z a-z 0-9 _ . - and do "
-                                "not start with '.'");
-        return NULL;
-    }
-    gw_session_t *session = gw_server_find_session (server, id, req->tenant);
-    if (!session)
-        gw_request_reply_error (req, GW_E_SESSION_NOT_FOUND,
-                                "no session '%s'; create it with POST /sessions", id);
+    gw_caller_t caller = gw_request_caller (req);
+    gw_error_t e;
+    gw_session_t *session = gw_sessions_lookup (server, &caller, id, &e);
+    if (e == GW_E_INVALID_SESSION_ID)
+        gw_request_reply_error (req, e, "%s", gw_sessions_id_rule);
+    else if (!session)
+        gw_request_reply_error (req, e, "no session '%s'; create it with POST /sessions", id);
     return session;
 }
 
@@ -279,9 +163,10 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
         gw_request_reply_error (req, GW_E_TOO_MANY_QUEUED, "%s", why);
         return;
     }
-    long seconds = s_clamp (req->overrides.exec_timeout, session->limits.exec_timeout_s);
-    seconds = s_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0,
-                       seconds);
+    long seconds = gw_caller_clamp (req->overrides.exec_timeout,
+                                    session->limits.exec_timeout_s);
+    seconds = gw_caller_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout)
+                                                         : 0, seconds);
     gw_job_t *job = gw_jobs_add (gw_server_jobs (server), session, session->id, req->tenant, code,
                                  seconds * 1000);
     json_decref (body);
@@ -434,8 +319,7 @@ gw_rest_handle (gw_server_t *server, gw_request_t *req)
         if (session && get)
             gw_request_reply_json (req, 200, gw_session_json (session, true));
         else if (session) {
-            jp_log_info ("session event=deleted session=%s", session->id);
-            gw_server_remove_session (server, session);
+            gw_sessions_end (server, session);
             gw_request_reply_json (req, 204, NULL);
         }
     } else if (n >= 3 && strcmp (parts[0], "sessions") == 0) {

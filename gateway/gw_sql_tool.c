@@ -118,7 +118,7 @@ s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
         return gw_mcp_tool_error ("out of memory");
     call->reply = ctx->reply;
     call->id = json_incref (ctx->id);
-    long max_rows = gw_rest_effective (json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
+    long max_rows = gw_caller_clamp (json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
                                        ctx->overrides ? ctx->overrides->sql_max_inline_rows : 0);
     gw_sql_request_t r;
     char key[140];
@@ -189,7 +189,7 @@ gw_sql_rest_handle (gw_server_t *server, gw_request_t *req)
     else {
         gw_session_t *session = gw_rest_session_or_reply (server, req, id);
         if (session) {
-            long max_rows = gw_rest_effective (
+            long max_rows = gw_caller_clamp (
                 json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
                 req->overrides.sql_max_inline_rows);
             gw_sql_request_t r;
