@@ -160,13 +160,6 @@ static const gw_loop_source_t s_stdin_source = {
     .tick = s_tick,
 };
 
-static void
-s_no_http (gw_server_t *server, gw_request_t *req)
-{
-    (void) server;
-    gw_request_reply_error (req, GW_E_NOT_FOUND, "no HTTP in stdio mode");
-}
-
 int
 gw_cmd_mcp (int argc, char **argv)
 {
@@ -209,7 +202,7 @@ gw_cmd_mcp (int argc, char **argv)
     }
     gw_cli_block_signals ();
     char err[1024];
-    gw_server_t *server = gw_server_new (config, s_no_http, err, sizeof err);
+    gw_server_t *server = gw_server_new (config, err, sizeof err);
     if (!server) {
         fprintf (stderr, "codebox mcp: %s\n", err);
         gw_config_destroy (&config);

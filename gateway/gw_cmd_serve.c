@@ -17,7 +17,7 @@
 #include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_mcp_http.h"
-#include "gw_rest.h"
+#include "gw_router.h"
 #include "jp_log.h"
 
 static void
@@ -149,15 +149,17 @@ gw_cmd_serve (int argc, char **argv)
     gw_http_t *http = NULL;
     gw_mcp_t *mcp = NULL;
     gw_mcp_http_t *mcp_http = NULL;
-    gw_server_t *server = gw_server_new (config, gw_rest_handle, err, sizeof err);
+    gw_router_t *router = NULL;
+    gw_server_t *server = gw_server_new (config, err, sizeof err);
     if (server) {
         mcp = gw_mcp_new (server);
         mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
-        gw_server_set_app (server, mcp_http);
+        router = mcp_http ? gw_router_new (server, mcp_http) : NULL;
+        gw_server_set_handler (server, gw_router_handle, router);
         if (mcp)
             gw_loop_add_source (gw_server_loop (server), &s_mcp_source, mcp);
     }
-    if (server && mcp_http) {
+    if (server && router) {
         struct sockaddr_storage bound;
         socklen_t bound_len = sizeof bound;
         if (getsockname (listen_fd, (struct sockaddr *) &bound, &bound_len) == 0)
@@ -168,8 +170,8 @@ gw_cmd_serve (int argc, char **argv)
             .per_address = (unsigned) gw_config_int (config, GW_SET_MAX_CONNECTIONS_PER_ADDRESS),
             .idle_s = (unsigned) gw_config_int (config, GW_SET_HTTP_IDLE_TIMEOUT),
         };
-        http = gw_http_new (listen_fd, &limits, auth, origin, gw_server_post, server, err,
-                            sizeof err);
+        http = gw_http_new (listen_fd, &limits, auth, origin, gw_router_post, gw_router_gone,
+                            router, err, sizeof err);
         listen_fd = -1;
     }
     if (listen_fd >= 0)
@@ -187,6 +189,7 @@ gw_cmd_serve (int argc, char **argv)
     }
     gw_download_shutdown ();    /* answers running downloads while HTTP still works */
     gw_http_destroy (&http);
+    gw_router_destroy (&router);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);
     gw_server_destroy (&server);

@@ -39,6 +39,7 @@
 struct gw_http {
     struct MHD_Daemon *daemon;
     gw_http_post_fn *post;
+    gw_http_gone_fn *gone;
     void *post_arg;
     const gw_auth_t *auth;
     const gw_origin_t *origin;  /* Host and Origin rules (gw_origin) */
@@ -409,16 +410,6 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     return MHD_YES;
 }
 
-/* Frees a GONE notice once the loop has handled it (loop thread). */
-static void
-s_gone_complete (gw_request_t *req)
-{
-    gw_stream_unref (&req->stream);
-    json_decref (req->json);
-    free (req->raw);
-    free (req);
-}
-
 /* Logs the request and frees it once libmicrohttpd is done with it. */
 static void
 s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
@@ -448,15 +439,10 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");
     if (c->req.stream) {
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !gw_stream_closed (c->req.stream)) {
-            /* the client left mid-stream: tell the loop, which cancels the call */
+            /* the client left mid-stream: the application cancels the call */
             gw_stream_set_gone (c->req.stream);
-            gw_request_t *gone = calloc (1, sizeof *gone);
-            if (gone) {
-                snprintf (gone->method, sizeof gone->method, "GONE");
-                gone->stream = gw_stream_ref (c->req.stream);
-                gone->complete = s_gone_complete;
-                c->http->post (gone, c->http->post_arg);
-            }
+            if (c->http->gone)
+                c->http->gone (c->req.stream, c->http->post_arg);
         }
         gw_stream_unref (&c->req.stream);
     }
@@ -507,7 +493,8 @@ s_mhd_log (void *cls, const char *fmt, va_list ap)
 
 gw_http_t *
 gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,
-             const gw_origin_t *origin, gw_http_post_fn *post, void *post_arg, char *err,
+             const gw_origin_t *origin, gw_http_post_fn *post, gw_http_gone_fn *gone,
+             void *post_arg, char *err,
              size_t err_len)
 {
     gw_http_t *self = calloc (1, sizeof *self);
@@ -516,6 +503,7 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
         return NULL;
     }
     self->post = post;
+    self->gone = gone;
     self->post_arg = post_arg;
     self->auth = auth;
     self->origin = origin;

@@ -14,11 +14,16 @@
 #include "gw_metrics.h"
 #include "gw_origin.h"
 #include "gw_request.h"
+#include "gw_stream.h"
 
 typedef struct gw_http gw_http_t;
 
 /* Hands a request to the loop. Called from libmicrohttpd's threads. */
 typedef void (gw_http_post_fn) (gw_request_t *req, void *arg);
+
+/* The client of a streamed answer left before its end (libmicrohttpd's
+ * threads; stream is borrowed: take a reference to keep it). */
+typedef void (gw_http_gone_fn) (gw_stream_t *stream, void *arg);
 
 /* Serves on listen_fd (a listening socket, see gw_bind_listen; taken
  * over, also on failure) within limits, judging every request's Host and
@@ -31,8 +36,8 @@ typedef struct {
 } gw_http_limits_t;
 
 gw_http_t *gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,
-                        const gw_origin_t *origin, gw_http_post_fn *post, void *post_arg,
-                        char *err, size_t err_len);
+                        const gw_origin_t *origin, gw_http_post_fn *post, gw_http_gone_fn *gone,
+                        void *arg, char *err, size_t err_len);
 
 /* Counts each answered request into metrics (set before serving). */
 void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);

@@ -226,18 +226,19 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
 }
 
 void
+gw_mcp_http_stream_gone (gw_mcp_http_t *self, gw_stream_t *stream)
+{
+    for (s_reply_t *r = self->streams; r; r = r->next)
+        if (r->stream == stream) {
+            gw_mcp_reply_gone (self->mcp, &r->base);
+            break;
+        }
+}
+
+void
 gw_mcp_http_handle (gw_mcp_http_t *self, gw_request_t *req)
 {
     req->route = "/mcp";
-    if (strcmp (req->method, "GONE") == 0) {
-        for (s_reply_t *r = self->streams; r; r = r->next)
-            if (r->stream == req->stream) {
-                gw_mcp_reply_gone (self->mcp, &r->base);
-                break;
-            }
-        req->complete (req);
-        return;
-    }
     /* Origin and Host were judged for every route in gw_http (gw_origin) */
     if (strcmp (req->method, "POST") == 0)
         s_post (self, req);

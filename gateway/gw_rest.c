@@ -12,7 +12,6 @@
 #include <strings.h>
 
 #include "gw_server.h"
-#include "gw_mcp_http.h"
 #include "gw_packages.h"
 #include "gw_path.h"
 #include "gw_sessions.h"
@@ -222,20 +221,15 @@ s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const
                                 "no execution '%s' (results are kept for an hour)", rid);
         return;
     }
-    bool get = strcmp (req->method, "GET") == 0;
-    if (get && strcmp (action, "status") == 0) {
-        req->route = "/execute/{id}/status";
+    if (strcmp (action, "status") == 0)
         gw_request_reply_json (req, 200, gw_job_status_json (job));
-    } else if (get && strcmp (action, "results") == 0) {
-        req->route = "/execute/{id}/results";
+    else if (strcmp (action, "results") == 0)
         s_get_results (server, req, job);
-    } else if (strcmp (req->method, "POST") == 0 && strcmp (action, "cancel") == 0) {
-        req->route = "/execute/{id}/cancel";
+    else {
         if (job->session)
             gw_session_cancel (job->session, job);
         gw_request_reply_json (req, 200, gw_job_status_json (job));
-    } else
-        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method, req->path);
+    }
 }
 
 static void
@@ -259,82 +253,48 @@ s_get_kernelspecs (gw_server_t *server, gw_request_t *req)
                                                 "kernelspecs", all));
 }
 
-/* Splits a path into at most max '/'-separated parts (in place in copy).
- * The last part keeps any further slashes. Returns the count. */
-static int
-s_split (char *copy, char **parts, int max)
+void
+gw_rest_metrics (gw_server_t *server, gw_request_t *req)
 {
-    int n = 0;
-    char *p = copy;
-    while (*p == '/')
-        p++;
-    while (*p && n < max) {
-        parts[n++] = p;
-        if (n == max)
-            break;
-        char *slash = strchr (p, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-        p = slash + 1;
-    }
-    return n;
+    char *text = gw_metrics_render (gw_server_metrics (server));
+    gw_request_reply_raw (req, 200, text, text ? strlen (text) : 0, "text/plain; version=0.0.4");
 }
 
 void
-gw_rest_handle (gw_server_t *server, gw_request_t *req)
+gw_rest_kernelspecs (gw_server_t *server, gw_request_t *req)
 {
-    char *copy = strdup (req->path ? req->path : "/");
-    char *parts[4] = {0};
-    int n = copy ? s_split (copy, parts, 4) : 0;
-    const char *m = req->method;
-    bool get = strcmp (m, "GET") == 0, post = strcmp (m, "POST") == 0;
-    req->route = "other";
-    if (strcmp (m, "GONE") == 0 || (n == 1 && strcmp (parts[0], "mcp") == 0)) {
-        gw_mcp_http_t *mcp = gw_server_app (server);
-        if (mcp)
-            gw_mcp_http_handle (mcp, req);
-        else
-            gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
-    } else if (!copy)
-        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
-    else if (n == 1 && strcmp (parts[0], "kernelspecs") == 0 && get) {
-        req->route = "/kernelspecs";
-        s_get_kernelspecs (server, req);
-    } else if (n == 1 && strcmp (parts[0], "metrics") == 0 && get) {
-        req->route = "/metrics";
-        char *text = gw_metrics_render (gw_server_metrics (server));
-        gw_request_reply_raw (req, 200, text, text ? strlen (text) : 0,
-                              "text/plain; version=0.0.4");
-    } else if (n == 1 && strcmp (parts[0], "sessions") == 0 && (get || post)) {
-        req->route = "/sessions";
-        if (post)
-            s_post_sessions (server, req);
-        else
-            s_get_sessions (server, req);
-    } else if (n == 2 && strcmp (parts[0], "sessions") == 0
-               && (get || strcmp (m, "DELETE") == 0)) {
-        req->route = "/sessions/{id}";
-        gw_session_t *session = gw_rest_session_or_reply (server, req, parts[1]);
-        if (session && get)
-            gw_request_reply_json (req, 200, gw_session_json (session, true));
-        else if (session) {
-            gw_sessions_end (server, session);
-            gw_request_reply_json (req, 204, NULL);
-        }
-    } else if (n >= 3 && strcmp (parts[0], "sessions") == 0) {
-        gw_rest_files_handle (server, req, parts[1], parts[2], n == 4 ? parts[3] : NULL);
-    } else if (n == 1 && strcmp (parts[0], "execute") == 0 && post) {
-        req->route = "/execute";
-        s_post_execute (server, req);
-    } else if (n == 3 && strcmp (parts[0], "execute") == 0) {
-        s_execute_routes (server, req, parts[1], parts[2]);
-    } else if (n >= 1 && strcmp (parts[0], "signed") == 0) {
-        gw_signed_url_handle (server, req);
-    } else if (n == 1 && strcmp (parts[0], "sql") == 0 && post) {
-        req->route = "/sql";
-        gw_sql_rest_handle (server, req);
-    } else
-        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", m, req->path);
-    free (copy);
+    s_get_kernelspecs (server, req);
+}
+
+void
+gw_rest_sessions (gw_server_t *server, gw_request_t *req)
+{
+    if (strcmp (req->method, "POST") == 0)
+        s_post_sessions (server, req);
+    else
+        s_get_sessions (server, req);
+}
+
+void
+gw_rest_session (gw_server_t *server, gw_request_t *req, const char *id)
+{
+    gw_session_t *session = gw_rest_session_or_reply (server, req, id);
+    if (session && strcmp (req->method, "GET") == 0)
+        gw_request_reply_json (req, 200, gw_session_json (session, true));
+    else if (session) {
+        gw_sessions_end (server, session);
+        gw_request_reply_json (req, 204, NULL);
+    }
+}
+
+void
+gw_rest_execute (gw_server_t *server, gw_request_t *req)
+{
+    s_post_execute (server, req);
+}
+
+void
+gw_rest_execution (gw_server_t *server, gw_request_t *req, const char *rid, const char *action)
+{
+    s_execute_routes (server, req, rid, action);
 }

@@ -11,8 +11,19 @@
 #include "gw_request.h"
 #include "ks_spec.h"
 
-/* Routes and answers (now or later) one request; a gw_server_handler_fn. */
-void gw_rest_handle (gw_server_t *server, gw_request_t *req);
+/* The routes' handlers (gw_router runs them; the HTTP thread has already
+ * refused other methods). Each answers now or later. */
+void gw_rest_metrics (gw_server_t *server, gw_request_t *req);
+void gw_rest_kernelspecs (gw_server_t *server, gw_request_t *req);
+/* GET or POST /sessions */
+void gw_rest_sessions (gw_server_t *server, gw_request_t *req);
+/* GET or DELETE /sessions/{id} */
+void gw_rest_session (gw_server_t *server, gw_request_t *req, const char *id);
+/* POST /execute */
+void gw_rest_execute (gw_server_t *server, gw_request_t *req);
+/* /execute/{rid}/ACTION: "status", "results" (GET) or "cancel" (POST) */
+void gw_rest_execution (gw_server_t *server, gw_request_t *req, const char *rid,
+                        const char *action);
 
 /* The files and artifacts routes under /sessions/{id}/: what is "files"
  * or "artifacts", rest the path after "files/" (or NULL). */

@@ -1,71 +1,87 @@
-/* gw_routes: route shapes and their methods (see gw_routes.h).
+/* gw_routes: matching paths against the route table (see gw_routes.h).
  * Threads: any. */
 #include "gw_routes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#define GET "GET, HEAD"
+static const struct {
+    const char *allow, *pattern, *label;
+} s_routes[GW_ROUTE_COUNT] = {
+#define GW_ROUTE_ROW(name, methods, pattern, label) [GW_ROUTE_##name] = {methods, pattern, label},
+    GW_ROUTE_TABLE (GW_ROUTE_ROW)
+#undef GW_ROUTE_ROW
+};
 
-/* Counts the non-empty '/'-separated parts of path, copying the first
- * three (each cut to 31 bytes) into parts. */
-static int
-s_parts (const char *path, char parts[3][32])
+/* The next non-empty part of *p (advanced past it): its start and length,
+ * or NULL at the end. */
+static const char *
+s_next_part (const char **p, size_t *len)
 {
-    int n = 0;
-    const char *p = path;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        size_t len = strcspn (p, "/");
-        if (n < 3) {
-            size_t keep = len < 31 ? len : 31;
-            memcpy (parts[n], p, keep);
-            parts[n][keep] = '\0';
+    while (**p == '/')
+        (*p)++;
+    if (!**p)
+        return NULL;
+    const char *start = *p;
+    *len = strcspn (start, "/");
+    *p = start + *len;
+    return start;
+}
+
+/* Matches path against one pattern; parameters are copied into buf. */
+static bool
+s_match_one (const char *pattern, const char *path, char *buf, gw_route_match_t *m)
+{
+    const char *pp = pattern, *p = path;
+    char *out = buf;
+    m->n_params = 0;
+    for (;;) {
+        size_t plen, len;
+        const char *want = s_next_part (&pp, &plen);
+        const char *have = s_next_part (&p, &len);
+        if (!want || !have)
+            return !want && !have;
+        if (plen == 2 && strncmp (want, "**", 2) == 0) {
+            /* the rest of the path, from this part on */
+            size_t rest = strlen (have);
+            memcpy (out, have, rest + 1);
+            m->params[m->n_params++] = out;
+            return true;
         }
-        n++;
-        p += len;
+        if (plen == 2 && strncmp (want, "{}", 2) == 0) {
+            memcpy (out, have, len);
+            out[len] = '\0';
+            m->params[m->n_params++] = out;
+            out += len + 1;
+        } else if (plen != len || strncmp (want, have, len) != 0)
+            return false;
     }
-    return n;
+}
+
+bool
+gw_routes_match (const char *path, char *buf, size_t buf_len, gw_route_match_t *match)
+{
+    if (!path || strlen (path) + 1 > buf_len)
+        return false;
+    for (int id = 0; id < GW_ROUTE_COUNT; id++)
+        if (s_match_one (s_routes[id].pattern, path, buf, match)) {
+            match->id = (gw_route_id_t) id;
+            match->allow = s_routes[id].allow;
+            match->label = s_routes[id].label;
+            return true;
+        }
+    return false;
 }
 
 const char *
 gw_routes_allow (const char *path)
 {
-    char parts[3][32] = {{0}};
-    int n = s_parts (path, parts);
-    const char *top = n ? parts[0] : "";
-    if (n == 1 && (strcmp (top, "healthz") == 0 || strcmp (top, "metrics") == 0
-                   || strcmp (top, "kernelspecs") == 0))
-        return GET;
-    if (n == 1 && strcmp (top, "mcp") == 0)
-        return "GET, POST, DELETE";
-    if (strcmp (top, "sessions") == 0) {
-        if (n == 1)
-            return GET ", POST";
-        if (n == 2)
-            return GET ", DELETE";
-        if (n == 3 && strcmp (parts[2], "artifacts") == 0)
-            return GET;
-        if (n >= 4 && strcmp (parts[2], "files") == 0)
-            return GET ", PUT";
-        return NULL;
-    }
-    if (strcmp (top, "execute") == 0) {
-        if (n == 1)
-            return "POST";
-        if (n == 3 && (strcmp (parts[2], "status") == 0 || strcmp (parts[2], "results") == 0))
-            return GET;
-        if (n == 3 && strcmp (parts[2], "cancel") == 0)
-            return "POST";
-        return NULL;
-    }
-    if (n == 1 && strcmp (top, "sql") == 0)
-        return "POST";
-    if (n >= 2 && strcmp (top, "signed") == 0)
-        return GET;
-    return NULL;
+    size_t len = path ? strlen (path) + 1 : 1;
+    char *buf = malloc (len);
+    gw_route_match_t m;
+    bool found = buf && gw_routes_match (path, buf, len, &m);
+    free (buf);
+    return found ? m.allow : NULL;
 }
 
 bool

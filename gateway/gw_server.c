@@ -31,6 +31,7 @@
 struct gw_server {
     const gw_config_t *config;
     gw_server_handler_fn *handler;
+    void *handler_arg;
     gw_loop_t *loop;
     void *zmq;
     char state_dir[PATH_MAX];
@@ -45,7 +46,6 @@ struct gw_server {
     size_t n_polled, cap_polled;
     int pool_first, n_items;
     int64_t next_reap;
-    void *app;
     gw_pool_t *pool;
     gw_sandbox_t *sandbox;
     gw_sql_t *sql;
@@ -62,12 +62,15 @@ static void
 s_handle (gw_request_t *req, void *arg)
 {
     gw_server_t *self = arg;
-    self->handler (self, req);
+    if (self->handler)
+        self->handler (self, req, self->handler_arg);
+    else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method,
+                                req->path ? req->path : "/");
 }
 
 gw_server_t *
-gw_server_new (const gw_config_t *config, gw_server_handler_fn *handler, char *err,
-             size_t err_len)
+gw_server_new (const gw_config_t *config, char *err, size_t err_len)
 {
     gw_server_t *self = calloc (1, sizeof *self);
     if (!self) {
@@ -75,7 +78,6 @@ gw_server_new (const gw_config_t *config, gw_server_handler_fn *handler, char *e
         return NULL;
     }
     self->config = config;
-    self->handler = handler;
     self->lock_fd = -1;
     char fallback[PATH_MAX];
     const char *state = gw_config_str (config, GW_SET_STATE_DIR);
@@ -373,15 +375,10 @@ gw_server_run (gw_server_t *self)
 }
 
 void
-gw_server_set_app (gw_server_t *self, void *app)
+gw_server_set_handler (gw_server_t *self, gw_server_handler_fn *handler, void *arg)
 {
-    self->app = app;
-}
-
-void *
-gw_server_app (gw_server_t *self)
-{
-    return self->app;
+    self->handler = handler;
+    self->handler_arg = arg;
 }
 
 const gw_config_t *

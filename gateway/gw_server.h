@@ -22,14 +22,17 @@
 typedef struct gw_server gw_server_t;
 
 /* Handles one request in the loop thread; must complete it (now or later). */
-typedef void (gw_server_handler_fn) (gw_server_t *server, gw_request_t *req);
+typedef void (gw_server_handler_fn) (gw_server_t *server, gw_request_t *req, void *arg);
 
 /* Makes the server and its loop: state dir (made absolute, locked, swept),
  * a short runtime folder for kernel connection files and sockets, the
  * services. SIGTERM and SIGINT must already be blocked in every thread.
  * NULL with err set on failure. */
-gw_server_t *gw_server_new (const gw_config_t *config, gw_server_handler_fn *handler,
-                            char *err, size_t err_len);
+gw_server_t *gw_server_new (const gw_config_t *config, char *err, size_t err_len);
+
+/* Sets the request handler (before gw_server_run; until then, and
+ * without one, requests get 404). */
+void gw_server_set_handler (gw_server_t *self, gw_server_handler_fn *handler, void *arg);
 
 /* Ends every session (and so every kernel), answers what waits with 503,
  * removes the runtime folder, frees. */
@@ -53,10 +56,6 @@ void gw_server_post (gw_request_t *req, void *server);
 
 /* The loop, for transports that add sources of their own (stdin). */
 gw_loop_t *gw_server_loop (gw_server_t *self);
-
-/* The application object the handler may need (the MCP HTTP transport). */
-void gw_server_set_app (gw_server_t *self, void *app);
-void *gw_server_app (gw_server_t *self);
 
 /* Loop-thread accessors. */
 const gw_config_t *gw_server_config (gw_server_t *self);

@@ -1,6 +1,6 @@
 /* fuzz_mcp: MCP JSON-RPC handling (gw_mcp_handle_text) on arbitrary
  * messages, through the real core with a real (idle) loop, and REST
- * routing (gw_rest_handle) of arbitrary method/path/body triples.
+ * routing (gw_router_handle) of arbitrary method/path/body triples.
  * The default kernel does not exist, so no input starts a kernel; inputs
  * that name a kernel, a language or a one-shot run are skipped for that
  * reason. Properties: never crashes or leaks; every message gets exactly
@@ -12,11 +12,12 @@
 
 #include "gw_server.h"
 #include "gw_mcp.h"
-#include "gw_rest.h"
+#include "gw_router.h"
 
 static gw_config_t *s_config;
 static gw_server_t *s_loop;
 static gw_mcp_t *s_mcp;
+static gw_router_t *s_router;
 static gw_mcp_client_t *s_client;
 
 typedef struct {
@@ -54,12 +55,6 @@ s_complete (gw_request_t *req)
     req->raw = NULL;
 }
 
-static void
-s_handler (gw_server_t *server, gw_request_t *req)
-{
-    gw_rest_handle (server, req);
-}
-
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
 {
@@ -72,13 +67,14 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     gw_config_set (s_config, "CODEBOX_POOL_SIZE", "0", "fuzz", err, sizeof err);
     gw_config_set (s_config, "CODEBOX_STATE_DIR", "/tmp/codebox-fuzz-mcp-state", "fuzz", err,
                    sizeof err);
-    s_loop = gw_server_new (s_config, s_handler, err, sizeof err);
+    s_loop = gw_server_new (s_config, err, sizeof err);
     if (!s_loop) {
         fprintf (stderr, "fuzz_mcp: %s\n", err);
         abort ();
     }
     s_mcp = gw_mcp_new (s_loop);
     s_client = gw_mcp_client_new (s_mcp, "default");
+    s_router = gw_router_new (s_loop, NULL);
     return 0;
 }
 
@@ -92,7 +88,7 @@ s_rest (const char *text)
         return;
     gw_request_t req = {0};
     snprintf (req.method, sizeof req.method, "%.*s", (int) (nl1 - text), text);
-    if (strcmp (req.method, "CALL") == 0 || strcmp (req.method, "GONE") == 0)
+    if (strcmp (req.method, "CALL") == 0)
         return;
     req.path = strndup (nl1 + 1, (size_t) (nl2 - nl1 - 1));
     req.body = strdup (nl2 + 1);
@@ -101,7 +97,7 @@ s_rest (const char *text)
     req.complete = s_complete;
     /* POST /sessions would start the (missing) default kernel: fine; a
        long poll would outlive this stack frame: skip ?wait */
-    gw_rest_handle (s_loop, &req);
+    gw_router_handle (s_loop, &req, s_router);
     free (req.path);
     free (req.body);
     json_decref (req.json);

@@ -127,6 +127,22 @@ START_TEST (test_routes)
             ck_assert_msg (allow && strcmp (allow, cases[i].allow) == 0, "%s: %s",
                            cases[i].path, allow ? allow : "NULL");
     }
+    /* parameters: {} is one part, ** the rest of the path */
+    char buf[128];
+    gw_route_match_t m;
+    ck_assert (gw_routes_match ("/sessions/abc/files/in/x.csv", buf, sizeof buf, &m));
+    ck_assert_int_eq (m.id, GW_ROUTE_files);
+    ck_assert_int_eq (m.n_params, 2);
+    ck_assert_str_eq (m.params[0], "abc");
+    ck_assert_str_eq (m.params[1], "in/x.csv");
+    ck_assert_str_eq (m.label, "/sessions/{id}/files/{path}");
+    ck_assert (gw_routes_match ("//execute//r1/status/", buf, sizeof buf, &m));
+    ck_assert_int_eq (m.id, GW_ROUTE_status);
+    ck_assert_str_eq (m.params[0], "r1");
+    ck_assert (gw_routes_match ("/mcp", buf, sizeof buf, &m));
+    ck_assert_int_eq (m.id, GW_ROUTE_mcp);
+    ck_assert_int_eq (m.n_params, 0);
+    ck_assert (!gw_routes_match ("/sessions/abc/files/x", buf, 4, &m));   /* buffer too small */
     ck_assert (gw_routes_allows ("GET, HEAD, POST", "POST"));
     ck_assert (gw_routes_allows ("GET, HEAD, POST", "HEAD"));
     ck_assert (!gw_routes_allows ("GET, HEAD, POST", "PUT"));

@@ -841,9 +841,9 @@ s_done (json_t *result, void *arg)
 }
 
 static void
-s_no_requests (gw_server_t *server, gw_request_t *req)
+s_no_requests (gw_server_t *server, gw_request_t *req, void *arg)
 {
-    (void) server, (void) req;
+    (void) server, (void) req, (void) arg;
     ck_abort_msg ("no request was expected");
 }
 
@@ -865,8 +865,9 @@ s_async_config (void)
     sigaddset (&mask, SIGTERM);
     sigaddset (&mask, SIGINT);
     pthread_sigmask (SIG_BLOCK, &mask, NULL);
-    s_loop = gw_server_new (c, s_no_requests, err, sizeof err);
+    s_loop = gw_server_new (c, err, sizeof err);
     ck_assert_msg (s_loop != NULL, "gw_server_new: %s", err);
+    gw_server_set_handler (s_loop, s_no_requests, NULL);
     s_loop_thread = pthread_self ();
     alarm (50);
     return c;

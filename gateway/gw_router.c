@@ -1,0 +1,197 @@
+/* gw_router: the route table's handlers, and the way in from gw_http.
+ * Threads: post and gone in libmicrohttpd's threads; the rest in the loop
+ * thread. */
+#include "gw_router.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_rest.h"
+#include "gw_routes.h"
+#include "gw_signed_url.h"
+
+struct gw_router {
+    gw_server_t *server;
+    gw_mcp_http_t *mcp_http;
+};
+
+typedef void (s_route_fn) (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m);
+
+/* /healthz is answered in the HTTP thread: never posted */
+static void
+s_healthz (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) self;
+    (void) m;
+    gw_request_reply_json (req, 200, json_pack ("{s:s}", "status", "ok"));
+}
+
+static void
+s_metrics (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_metrics (self->server, req);
+}
+
+static void
+s_kernelspecs (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_kernelspecs (self->server, req);
+}
+
+static void
+s_sessions (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_sessions (self->server, req);
+}
+
+static void
+s_session (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_session (self->server, req, m->params[0]);
+}
+
+static void
+s_artifacts (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_files_handle (self->server, req, m->params[0], "artifacts", NULL);
+}
+
+static void
+s_files (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_files_handle (self->server, req, m->params[0], "files", m->params[1]);
+}
+
+static void
+s_execute (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_execute (self->server, req);
+}
+
+static void
+s_status (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_execution (self->server, req, m->params[0], "status");
+}
+
+static void
+s_results (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_execution (self->server, req, m->params[0], "results");
+}
+
+static void
+s_cancel (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_execution (self->server, req, m->params[0], "cancel");
+}
+
+static void
+s_sql (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_sql_rest_handle (self->server, req);
+}
+
+static void
+s_signed (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_signed_url_handle (self->server, req);
+}
+
+static void
+s_mcp (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    if (self->mcp_http)
+        gw_mcp_http_handle (self->mcp_http, req);
+    else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
+}
+
+static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
+#define GW_ROUTE_HANDLER(name, methods, pattern, label) [GW_ROUTE_##name] = s_##name,
+    GW_ROUTE_TABLE (GW_ROUTE_HANDLER)
+#undef GW_ROUTE_HANDLER
+};
+
+gw_router_t *
+gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http)
+{
+    gw_router_t *self = calloc (1, sizeof *self);
+    if (self)
+        *self = (gw_router_t) {server, mcp_http};
+    return self;
+}
+
+void
+gw_router_destroy (gw_router_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    free (*self_p);
+    *self_p = NULL;
+}
+
+void
+gw_router_handle (gw_server_t *server, gw_request_t *req, void *router)
+{
+    (void) server;
+    gw_router_t *self = router;
+    const char *path = req->path ? req->path : "/";
+    size_t len = strlen (path) + 1;
+    char *buf = malloc (len);
+    gw_route_match_t m;
+    req->route = "other";
+    if (!buf)
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+    else if (!gw_routes_match (path, buf, len, &m) || !gw_routes_allows (m.allow, req->method))
+        /* the HTTP thread refuses these first; this is for other callers */
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method, path);
+    else {
+        req->route = m.label;
+        s_handlers[m.id](self, req, &m);
+    }
+    free (buf);
+}
+
+void
+gw_router_post (gw_request_t *req, void *router)
+{
+    gw_server_post (req, ((gw_router_t *) router)->server);
+}
+
+typedef struct {
+    gw_router_t *router;
+    gw_stream_t *stream;
+} s_gone_t;
+
+static void
+s_gone_in_loop (gw_server_t *server, void *arg)
+{
+    (void) server;
+    s_gone_t *gone = arg;
+    if (gone->router->mcp_http)
+        gw_mcp_http_stream_gone (gone->router->mcp_http, gone->stream);
+    gw_stream_unref (&gone->stream);
+    free (gone);
+}
+
+void
+gw_router_gone (gw_stream_t *stream, void *router)
+{
+    gw_router_t *self = router;
+    s_gone_t *gone = malloc (sizeof *gone);
+    if (!gone)
+        return;
+    *gone = (s_gone_t) {self, gw_stream_ref (stream)};
+    if (gw_server_call (self->server, s_gone_in_loop, gone) != 0) {
+        gw_stream_unref (&gone->stream);
+        free (gone);
+    }
+}

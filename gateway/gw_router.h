@@ -1,0 +1,33 @@
+/* gw_router: the HTTP application: runs the handler of the route a
+ * request matched in gw_routes' table (REST, /mcp, signed links), and
+ * hands a streamed call whose client left to MCP's HTTP transport. It is
+ * what `codebox serve` gives gw_http (post, gone) and gw_server (the
+ * request handler).
+ *
+ * Threads: gw_router_post and gw_router_gone run in libmicrohttpd's
+ * threads; gw_router_handle in the loop thread. */
+#ifndef GW_ROUTER_H
+#define GW_ROUTER_H
+
+#include "gw_mcp_http.h"
+#include "gw_request.h"
+#include "gw_server.h"
+#include "gw_stream.h"
+
+typedef struct gw_router gw_router_t;
+
+/* mcp_http may be NULL (no MCP over HTTP). NULL on OOM. */
+gw_router_t *gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http);
+void gw_router_destroy (gw_router_t **self_p);
+
+/* A gw_server_handler_fn: routes and answers req (now or later). */
+void gw_router_handle (gw_server_t *server, gw_request_t *req, void *router);
+
+/* A gw_http_post_fn: hands req to the loop. */
+void gw_router_post (gw_request_t *req, void *router);
+
+/* A gw_http_gone_fn: the client of stream left; its call is cancelled in
+ * the loop. */
+void gw_router_gone (gw_stream_t *stream, void *router);
+
+#endif
