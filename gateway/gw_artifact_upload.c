@@ -18,9 +18,55 @@
 
 #define S_MAX_RECORDS 4096     /* upload outcomes kept per session before pruning */
 
+/* A job whose end waits for its uploads: the status it ends with, when
+ * the wait ends, uploads not yet done. */
+typedef struct s_held {
+    gw_job_t *job;
+    gw_exec_status_t finish_as;
+    int64_t deadline_ms;
+    int pending;
+    struct s_held *next;
+} s_held_t;
+
+/* What the uploads know of one session: each path's last outcome and the
+ * jobs held for their uploads. */
+typedef struct s_state {
+    gw_session_t *session;
+    json_t *uploads;
+    s_held_t *held;
+    struct s_state *next;
+} s_state_t;
+
+struct gw_artifact_upload {
+    gw_server_t *server;
+    struct gw_blob *blob;
+    s_state_t *states;
+};
+
+static const gw_session_hooks_t s_hooks;
+
+/* The session's state; made when make is set (NULL on OOM). */
+static s_state_t *
+s_state (gw_artifact_upload_t *self, const gw_session_t *session, bool make)
+{
+    for (s_state_t *st = self->states; st; st = st->next)
+        if (st->session == session)
+            return st;
+    if (!make)
+        return NULL;
+    s_state_t *st = calloc (1, sizeof *st);
+    if (st) {
+        st->session = (gw_session_t *) session;
+        st->next = self->states;
+        self->states = st;
+    }
+    return st;
+}
+
 /* Who an upload is for, found again by name when it is done (the session
  * or the job may be gone by then). */
 typedef struct {
+    struct gw_artifact_upload *self;
     char tenant[65];
     char session[65];
     char job[40];
@@ -48,31 +94,32 @@ s_rel (const gw_session_t *s, json_t *item)
 }
 
 static void
-s_record (gw_session_t *s, const char *rel, const char *status, const char *name,
+s_record (s_state_t *st, const char *rel, const char *status, const char *name,
           json_int_t size, const char *error)
 {
-    if (!s->uploads)
-        s->uploads = json_object ();
+    if (!st->uploads)
+        st->uploads = json_object ();
     json_t *rec = json_pack ("{s:s, s:s, s:I}", "status", status, "name", name, "size", size);
     if (rec && error)
         json_object_set_new (rec, "error", json_string (error));
     if (rec)
-        json_object_set_new (s->uploads, rel, rec);
+        json_object_set_new (st->uploads, rel, rec);
 }
 
-/* Takes job off the session's waiting list and finishes it. */
+/* Takes a held job off the state's list and finishes it. */
 static void
-s_finish (gw_session_t *s, gw_job_t *job)
+s_finish (gw_artifact_upload_t *self, s_state_t *st, s_held_t *held)
 {
-    for (gw_job_t **link = &s->finishing; *link; link = &(*link)->next_finishing)
-        if (*link == job) {
-            *link = job->next_finishing;
+    for (s_held_t **link = &st->held; *link; link = &(*link)->next)
+        if (*link == held) {
+            *link = held->next;
             break;
         }
-    job->next_finishing = NULL;
-    job->uploads_pending = 0;
-    gw_artifact_upload_links (job->new_artifacts, s);
-    gw_job_finish (job, job->finish_as);
+    gw_job_t *job = held->job;
+    gw_exec_status_t status = held->finish_as;
+    free (held);
+    gw_server_annotate (self->server, st->session, job->new_artifacts);
+    gw_job_finish (job, status);
 }
 
 /* An upload is done (from the worker, through gw_server_call). */
@@ -81,19 +128,26 @@ s_done (gw_server_t *server, void *arg)
 {
     gw_blob_upload_t *u = arg;
     s_owner_t *o = u->arg;
+    gw_artifact_upload_t *self = o->self;
     gw_session_t *s = gw_server_find_session (server, o->session, o->tenant);
-    if (s && s->created_ms == o->created_ms) {
+    s_state_t *st = s && s->created_ms == o->created_ms && gw_server_has_hooks (server, &s_hooks,
+                                                                              self)
+                    ? s_state (self, s, false) : NULL;
+    if (st) {
         jp_log_warn ("blob event=%s session=%s path=%s bytes=%lld%s%s%s",
                  u->ok ? "uploaded" : "failed", s->id, o->rel, u->size,
                  u->ok ? "" : " why=\"", u->ok ? "" : u->error, u->ok ? "" : "\"");
-        json_t *rec = json_object_get (s->uploads, o->rel);
+        json_t *rec = json_object_get (st->uploads, o->rel);
         json_int_t size = json_integer_value (json_object_get (rec, "size"));
-        s_record (s, o->rel, u->ok ? "uploaded" : "failed", u->name, u->ok ? u->size : size,
+        s_record (st, o->rel, u->ok ? "uploaded" : "failed", u->name, u->ok ? u->size : size,
                   u->ok ? NULL : u->error);
         gw_job_t *job = gw_jobs_find (gw_server_jobs (server), o->job, o->tenant);
-        if (job && !gw_job_finished (job) && job->uploads_pending > 0
-            && --job->uploads_pending == 0)
-            s_finish (s, job);
+        for (s_held_t *held = st->held; job && held; held = held->next)
+            if (held->job == job) {
+                if (--held->pending == 0)
+                    s_finish (self, st, held);
+                break;
+            }
     }
     gw_blob_upload_free (u);
 }
@@ -101,11 +155,11 @@ s_done (gw_server_t *server, void *arg)
 /* Keeps the outcomes bounded: past S_MAX_RECORDS, forgets those of files
  * that are gone (uploads under way are kept). */
 static void
-s_prune (gw_session_t *s)
+s_prune (s_state_t *st)
 {
-    if (json_object_size (s->uploads) <= S_MAX_RECORDS)
+    if (json_object_size (st->uploads) <= S_MAX_RECORDS)
         return;
-    json_t *files = gw_artifacts_list (s->output_dir, "output");
+    json_t *files = gw_artifacts_list (st->session->output_dir, "output");
     json_t *present = json_object ();
     size_t i;
     json_t *item;
@@ -114,25 +168,32 @@ s_prune (gw_session_t *s)
                          json_true ());
     const char *rel;
     json_t *rec, *tmp;
-    json_object_foreach_safe (s->uploads, tmp, rel, rec) {
+    json_object_foreach_safe (st->uploads, tmp, rel, rec) {
         const char *status = json_string_value (json_object_get (rec, "status"));
         if (!json_object_get (present, rel) && strcmp (status, "uploading") != 0)
-            json_object_del (s->uploads, rel);
+            json_object_del (st->uploads, rel);
     }
     json_decref (present);
     json_decref (files);
 }
 
-void
-gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t status)
+/* The kernel is done with job: queues its new artifacts for upload and
+ * holds its end for them (a session hook). Nothing to upload: not held. */
+static bool
+s_job_ending (void *arg, gw_session_t *s, gw_job_t *job, gw_exec_status_t status)
 {
-    gw_blob_t *blob = gw_server_blob (s->server);
-    if (blob && s->uploads)
-        s_prune (s);
+    gw_artifact_upload_t *self = arg;
+    if (!json_array_size (job->new_artifacts))
+        return false;
+    s_state_t *st = s_state (self, s, true);
+    if (!st)
+        return false;
+    if (st->uploads)
+        s_prune (st);
     int queued = 0;
     size_t i;
     json_t *item;
-    json_array_foreach (blob ? job->new_artifacts : NULL, i, item) {
+    json_array_foreach (job->new_artifacts, i, item) {
         const char *rel = s_rel (s, item);
         if (!rel)
             continue;
@@ -141,7 +202,7 @@ gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t
         if (asprintf (&name, "%s/%s/%s", s->tenant, s->id, rel) < 0)
             continue;
         if (strlen (name) > GW_BLOB_NAME_MAX) {
-            s_record (s, rel, "failed", name, size, "the blob name would be longer than "
+            s_record (st, rel, "failed", name, size, "the blob name would be longer than "
                       "Azure's 1024 characters; use a shorter path");
             free (name);
             continue;
@@ -149,6 +210,7 @@ gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t
         s_owner_t *o = calloc (1, sizeof *o);
         gw_blob_upload_t *u = NULL;
         if (o && (o->rel = strdup (rel))) {
+            o->self = self;
             snprintf (o->tenant, sizeof o->tenant, "%s", s->tenant);
             snprintf (o->session, sizeof o->session, "%s", s->id);
             snprintf (o->job, sizeof o->job, "%s", job->id);
@@ -160,66 +222,77 @@ gw_artifact_upload_then_finish (gw_session_t *s, gw_job_t *job, gw_exec_status_t
         if (!u) {
             if (o)
                 s_owner_free (o);
-            s_record (s, rel, "failed", name, size, "out of memory");
+            s_record (st, rel, "failed", name, size, "out of memory");
             free (name);
             continue;
         }
-        s_record (s, rel, "uploading", name, size, NULL);
+        s_record (st, rel, "uploading", name, size, NULL);
         free (name);
-        gw_blob_submit (blob, u);
+        gw_blob_submit (self->blob, u);
         queued++;
     }
-    job->finish_as = status;
-    if (!queued) {
-        gw_artifact_upload_links (job->new_artifacts, s);
-        gw_job_finish (job, status);
-        return;
-    }
-    job->uploads_pending = queued;
-    job->uploads_deadline_ms = jp_time_now_ms () + GW_ARTIFACT_UPLOAD_WAIT_MS;
-    job->next_finishing = s->finishing;
-    s->finishing = job;
+    s_held_t *held = queued ? calloc (1, sizeof *held) : NULL;
+    if (!held)
+        return false;   /* nothing queued (or no memory to wait): it ends now */
+    *held = (s_held_t) {job, status, jp_time_now_ms () + GW_ARTIFACT_UPLOAD_WAIT_MS, queued,
+                        st->held};
+    st->held = held;
+    return true;
 }
 
-int64_t
-gw_artifact_upload_deadline (const gw_session_t *s)
+/* The earliest end of a wait of the session's jobs, or -1. */
+static int64_t
+s_deadline (void *arg, const gw_session_t *s)
 {
+    s_state_t *st = s_state (arg, s, false);
     int64_t d = -1;
-    for (const gw_job_t *job = s->finishing; job; job = job->next_finishing)
-        if (d < 0 || job->uploads_deadline_ms < d)
-            d = job->uploads_deadline_ms;
+    for (const s_held_t *held = st ? st->held : NULL; held; held = held->next)
+        if (d < 0 || held->deadline_ms < d)
+            d = held->deadline_ms;
     return d;
 }
 
-void
-gw_artifact_upload_tick (gw_session_t *s, int64_t now)
+/* Finishes the jobs whose wait ended by now. */
+static void
+s_tick (void *arg, gw_session_t *s, int64_t now)
 {
-    gw_job_t *job = s->finishing;
-    while (job) {
-        gw_job_t *next = job->next_finishing;
-        if (now >= job->uploads_deadline_ms)
-            s_finish (s, job);
-        job = next;
+    s_state_t *st = s_state (arg, s, false);
+    s_held_t *held = st ? st->held : NULL;
+    while (held) {
+        s_held_t *next = held->next;
+        if (now >= held->deadline_ms)
+            s_finish (arg, st, held);
+        held = next;
     }
 }
 
-void
-gw_artifact_upload_end (gw_session_t *s)
+/* The session ends: its waiting jobs finish now, its outcomes go. */
+static void
+s_session_end (void *arg, gw_session_t *s)
 {
-    while (s->finishing)
-        s_finish (s, s->finishing);
-    json_decref (s->uploads);
-    s->uploads = NULL;
+    gw_artifact_upload_t *self = arg;
+    for (s_state_t **link = &self->states; *link; link = &(*link)->next)
+        if ((*link)->session == s) {
+            s_state_t *st = *link;
+            *link = st->next;
+            while (st->held)
+                s_finish (self, st, st->held);
+            json_decref (st->uploads);
+            free (st);
+            return;
+        }
 }
 
-void
-gw_artifact_upload_links (json_t *artifacts, const gw_session_t *s)
+/* For each artifact that was uploaded, is uploading or failed and is still
+ * the same size: "blob" and (unless failed) the SAS "url". */
+static void
+s_annotate (void *arg, const gw_session_t *s, json_t *artifacts)
 {
-    gw_signed_url_annotate (artifacts, s);
-    gw_blob_t *blob = gw_server_blob (s->server);
-    if (!blob || !s->uploads || !json_is_array (artifacts))
+    gw_artifact_upload_t *self = arg;
+    s_state_t *st = s_state (self, s, false);
+    if (!st || !st->uploads || !json_is_array (artifacts))
         return;
-    const gw_blob_account_t *account = gw_blob_account (blob);
+    const gw_blob_account_t *account = gw_blob_account (self->blob);
     time_t expires = time (NULL)
                      + (time_t) gw_config_int (gw_server_config (s->server),
                                                GW_SET_BLOB_SAS_EXPIRY_HOURS) * 3600;
@@ -229,7 +302,7 @@ gw_artifact_upload_links (json_t *artifacts, const gw_session_t *s)
     json_t *item;
     json_array_foreach (artifacts, i, item) {
         const char *rel = s_rel (s, item);
-        json_t *rec = rel ? json_object_get (s->uploads, rel) : NULL;
+        json_t *rec = rel ? json_object_get (st->uploads, rel) : NULL;
         if (!rec || json_integer_value (json_object_get (rec, "size"))
                         != json_integer_value (json_object_get (item, "size")))
             continue;
@@ -250,4 +323,46 @@ gw_artifact_upload_links (json_t *artifacts, const gw_session_t *s)
         }
         json_object_set_new (item, "blob", info);
     }
+}
+
+static const gw_session_hooks_t s_hooks = {
+    .annotate = s_annotate,
+    .job_ending = s_job_ending,
+    .deadline = s_deadline,
+    .tick = s_tick,
+    .session_end = s_session_end,
+};
+
+gw_artifact_upload_t *
+gw_artifact_upload_new (gw_server_t *server, struct gw_blob *blob)
+{
+    gw_artifact_upload_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->server = server;
+    self->blob = blob;
+    if (gw_server_add_hooks (server, &s_hooks, self) < 0) {
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+gw_artifact_upload_destroy (gw_artifact_upload_t **self_p)
+{
+    gw_artifact_upload_t *self = *self_p;
+    if (!self)
+        return;
+    gw_server_remove_hooks (self->server, &s_hooks, self);
+    while (self->states) {
+        s_state_t *st = self->states;
+        self->states = st->next;
+        while (st->held)
+            s_finish (self, st, st->held);
+        json_decref (st->uploads);
+        free (st);
+    }
+    free (self);
+    *self_p = NULL;
 }

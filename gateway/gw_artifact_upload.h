@@ -10,8 +10,9 @@
  *            "url_expires_at"?: ISO 8601, "error"?: TEXT}
  * A failed upload is reported there and changes nothing else: the local
  * file stays, and so does the gateway's own signed link if there is one.
- * Each path's last outcome is kept on the session, so listing artifacts
- * later gives fresh SAS URLs for what was uploaded.
+ * Each path's last outcome is kept per session, so listing artifacts later
+ * gives fresh SAS URLs for what was uploaded. It all comes through the
+ * server's session hooks: the core does not know of it.
  *
  * Threads: the loop thread only (upload outcomes arrive through
  * gw_server_call). */
@@ -23,30 +24,21 @@
 #include <jansson.h>
 
 #include "gw_job.h"
+#include "gw_server.h"
 #include "gw_session.h"
 
 #define GW_ARTIFACT_UPLOAD_WAIT_MS 5000
 
-/* Finishes job with status once its new artifacts are uploaded or the
- * wait ran out; at once when blob upload is off or there is nothing new. */
-void gw_artifact_upload_then_finish (gw_session_t *session, gw_job_t *job,
-                                     gw_exec_status_t status);
+typedef struct gw_artifact_upload gw_artifact_upload_t;
+struct gw_blob;
 
-/* The earliest end of a wait of the session's jobs, or -1. */
-int64_t gw_artifact_upload_deadline (const gw_session_t *session);
+/* Attaches the uploads to server (session hooks: a job's end, ticks, the
+ * session's end, artifact listings) with blob as the uploader. Its state
+ * (each session's outcomes, the jobs it holds) is its own. NULL on OOM. */
+gw_artifact_upload_t *gw_artifact_upload_new (gw_server_t *server, struct gw_blob *blob);
 
-/* Finishes the jobs whose wait ended by now. */
-void gw_artifact_upload_tick (gw_session_t *session, int64_t now);
-
-/* The session ends: finishes its waiting jobs now, forgets its outcomes. */
-void gw_artifact_upload_end (gw_session_t *session);
-
-/* Adds the links to each artifact of the array (as listed, with "path" as
- * kernel code sees it and "size"): the gateway's signed "url" when
- * CODEBOX_PUBLIC_URL is set (gw_signed_url), then, for one that was
- * uploaded, is uploading or failed and is still the same size, "blob" and
- * (unless failed) the SAS "url" in its place. Every artifact list goes
- * through here. */
-void gw_artifact_upload_links (json_t *artifacts, const gw_session_t *session);
+/* Detaches from the server and frees (after the sessions ended; outcomes
+ * that arrive later are dropped). */
+void gw_artifact_upload_destroy (gw_artifact_upload_t **self_p);
 
 #endif

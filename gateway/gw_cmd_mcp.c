@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gw_cli.h"
+#include "gw_features.h"
 #include "gw_download.h"
 #include "gw_fs.h"
 #include "gw_server.h"
@@ -202,7 +203,10 @@ gw_cmd_mcp (int argc, char **argv)
     }
     gw_cli_block_signals ();
     char err[1024];
+    gw_features_t *features = NULL;
     gw_server_t *server = gw_server_new (config, err, sizeof err);
+    if (server && !(features = gw_features_new (server, config, err, sizeof err)))
+        gw_server_destroy (&server);
     if (!server) {
         fprintf (stderr, "codebox mcp: %s\n", err);
         gw_config_destroy (&config);
@@ -224,6 +228,7 @@ gw_cmd_mcp (int argc, char **argv)
     }
     gw_download_shutdown ();    /* before the MCP core its answers go through */
     gw_mcp_destroy (&io.mcp);
+    gw_features_destroy (&features);
     gw_server_destroy (&server);
     if (state_dir == own)
         gw_fs_remove_tree (own);    /* its own folder goes with it */

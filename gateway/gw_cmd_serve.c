@@ -17,6 +17,7 @@
 #include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_mcp_http.h"
+#include "gw_features.h"
 #include "gw_router.h"
 #include "jp_log.h"
 
@@ -150,7 +151,10 @@ gw_cmd_serve (int argc, char **argv)
     gw_mcp_t *mcp = NULL;
     gw_mcp_http_t *mcp_http = NULL;
     gw_router_t *router = NULL;
+    gw_features_t *features = NULL;
     gw_server_t *server = gw_server_new (config, err, sizeof err);
+    if (server && !(features = gw_features_new (server, config, err, sizeof err)))
+        gw_server_destroy (&server);
     if (server) {
         mcp = gw_mcp_new (server);
         mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
@@ -192,6 +196,7 @@ gw_cmd_serve (int argc, char **argv)
     gw_router_destroy (&router);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);
+    gw_features_destroy (&features);
     gw_server_destroy (&server);
     gw_auth_destroy (&auth);
     gw_origin_destroy (&origin);

@@ -197,6 +197,7 @@ gw_job_finish (gw_job_t *job, gw_exec_status_t status)
     if (gw_job_finished (job))
         return;
     job->status = status;
+    job->held = false;
     job->finished_ms = jp_time_now_ms ();
     free (job->code);           /* a queue of big cells must not outlive it */
     job->code = NULL;

@@ -49,12 +49,8 @@ struct gw_job {
                                    dropped at the next expiry pass */
     void *observer_arg;
     gw_job_t *next_queued;
-    /* after the kernel finished it, while its artifacts upload (bounded):
-       the status it ends with, when the wait ends, uploads not yet done */
-    gw_exec_status_t finish_as;
-    int64_t uploads_deadline_ms;
-    int uploads_pending;
-    gw_job_t *next_finishing;
+    bool held;                  /* the kernel is done; a feature holds its end
+                                   (gw_server_end_job) */
     long messages;              /* kernel messages fed to its execution */
     long long bytes;            /* and their bytes, every frame */
     long long cpu_start_ns;     /* the kernel's CPU time when it started */

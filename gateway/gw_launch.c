@@ -12,7 +12,6 @@
 
 #include "gw_server.h"
 #include "gw_metrics.h"
-#include "gw_packages.h"
 #include "gw_sandbox.h"
 #include "jp_random.h"
 
@@ -36,11 +35,13 @@ gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdi
     bool mounted = geteuid () == 0
                    && mount ("tmpfs", runtime, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                              "size=4m,nr_inodes=256,mode=0700") == 0;
-    /* a restarted kernel still finds the session's packages (gw_packages.c) */
-    char pythonpath[1100], nodepath[1100];
-    const char *env[] = {pythonpath, nodepath, NULL};
-    gw_packages_kernel_env (gw_sandbox_visible (gw_server_sandbox (server), workdir), pythonpath,
-                            nodepath, sizeof pythonpath);
+    /* what features add (a restarted kernel still finds the session's
+       packages, gw_packages.c) */
+    gw_kernel_env_t kenv = {.n = 0};
+    gw_server_kernel_env (server, gw_sandbox_visible (gw_server_sandbox (server), workdir), &kenv);
+    const char *env[GW_KERNEL_ENV_MAX + 1] = {NULL};
+    for (int i = 0; i < kenv.n; i++)
+        env[i] = kenv.vars[i];
     ks_kernel_options_t options = {
         .extra_env = env,
         .cwd = workdir,

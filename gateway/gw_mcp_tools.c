@@ -23,7 +23,6 @@
 #include "gw_sandbox.h"
 #include "gw_session.h"
 #include "gw_sessions.h"
-#include "gw_artifact_upload.h"
 #include "ks_search.h"
 #include "jp_log.h"
 
@@ -552,7 +551,7 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
     if (error)
         return error;
     json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
-    gw_artifact_upload_links (list, session);
+    gw_server_annotate (session->server, session, list);
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts", list), NULL);
 }
 

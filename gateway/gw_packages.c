@@ -595,11 +595,25 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
     return -ENOMEM;
 }
 
-void
-gw_packages_kernel_env (const char *visible_workdir, char *python, char *node, size_t len)
+/* A kernel finds the session's packages: PYTHONPATH and NODE_PATH. */
+static void
+s_kernel_env (void *arg, const char *visible_workdir, gw_kernel_env_t *env)
 {
-    snprintf (python, len, "PYTHONPATH=%s/.packages", visible_workdir);
-    snprintf (node, len, "NODE_PATH=%s/node_modules", visible_workdir);
+    (void) arg;
+    if (env->n + 2 > GW_KERNEL_ENV_MAX)
+        return;
+    snprintf (env->vars[env->n++], sizeof env->vars[0], "PYTHONPATH=%s/.packages",
+              visible_workdir);
+    snprintf (env->vars[env->n++], sizeof env->vars[0], "NODE_PATH=%s/node_modules",
+              visible_workdir);
+}
+
+static const gw_session_hooks_t s_hooks = {.kernel_env = s_kernel_env};
+
+void
+gw_packages_attach (gw_server_t *server)
+{
+    gw_server_add_hooks (server, &s_hooks, NULL);
 }
 
 /* ---- REST: POST /sessions with "dependencies" --------------------------- */

@@ -23,7 +23,8 @@
  * Once the snippet is queued, the job's end (or the session's) answers.
  *
  * Kernels are also started with PYTHONPATH and NODE_PATH naming those
- * folders (gw_packages_kernel_env), so a restarted kernel keeps them.
+ * folders (a kernel_env session hook, gw_packages_attach), so a restarted
+ * kernel keeps them.
  *
  * Threads: the loop thread, except the installers' worker threads. */
 #ifndef GW_PACKAGES_H
@@ -82,10 +83,8 @@ void gw_packages_cancel (void *arg);
 bool gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *session,
                              json_t *dependencies);
 
-/* Fills python and node (len bytes each) with "PYTHONPATH=..." and
- * "NODE_PATH=..." for a kernel whose session folder it sees as
- * visible_workdir. */
-void gw_packages_kernel_env (const char *visible_workdir, char *python, char *node,
-                             size_t len);
+/* Gives every kernel the paths of its session's packages (PYTHONPATH,
+ * NODE_PATH), through the server's session hooks. */
+void gw_packages_attach (gw_server_t *server);
 
 #endif

@@ -16,7 +16,6 @@
 #include "gw_path.h"
 #include "gw_rest.h"
 #include "gw_sandbox.h"
-#include "gw_artifact_upload.h"
 
 
 /* Answers the error of a failed open beneath the session folder. */
@@ -108,7 +107,7 @@ gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, co
         gw_session_t *session = gw_rest_session_or_reply (server, req, id);
         if (session) {
             json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
-            gw_artifact_upload_links (list, session);
+            gw_server_annotate (session->server, session, list);
             gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
         }
         return;

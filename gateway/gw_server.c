@@ -16,12 +16,10 @@
 
 #include <zmq.h>
 
-#include "gw_blob.h"
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_pool.h"
 #include "gw_sandbox.h"
-#include "gw_sql.h"
 #include "gw_state_dir.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -48,11 +46,16 @@ struct gw_server {
     int64_t next_reap;
     gw_pool_t *pool;
     gw_sandbox_t *sandbox;
-    gw_sql_t *sql;
-    gw_blob_t *blob;            /* Azure Blob upload of artifacts, or NULL (off) */
+    struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */
+    struct gw_blob *blob;       /* Azure Blob upload of artifacts, or NULL (off) */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
     char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;
+    struct {
+        const gw_session_hooks_t *hooks;
+        void *arg;
+    } hooks[GW_SERVER_MAX_HOOKS];
+    int n_hooks;
 };
 
 static const gw_loop_source_t s_source;
@@ -127,12 +130,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         return NULL;
     }
     self->pool = gw_pool_new (self);
-    self->sql = gw_sql_new (self, config);
-    if (gw_blob_new (self, config, &self->blob, err, err_len) < 0) {
-        gw_server_destroy (&self);
-        return NULL;
-    }
-    if (!self->pool || !self->sql || !self->zmq || !self->jobs || !self->metrics) {
+    if (!self->pool || !self->zmq || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
         gw_server_destroy (&self);
         return NULL;
@@ -148,10 +146,6 @@ gw_server_destroy (gw_server_t **self_p)
     if (!self_p || !*self_p)
         return;
     gw_server_t *self = *self_p;
-    /* the SQL workers hand results back through the mailbox: stop them
-       first; their last answers run while the mailbox drains below */
-    gw_sql_destroy (&self->sql);
-    gw_blob_destroy (&self->blob);
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
@@ -374,6 +368,109 @@ gw_server_run (gw_server_t *self)
     return 0;
 }
 
+int
+gw_server_add_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg)
+{
+    if (self->n_hooks == GW_SERVER_MAX_HOOKS)
+        return -ENOSPC;
+    self->hooks[self->n_hooks].hooks = hooks;
+    self->hooks[self->n_hooks].arg = arg;
+    self->n_hooks++;
+    return 0;
+}
+
+void
+gw_server_remove_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks == hooks && self->hooks[i].arg == arg) {
+            memmove (&self->hooks[i], &self->hooks[i + 1],
+                     (size_t) (self->n_hooks - i - 1) * sizeof self->hooks[0]);
+            self->n_hooks--;
+            return;
+        }
+}
+
+bool
+gw_server_has_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks == hooks && self->hooks[i].arg == arg)
+            return true;
+    return false;
+}
+
+void
+gw_server_kernel_env (gw_server_t *self, const char *visible_workdir, gw_kernel_env_t *env)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->kernel_env)
+            self->hooks[i].hooks->kernel_env (self->hooks[i].arg, visible_workdir, env);
+}
+
+void
+gw_server_annotate (gw_server_t *self, const gw_session_t *session, json_t *artifacts)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->annotate)
+            self->hooks[i].hooks->annotate (self->hooks[i].arg, session, artifacts);
+}
+
+void
+gw_server_end_job (gw_server_t *self, gw_session_t *session, gw_job_t *job,
+                   gw_exec_status_t status)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->job_ending
+            && self->hooks[i].hooks->job_ending (self->hooks[i].arg, session, job, status)) {
+            job->held = true;
+            return;
+        }
+    gw_server_annotate (self, session, job->new_artifacts);
+    gw_job_finish (job, status);
+}
+
+int64_t
+gw_server_session_deadline (gw_server_t *self, const gw_session_t *session)
+{
+    int64_t next = -1;
+    for (int i = 0; i < self->n_hooks; i++) {
+        int64_t d = self->hooks[i].hooks->deadline
+                    ? self->hooks[i].hooks->deadline (self->hooks[i].arg, session) : -1;
+        if (d >= 0 && (next < 0 || d < next))
+            next = d;
+    }
+    return next;
+}
+
+void
+gw_server_session_tick (gw_server_t *self, gw_session_t *session, int64_t now)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->tick)
+            self->hooks[i].hooks->tick (self->hooks[i].arg, session, now);
+}
+
+void
+gw_server_session_end (gw_server_t *self, gw_session_t *session)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->session_end)
+            self->hooks[i].hooks->session_end (self->hooks[i].arg, session);
+}
+
+void
+gw_server_set_sql (gw_server_t *self, struct gw_sql *sql)
+{
+    self->sql = sql;
+}
+
+void
+gw_server_set_blob (gw_server_t *self, struct gw_blob *blob)
+{
+    self->blob = blob;
+}
+
 void
 gw_server_set_handler (gw_server_t *self, gw_server_handler_fn *handler, void *arg)
 {
@@ -411,13 +508,13 @@ gw_server_jobs (gw_server_t *self)
     return self->jobs;
 }
 
-gw_sql_t *
+struct gw_sql *
 gw_server_sql (gw_server_t *self)
 {
     return self->sql;
 }
 
-gw_blob_t *
+struct gw_blob *
 gw_server_blob (gw_server_t *self)
 {
     return self->blob;

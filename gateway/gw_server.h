@@ -20,6 +20,10 @@
 #include "gw_session.h"
 
 typedef struct gw_server gw_server_t;
+struct gw_sql;
+struct gw_blob;
+struct gw_sandbox;
+struct gw_pool;
 
 /* Handles one request in the loop thread; must complete it (now or later). */
 typedef void (gw_server_handler_fn) (gw_server_t *server, gw_request_t *req, void *arg);
@@ -56,6 +60,59 @@ void gw_server_post (gw_request_t *req, void *server);
 
 /* The loop, for transports that add sources of their own (stdin). */
 gw_loop_t *gw_server_loop (gw_server_t *self);
+
+/* What a feature adds to every session without the core knowing it
+ * (artifact uploads, SQL connections, signed links, package paths). Every
+ * function is optional; all run in the loop thread. */
+#define GW_KERNEL_ENV_MAX 8
+typedef struct {
+    char vars[GW_KERNEL_ENV_MAX][1100];     /* "NAME=value" */
+    int n;
+} gw_kernel_env_t;
+
+typedef struct {
+    /* adds "NAME=value" for a kernel whose session folder it sees at
+       visible_workdir */
+    void (*kernel_env) (void *arg, const char *visible_workdir, gw_kernel_env_t *env);
+    /* adds links or states to a listing of the session's artifacts */
+    void (*annotate) (void *arg, const gw_session_t *session, json_t *artifacts);
+    /* the kernel is done with job, which ends with status: true holds its
+       end, and the feature calls gw_job_finish itself (soon; at the latest
+       when the session ends) */
+    bool (*job_ending) (void *arg, gw_session_t *session, gw_job_t *job,
+                        gw_exec_status_t status);
+    /* the session's next deadline for tick, or -1 */
+    int64_t (*deadline) (void *arg, const gw_session_t *session);
+    void (*tick) (void *arg, gw_session_t *session, int64_t now);
+    /* the session ends: the feature lets go of it */
+    void (*session_end) (void *arg, gw_session_t *session);
+} gw_session_hooks_t;
+
+#define GW_SERVER_MAX_HOOKS 8
+
+/* Adds or removes hooks (hooks borrowed). Returns 0 or -ENOSPC. */
+int gw_server_add_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg);
+void gw_server_remove_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg);
+/* True while those hooks are on (a late answer's check that its feature
+ * still exists). */
+bool gw_server_has_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg);
+
+/* The hooks, as the core calls them. */
+void gw_server_kernel_env (gw_server_t *self, const char *visible_workdir,
+                           gw_kernel_env_t *env);
+void gw_server_annotate (gw_server_t *self, const gw_session_t *session, json_t *artifacts);
+/* Ends job with status, unless a feature holds its end. */
+void gw_server_end_job (gw_server_t *self, gw_session_t *session, gw_job_t *job,
+                        gw_exec_status_t status);
+int64_t gw_server_session_deadline (gw_server_t *self, const gw_session_t *session);
+void gw_server_session_tick (gw_server_t *self, gw_session_t *session, int64_t now);
+void gw_server_session_end (gw_server_t *self, gw_session_t *session);
+
+/* The features' services, held for whoever needs them (set by the
+ * program that made them, before gw_server_run; it destroys them after
+ * gw_server_run returns, before gw_server_destroy). */
+void gw_server_set_sql (gw_server_t *self, struct gw_sql *sql);
+void gw_server_set_blob (gw_server_t *self, struct gw_blob *blob);
 
 /* Loop-thread accessors. */
 const gw_config_t *gw_server_config (gw_server_t *self);

@@ -8,13 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gw_artifact_upload.h"
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_launch.h"
 #include "gw_pool.h"
 #include "gw_sandbox.h"
-#include "gw_sql.h"
 #include "gw_server.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
@@ -170,7 +168,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     if (job->messages > TRIM_AFTER_MESSAGES || job->bytes > TRIM_AFTER_BYTES)
         malloc_trim (0);    /* a flood the loop fell behind on was queued by
                                libzmq's thread; give that memory back */
-    gw_artifact_upload_then_finish (self, job, status);
+    gw_server_end_job (self->server, self, job, status);
     self->last_used_ms = jp_time_now_ms ();
     s_start_next (self);
 }
@@ -337,14 +335,10 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
         job->next_queued = NULL;
         gw_job_finish (job, GW_EXEC_CANCELLED);
     }
-    gw_artifact_upload_end (self);
+    gw_server_session_end (self->server, self);    /* features let go (held jobs end) */
     snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
     s_answer_start_waiters (self, false);
     gw_jobs_detach_session (gw_server_jobs (self->server), self);
-    char sql_key[140];
-    snprintf (sql_key, sizeof sql_key, "%s/%s", self->tenant, self->id);
-    if (gw_server_sql (self->server))
-        gw_sql_close_session (gw_server_sql (self->server), sql_key);
     if (remove_folder && self->workdir[0]) {
         int rc = gw_disk_remove (self->workdir);
         if (rc)
@@ -397,8 +391,8 @@ gw_session_queue_full (const gw_session_t *self, size_t code_len, char *why, siz
 void
 gw_session_cancel (gw_session_t *self, gw_job_t *job)
 {
-    if (gw_job_finished (job) || job->uploads_pending)
-        return;     /* ended, or only its artifacts' upload is left */
+    if (gw_job_finished (job) || job->held)
+        return;     /* ended, or a feature holds its end (its artifacts upload) */
     if (job != self->running) {
         gw_job_t **link = &self->queue_head;
         self->queue_tail = NULL;
@@ -454,7 +448,7 @@ gw_session_deadline (const gw_session_t *self)
         if (d < 0 || j < d)
             d = j;
     }
-    int64_t u = gw_artifact_upload_deadline (self);
+    int64_t u = gw_server_session_deadline (self->server, self);
     if (u >= 0 && (d < 0 || u < d))
         d = u;
     if (self->restart_pending && self->kernel
@@ -495,7 +489,7 @@ s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
 void
 gw_session_tick (gw_session_t *self, int64_t now)
 {
-    gw_artifact_upload_tick (self, now);
+    gw_server_session_tick (self->server, self, now);
     gw_job_t *job = self->running;
     if (job && gw_execution_settle_deadline (job->exec) >= 0) {
         gw_execution_settle (job->exec, now);

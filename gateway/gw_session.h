@@ -60,10 +60,6 @@ struct gw_session {
     bool doomed;                /* to be removed by the loop after this turn */
     int restarts;
     char error[1024];
-    /* artifact uploads to Azure Blob (gw_artifact_upload): jobs waiting
-       for theirs, and each uploaded path's last outcome */
-    gw_job_t *finishing;
-    json_t *uploads;
 };
 
 /* Makes the folders and starts the kernel of spec (stolen). NULL with a

@@ -196,6 +196,21 @@ gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session)
     }
 }
 
+static void
+s_annotate (void *arg, const gw_session_t *session, json_t *artifacts)
+{
+    (void) arg;
+    gw_signed_url_annotate (artifacts, session);
+}
+
+static const gw_session_hooks_t s_hooks = {.annotate = s_annotate};
+
+void
+gw_signed_url_attach (gw_server_t *server)
+{
+    gw_server_add_hooks (server, &s_hooks, NULL);
+}
+
 void
 gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
 {

@@ -74,6 +74,9 @@ void gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session);
 /* Answers GET /signed/...: the file's bytes, 403 for a link that is
  * expired, altered or malformed, 404 when the session or file is gone.
  * Needs no bearer token (the HTTP layer lets /signed/ through). */
+/* Every artifact listing gets the signed links (a session hook). */
+void gw_signed_url_attach (gw_server_t *server);
+
 void gw_signed_url_handle (gw_server_t *server, gw_request_t *req);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "gw_error.h"
 #include "gw_server.h"
+#include "gw_session.h"
 #include "gw_sql_conn.h"
 #include "gw_sql_value.h"
 
@@ -55,6 +56,7 @@ struct gw_sql {
     s_job_t *head, *tail;
     s_slot_t *slots;
     bool stopping;
+    bool hooked;                /* its session hook is on the server */
     pthread_t threads[GW_SQL_WORKERS];
     int n_threads;
 };
@@ -232,6 +234,17 @@ s_worker_main (void *arg)
     return NULL;
 }
 
+/* A session ended: its connections go (a session hook). */
+static void
+s_session_end (void *arg, gw_session_t *session)
+{
+    char key[140];
+    snprintf (key, sizeof key, "%s/%s", session->tenant, session->id);
+    gw_sql_close_session (arg, key);
+}
+
+static const gw_session_hooks_t s_hooks = {.session_end = s_session_end};
+
 gw_sql_t *
 gw_sql_new (gw_server_t *server, const gw_config_t *config)
 {
@@ -262,10 +275,11 @@ gw_sql_new (gw_server_t *server, const gw_config_t *config)
             break;
         self->n_threads++;
     }
-    if (self->n_threads == 0) {
+    if (self->n_threads == 0 || gw_server_add_hooks (server, &s_hooks, self) < 0) {
         gw_sql_destroy (&self);
         return NULL;
     }
+    self->hooked = true;
     return self;
 }
 
@@ -306,6 +320,8 @@ gw_sql_destroy (gw_sql_t **self_p)
     gw_sql_t *self = *self_p;
     if (!self)
         return;
+    if (self->hooked)
+        gw_server_remove_hooks (self->server, &s_hooks, self);
     pthread_mutex_lock (&self->mutex);
     self->stopping = true;
     s_drop (self, NULL, GW_E_SHUTTING_DOWN, "The gateway is shutting down; the query was not run.");

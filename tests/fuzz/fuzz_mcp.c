@@ -12,12 +12,14 @@
 
 #include "gw_server.h"
 #include "gw_mcp.h"
+#include "gw_features.h"
 #include "gw_router.h"
 
 static gw_config_t *s_config;
 static gw_server_t *s_loop;
 static gw_mcp_t *s_mcp;
 static gw_router_t *s_router;
+static gw_features_t *s_features;    /* kept: LeakSanitizer sees it reachable */
 static gw_mcp_client_t *s_client;
 
 typedef struct {
@@ -69,6 +71,11 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
                    sizeof err);
     s_loop = gw_server_new (s_config, err, sizeof err);
     if (!s_loop) {
+        fprintf (stderr, "fuzz_mcp: %s\n", err);
+        abort ();
+    }
+    s_features = gw_features_new (s_loop, s_config, err, sizeof err);
+    if (!s_features) {
         fprintf (stderr, "fuzz_mcp: %s\n", err);
         abort ();
     }

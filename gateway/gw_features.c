@@ -1,0 +1,66 @@
+/* gw_features: making and ending the server's features (see the header).
+ * Threads: the main thread. */
+#include "gw_features.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gw_artifact_upload.h"
+#include "gw_blob.h"
+#include "gw_packages.h"
+#include "gw_signed_url.h"
+#include "gw_sql.h"
+
+struct gw_features {
+    gw_server_t *server;
+    gw_sql_t *sql;
+    gw_blob_t *blob;
+    gw_artifact_upload_t *upload;
+};
+
+gw_features_t *
+gw_features_new (gw_server_t *server, const gw_config_t *config, char *err, size_t err_len)
+{
+    gw_features_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, err_len, "out of memory");
+        return NULL;
+    }
+    self->server = server;
+    /* signed links first: a blob upload's SAS URL replaces one */
+    gw_signed_url_attach (server);
+    gw_packages_attach (server);
+    self->sql = gw_sql_new (server, config);
+    if (!self->sql) {
+        snprintf (err, err_len, "cannot start the SQL workers");
+        gw_features_destroy (&self);
+        return NULL;
+    }
+    gw_server_set_sql (server, self->sql);
+    if (gw_blob_new (server, config, &self->blob, err, err_len) < 0) {
+        gw_features_destroy (&self);
+        return NULL;
+    }
+    gw_server_set_blob (server, self->blob);
+    if (self->blob && !(self->upload = gw_artifact_upload_new (server, self->blob))) {
+        snprintf (err, err_len, "out of memory");
+        gw_features_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+gw_features_destroy (gw_features_t **self_p)
+{
+    gw_features_t *self = *self_p;
+    if (!self)
+        return;
+    gw_artifact_upload_destroy (&self->upload);
+    gw_server_set_blob (self->server, NULL);
+    gw_blob_destroy (&self->blob);
+    gw_server_set_sql (self->server, NULL);
+    gw_sql_destroy (&self->sql);
+    free (self);
+    *self_p = NULL;
+}

@@ -1,0 +1,28 @@
+/* gw_features: the features a server gets, made and ended in one place:
+ * the SQL workers (gw_sql), Azure Blob upload (gw_blob) with the upload
+ * of artifacts (gw_artifact_upload), the signed links on artifact
+ * listings (gw_signed_url) and the kernels' package paths (gw_packages).
+ * They attach through the server's session hooks; the core knows none of
+ * them.
+ *
+ * Threads: the main thread, before gw_server_run and after it returns. */
+#ifndef GW_FEATURES_H
+#define GW_FEATURES_H
+
+#include <stddef.h>
+
+#include "gw_config.h"
+#include "gw_server.h"
+
+typedef struct gw_features gw_features_t;
+
+/* NULL with err set when a feature cannot start (bad blob settings). */
+gw_features_t *gw_features_new (gw_server_t *server, const gw_config_t *config, char *err,
+                                size_t err_len);
+
+/* Ends them (after gw_server_run returned, before gw_server_destroy):
+ * their workers stop; answers still on the way are dropped by the loop's
+ * last drain. */
+void gw_features_destroy (gw_features_t **self_p);
+
+#endif
