@@ -17,18 +17,21 @@ SANFLAGS  := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 endif
 
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec -Igateway
+# one -I per folder: the folders are the layers (see `make layers`)
+GW_DIRS   := core http rest mcp sql files packages cmd
+CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec $(GW_DIRS:%=-Igateway/%)
 CFLAGS    ?= -O2 -g
 CFLAGS    += $(WARN) $(SANFLAGS) -fPIC $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS   += $(SANFLAGS)
 LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
-LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) $(filter-out gateway/main.c,$(wildcard gateway/*.c))
+LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) \
+             $(filter-out gateway/cmd/main.c,$(wildcard $(GW_DIRS:%=gateway/%/*.c)))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps test check unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay valgrind clean
+.PHONY: all deps test-deps test check layers unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay valgrind clean
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -44,7 +47,12 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/libcodebox.a: $(LIB_OBJ)
 	@ar rcs $@ $^
 
-$(BUILD)/codebox: $(BUILD)/obj/gateway/main.o $(BUILD)/libcodebox.a
+$(BUILD)/codebox: $(BUILD)/obj/gateway/cmd/main.o $(BUILD)/libcodebox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The MCP conformance suite's fixtures live in the test build only.
+$(BUILD)/codebox-conformance: $(BUILD)/obj/gateway/cmd/main.o \
+                              $(BUILD)/obj/tests/mcp/fixtures/gw_mcp_conformance.o $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(BUILD)/libcodebox.a
@@ -65,7 +73,11 @@ ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit e2e
 endif
 
-check: unit fuzz-replay e2e mcp-test
+check: layers unit fuzz-replay e2e mcp-test
+
+# The folders of gateway/ are layers; an include may only go downwards.
+layers:
+	@$(PYTHON) scripts/layers.py .
 
 unit: $(BUILD)/unit-tests
 	cd tests/unit && CK_DEFAULT_TIMEOUT=60 ../../$(BUILD)/unit-tests
@@ -77,8 +89,10 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stac
 e2e: $(BUILD)/codebox
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e
 
-mcp-test: $(BUILD)/codebox
-	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) node --test --test-concurrency=1 .
+mcp-test: $(BUILD)/codebox $(BUILD)/codebox-conformance
+	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) \
+	    CODEBOX_CONFORMANCE_BIN=$(abspath $(BUILD)/codebox-conformance) $(SAN_ENV) \
+	    node --test --test-concurrency=1 .
 
 # `make valgrind`: memcheck over a short end-to-end scenario (not in `make test`).
 # A memory error or definite/indirect leak makes codebox exit 99, which the
@@ -156,4 +170,5 @@ fuzz-replay: $(FUZZ_BIN)
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/obj/gateway/main.d $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/obj/gateway/cmd/main.d $(FUZZ_OBJ:.o=.d) \
+           $(BUILD)/obj/tests/mcp/fixtures/gw_mcp_conformance.d

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { HERE, removeDir, startServer, tempDir } from './helpers.js';
+import { CONFORMANCE_BIN, HERE, removeDir, startServer, tempDir } from './helpers.js';
 
 const SUITE = join(HERE, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const BASELINE = join(HERE, 'conformance-baseline.yml');
@@ -56,7 +56,7 @@ describe('MCP conformance suite 0.1.13', () => {
   let outDir;
 
   before(async () => {
-    server = await startServer({ env: { CODEBOX_MCP_CONFORMANCE: '1' } });
+    server = await startServer({ bin: CONFORMANCE_BIN, env: { CODEBOX_MCP_CONFORMANCE: '1' } });
     outDir = tempDir('conformance');
   });
 
@@ -113,7 +113,7 @@ describe('MCP conformance suite 0.1.13', () => {
   });
 
   test('the fixtures are absent without CODEBOX_MCP_CONFORMANCE', { timeout: 30000 }, async () => {
-    const plain = await startServer();
+    const plain = await startServer({ bin: CONFORMANCE_BIN });
     try {
       const dir = join(outDir, 'plain');
       mkdirSync(dir);
@@ -124,4 +124,18 @@ describe('MCP conformance suite 0.1.13', () => {
       await plain.stop();
     }
   });
+
+  test('the production binary has no fixtures, whatever the setting says', { timeout: 30000 },
+    async () => {
+      const prod = await startServer({ env: { CODEBOX_MCP_CONFORMANCE: '1' } });
+      try {
+        const dir = join(outDir, 'prod');
+        mkdirSync(dir);
+        const { results } = await conformance(
+          ['--url', prod.url, '--scenario', 'tools-call-simple-text'], dir);
+        assert.equal(results['tools-call-simple-text'][0].status, 'FAILURE');
+      } finally {
+        await prod.stop();
+      }
+    });
 });

@@ -16,6 +16,11 @@ export const CODEBOX_BIN = process.env.CODEBOX_BIN
   ? resolve(process.env.CODEBOX_BIN)
   : resolve(HERE, '../../build/codebox');
 
+/* The test build with the conformance suite's fixtures (make mcp-test). */
+export const CONFORMANCE_BIN = process.env.CODEBOX_CONFORMANCE_BIN
+  ? resolve(process.env.CODEBOX_CONFORMANCE_BIN)
+  : resolve(HERE, '../../build/codebox-conformance');
+
 export const TOOL_NAMES = [
   'exec_code', 'run_python_code', 'run_javascript_code', 'write_file', 'read_file',
   'list_files', 'list_artifacts', 'session_info', 'list_sessions', 'destroy_session',
@@ -49,12 +54,13 @@ export function removeDir(dir) {
   }
 }
 
-/* Starts `codebox serve --port 0` and resolves when it prints its banner.
+/* Starts `codebox serve --port 0` (bin: another build) and resolves when
+ * it prints its banner.
  * Returns { url, port, proc, stderr(), stop() }; stop() sends SIGTERM
  * and resolves with the exit code. */
-export function startServer({ env = {}, stateDir } = {}) {
+export function startServer({ env = {}, stateDir, bin = CODEBOX_BIN } = {}) {
   const dir = stateDir ?? tempDir('serve');
-  const proc = spawn(CODEBOX_BIN, ['serve', '--port', '0', '--state-dir', dir], {
+  const proc = spawn(bin, ['serve', '--port', '0', '--state-dir', dir], {
     env: codeboxEnv(env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });

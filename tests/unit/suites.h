@@ -20,5 +20,6 @@ Suite *package_policy_suite (void); /* test_package_policy.c */
 Suite *download_suite (void);      /* test_download.c */
 Suite *blob_auth_suite (void);     /* test_blob_auth.c */
 Suite *http_edge_suite (void);     /* test_http_edge.c */
+Suite *execution_suite (void);     /* test_execution.c */
 
 #endif

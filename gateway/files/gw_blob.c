@@ -18,7 +18,7 @@
 
 #include <curl/curl.h>
 
-#include "gw_cli.h"
+#include "gw_version.h"
 #include "gw_path.h"
 #include "gw_url.h"
 

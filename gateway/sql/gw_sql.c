@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gw_error.h"
+#include "gw_sandbox.h"
 #include "gw_server.h"
 #include "gw_session.h"
 #include "gw_sql_conn.h"
@@ -432,4 +433,25 @@ const char *
 gw_sql_server_dsn_shown (const gw_sql_t *self)
 {
     return self->server_dsn_shown;
+}
+
+void
+gw_sql_request_for (gw_sql_request_t *r, gw_server_t *server, gw_session_t *session, char *key,
+           size_t key_len, const char *dsn, const char *query, long max_rows, long timeout)
+{
+    snprintf (key, key_len, "%s/%s", session->tenant, session->id);
+    uid_t uid;
+    gid_t gid;
+    bool owned = gw_sandbox_owner (gw_server_sandbox (server), &uid, &gid);
+    *r = (gw_sql_request_t) {
+        .session_key = key,
+        .dsn = dsn,
+        .query = query,
+        .max_inline_rows = max_rows,
+        .timeout_s = timeout,
+        .input_dir = session->input_dir,
+        .shown_input_dir = session->visible_input,
+        .csv_uid = owned ? (int) uid : -1,
+        .csv_gid = owned ? (int) gid : -1,
+    };
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_cli.h"
+#include "gw_version.h"
 #include "gw_mcp_internal.h"
 #include "gw_session.h"
 #include "jp_random.h"

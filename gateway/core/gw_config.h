@@ -65,7 +65,7 @@
     X (HTTP_IDLE_TIMEOUT, "CODEBOX_HTTP_IDLE_TIMEOUT", "30", INT, "seconds an HTTP connection may sit idle (no request under way) before it is closed") \
     X (ALLOWED_ORIGINS, "CODEBOX_ALLOWED_ORIGINS", "", STR, "comma-separated browser origins (https://app.example.com) that may call the API, with CORS; every other Origin is refused") \
     X (LOG_LEVEL, "CODEBOX_LOG_LEVEL", "info", "debug|info|warn|error", "lowest level of log lines written to stderr") \
-    X (MCP_CONFORMANCE, "CODEBOX_MCP_CONFORMANCE", "0", BOOL, "tests only: offer the MCP conformance fixtures")
+    X (MCP_CONFORMANCE, "CODEBOX_MCP_CONFORMANCE", "0", BOOL, "tests only: offer the MCP conformance fixtures (in the test build build/codebox-conformance; the production binary has none)")
 
 #define GW_SETTING_ID(id, name, def, kind, help) GW_SET_##id,
 typedef enum { GW_SETTINGS (GW_SETTING_ID) GW_SETTING_COUNT } gw_setting_t;

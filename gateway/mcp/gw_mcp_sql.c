@@ -1,6 +1,6 @@
-/* gw_sql_tool: the exec_sql MCP tool and the POST /sql route, on top of
- * gw_sql (which classifies, runs on its worker threads and answers in the
- * loop thread). Rows come back inline when few; otherwise as a CSV under
+/* gw_mcp_sql: the exec_sql MCP tool, on top of gw_sql (which classifies,
+ * runs on its worker threads and answers in the loop thread; POST /sql is
+ * gw_rest_sql.c). Rows come back inline when few; otherwise as a CSV under
  * the session's input/ with the first rows.
  *
  * Threads: the loop thread only. */
@@ -9,32 +9,8 @@
 #include <string.h>
 
 #include "gw_mcp_internal.h"
-#include "gw_rest.h"
-#include "gw_sandbox.h"
 #include "gw_session.h"
 #include "gw_sql.h"
-
-/* Fills a gw_sql request for session. */
-static void
-s_request (gw_sql_request_t *r, gw_server_t *server, gw_session_t *session, char *key,
-           size_t key_len, const char *dsn, const char *query, long max_rows, long timeout)
-{
-    snprintf (key, key_len, "%s/%s", session->tenant, session->id);
-    uid_t uid;
-    gid_t gid;
-    bool owned = gw_sandbox_owner (gw_server_sandbox (server), &uid, &gid);
-    *r = (gw_sql_request_t) {
-        .session_key = key,
-        .dsn = dsn,
-        .query = query,
-        .max_inline_rows = max_rows,
-        .timeout_s = timeout,
-        .input_dir = session->input_dir,
-        .shown_input_dir = session->visible_input,
-        .csv_uid = owned ? (int) uid : -1,
-        .csv_gid = owned ? (int) gid : -1,
-    };
-}
 
 /* A short text rendering of a result: columns, rows as JSON lines, the
  * CSV path when rows went there. New string. */
@@ -122,7 +98,7 @@ s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
                                        ctx->overrides ? ctx->overrides->sql_max_inline_rows : 0);
     gw_sql_request_t r;
     char key[140];
-    s_request (&r, server, session, key, sizeof key, NULL, query, max_rows,
+    gw_sql_request_for (&r, server, session, key, sizeof key, NULL, query, max_rows,
                ctx->overrides ? ctx->overrides->exec_timeout : 0);
     if (gw_sql_query (gw_server_sql (server), &r, s_mcp_done, call) != 0) {
         json_decref (call->id);
@@ -151,54 +127,3 @@ const gw_mcp_tool_t gw_mcp_tool_exec_sql = {
     "\"csv_path\": {\"type\": \"string\"}}}",
     true, s_exec_sql,
 };
-
-/* POST /sql: answers when the query is done. */
-static void
-s_rest_done (json_t *result, void *arg)
-{
-    gw_request_t *req = arg;
-    json_t *error = json_object_get (result, "error");
-    int status = error ? gw_error_http_status (gw_error_from_code (
-                             json_string_value (json_object_get (error, "code"))))
-                       : 200;
-    gw_request_reply_json (req, status, result);
-}
-
-void
-gw_sql_rest_handle (gw_server_t *server, gw_request_t *req)
-{
-    json_error_t jerr;
-    json_t *body = json_loadb (req->body, req->body_len, 0, &jerr);
-    const char *id = json_string_value (json_object_get (body, "session_id"));
-    json_t *query_json = json_object_get (body, "query");
-    const char *query = json_string_value (query_json);
-    json_t *rows = json_object_get (body, "max_inline_rows");
-    if (!body)
-        gw_request_reply_error (req, GW_E_INVALID_JSON, "the body is not valid JSON: %s", jerr.text);
-    else if (!id || !query || strlen (query) != json_string_length (query_json)
-             || (rows && !json_is_null (rows)
-                 && !(json_is_integer (rows) && json_integer_value (rows) > 0)))
-        gw_request_reply_error (req, GW_E_BAD_REQUEST,
-                                "send {\"session_id\": ID, \"query\": SQL, \"max_inline_rows\"?: "
-                                "positive integer}");
-    else if (req->sql_dsn
-             && !gw_config_bool (gw_server_config (server), GW_SET_ALLOW_CLIENT_SQL_DSN))
-        gw_request_reply_error (req, GW_E_BAD_REQUEST,
-                                "X-Codebox-Sql-Dsn is not allowed on this server "
-                                "(CODEBOX_ALLOW_CLIENT_SQL_DSN=0)");
-    else {
-        gw_session_t *session = gw_rest_session_or_reply (server, req, id);
-        if (session) {
-            long max_rows = gw_caller_clamp (
-                json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
-                req->overrides.sql_max_inline_rows);
-            gw_sql_request_t r;
-            char key[140];
-            s_request (&r, server, session, key, sizeof key, req->sql_dsn, query, max_rows,
-                       req->overrides.exec_timeout);
-            if (gw_sql_query (gw_server_sql (server), &r, s_rest_done, req) != 0)
-                gw_request_reply_error (req, GW_E_INTERNAL, "the SQL workers are not running");
-        }
-    }
-    json_decref (body);
-}

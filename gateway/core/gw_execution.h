@@ -54,6 +54,11 @@ void gw_execution_set_output_handler (gw_execution_t *self, gw_output_fn *fn, vo
  * execution runs) and marks it running. Returns 0 or a negative code. */
 int gw_execution_start (gw_execution_t *self, ks_kernel_t *kernel);
 
+/* Marks it running for the execute_request msg_id sent to kernel (what
+ * gw_execution_start does after sending; kernel may be NULL in tests:
+ * nothing is sent back then). */
+void gw_execution_running (gw_execution_t *self, const char *msg_id, ks_kernel_t *kernel);
+
 /* Offers one message from kernel. Returns true if it belonged to this
  * execution (its parent is our request). */
 bool gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg_t *msg);

@@ -27,7 +27,7 @@
 
 #include <curl/curl.h>
 
-#include "gw_cli.h"
+#include "gw_version.h"
 #include "gw_fs.h"
 #include "gw_server.h"
 #include "jp_time.h"

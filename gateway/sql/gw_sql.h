@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "gw_config.h"
+#include "gw_session.h"
 
 typedef struct gw_server gw_server_t;
 typedef struct gw_sql gw_sql_t;
@@ -82,5 +83,12 @@ void gw_sql_close_session (gw_sql_t *self, const char *session_key);
 
 /* The server's DSN redacted for display ("" when none), e.g. for logs. */
 const char *gw_sql_server_dsn_shown (const gw_sql_t *self);
+
+/* Fills r for a query in session (its key written into key: the
+ * connection is per session): the CSV folder and, when kernels run as
+ * another user, its owner. dsn NULL: the server's database. */
+void gw_sql_request_for (gw_sql_request_t *r, gw_server_t *server, gw_session_t *session,
+                         char *key, size_t key_len, const char *dsn, const char *query,
+                         long max_rows, long timeout);
 
 #endif

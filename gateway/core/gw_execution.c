@@ -88,15 +88,23 @@ gw_execution_start (gw_execution_t *self, ks_kernel_t *kernel)
                                            an error would only abort the next
                                            request, sent right after */
                                         "stop_on_error", 0));
-    snprintf (self->msg_id, sizeof self->msg_id, "%s", jp_msg_id (msg));
+    char msg_id[64];
+    snprintf (msg_id, sizeof msg_id, "%s", jp_msg_id (msg));
     int rc = ks_kernel_send (kernel, JP_CHANNEL_SHELL, msg);
     jp_msg_destroy (&msg);
     if (rc)
         return rc;
+    gw_execution_running (self, msg_id, kernel);
+    return 0;
+}
+
+void
+gw_execution_running (gw_execution_t *self, const char *msg_id, ks_kernel_t *kernel)
+{
+    snprintf (self->msg_id, sizeof self->msg_id, "%s", msg_id);
     self->kernel = kernel;
     self->status = GW_EXEC_RUNNING;
     self->started_ms = jp_time_now_ms ();
-    return 0;
 }
 
 /* Writes the open stream's text into its item. */
@@ -421,7 +429,7 @@ s_maybe_finish (gw_execution_t *self)
 static void
 s_on_input_request (gw_execution_t *self, const jp_msg_t *request)
 {
-    jp_msg_t *reply = ks_kernel_msg_new (self->kernel, "input_reply");
+    jp_msg_t *reply = self->kernel ? ks_kernel_msg_new (self->kernel, "input_reply") : NULL;
     if (!reply)
         return;
     jp_msg_set_parent (reply, request);
@@ -515,7 +523,8 @@ gw_execution_settle (gw_execution_t *self, int64_t now)
         s_maybe_finish (self);
         return;
     }
-    jp_msg_t *probe = ks_kernel_msg_new (self->kernel, "kernel_info_request");
+    jp_msg_t *probe = self->kernel ? ks_kernel_msg_new (self->kernel, "kernel_info_request")
+                                   : NULL;
     if (probe && ks_kernel_send (self->kernel, JP_CHANNEL_SHELL, probe) == 0)
         snprintf (self->probe_id, sizeof self->probe_id, "%s", jp_msg_id (probe));
     jp_msg_destroy (&probe);

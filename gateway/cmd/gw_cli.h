@@ -6,7 +6,7 @@
 
 #include "gw_config.h"
 
-#define CODEBOX_VERSION "0.1.0"
+#include "gw_version.h"
 
 /* Exit codes of the commands. */
 enum {

@@ -143,7 +143,10 @@ void gw_mcp_log (gw_mcp_ctx_t *ctx, const char *level, const char *text);
 
 /* Conformance fixtures (CODEBOX_MCP_CONFORMANCE=1 only): adds the
  * fixture tools to tools; runs one (NULL when name is not a fixture);
- * adds the fixture resources, templates and prompts. */
+ * adds the fixture resources, templates and prompts. The fixtures exist
+ * only in the test build build/codebox-conformance
+ * (tests/mcp/fixtures/); the production binary has the empty ones of
+ * gw_mcp_fixtures.c. */
 void gw_mcp_conformance_tools (json_t *tools);
 json_t *gw_mcp_conformance_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args);
 void gw_mcp_conformance_resources (json_t *resources, json_t *templates);
