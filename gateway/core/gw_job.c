@@ -20,26 +20,49 @@ gw_jobs_new (void)
     return calloc (1, sizeof (gw_jobs_t));
 }
 
-/* Answers every waiter of job with the results (finished) or an error. */
+/* Takes every observer off job and tells each event. */
 static void
-s_answer_waiters (gw_job_t *job, bool shutting_down)
+s_tell_all (gw_job_t *job, gw_job_event_t event)
 {
-    gw_request_t *w = job->waiters;
-    job->waiters = NULL;
-    while (w) {
-        gw_request_t *next = w->next;
-        if (shutting_down)
-            gw_request_reply_error (w, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
-        else
-            gw_request_reply_json (w, 200, gw_job_results_json (job));
-        w = next;
+    gw_job_observer_t *o = job->observers;
+    job->observers = NULL;
+    while (o) {
+        gw_job_observer_t *next = o->next;
+        o->next = NULL;
+        o->fn (job, event, NULL, o);
+        o = next;
     }
+}
+
+void
+gw_job_observe (gw_job_t *job, gw_job_observer_t *observer)
+{
+    observer->next = job->observers;
+    job->observers = observer;
+}
+
+void
+gw_job_unobserve (gw_job_t *job, gw_job_observer_t *observer)
+{
+    for (gw_job_observer_t **link = &job->observers; *link; link = &(*link)->next)
+        if (*link == observer) {
+            *link = observer->next;
+            observer->next = NULL;
+            return;
+        }
+}
+
+void
+gw_job_output (gw_job_t *job, json_t *item)
+{
+    for (gw_job_observer_t *o = job->observers; o; o = o->next)
+        o->fn (job, GW_JOB_OUTPUT, item, o);
 }
 
 static void
 s_job_free (gw_job_t *job)
 {
-    s_answer_waiters (job, true);
+    s_tell_all (job, GW_JOB_SHUTDOWN);
     gw_execution_destroy (&job->exec);
     gw_snapshot_destroy (&job->before);
     json_decref (job->new_artifacts);
@@ -139,7 +162,7 @@ gw_jobs_expire (gw_jobs_t *self, int64_t now)
         bool drop = gw_job_finished (job)
             && (job->transient || now - job->finished_ms > GW_JOB_KEEP_MS
                 || self->n - (i - kept) > GW_JOBS_MAX || i < oldest_kept);
-        if (drop && !job->waiters) {
+        if (drop && !job->observers) {
             freed += s_job_bytes (job);
             s_job_free (job);
         } else
@@ -163,32 +186,28 @@ gw_jobs_expire_waits (gw_jobs_t *self, int64_t now)
     int64_t next = -1;
     for (size_t i = 0; i < self->n; i++) {
         gw_job_t *job = self->items[i];
-        gw_request_t **link = &job->waiters;
+        gw_job_observer_t **link = &job->observers;
         while (*link) {
-            gw_request_t *w = *link;
-            if (w->wait_until <= now) {
-                *link = w->next;
-                json_t *body = json_pack ("{s:{s:s, s:s}, s:s, s:s}", "error", "code",
-                                          gw_error_code (GW_E_NOT_FINISHED), "message",
-                                          "the execution has not finished yet; ask again",
-                                          "request_id", job->id, "status",
-                                          gw_exec_status_name (job->status));
-                gw_request_reply_json (w, 409, body);
+            gw_job_observer_t *o = *link;
+            if (o->until_ms > 0 && o->until_ms <= now) {
+                *link = o->next;
+                o->next = NULL;
+                o->fn (job, GW_JOB_WAIT_OVER, NULL, o);
                 continue;
             }
-            if (next < 0 || w->wait_until < next)
-                next = w->wait_until;
-            link = &w->next;
+            if (o->until_ms > 0 && (next < 0 || o->until_ms < next))
+                next = o->until_ms;
+            link = &o->next;
         }
     }
     return next;
 }
 
 void
-gw_jobs_fail_all_waiters (gw_jobs_t *self)
+gw_jobs_shutdown (gw_jobs_t *self)
 {
     for (size_t i = 0; i < self->n; i++)
-        s_answer_waiters (self->items[i], true);
+        s_tell_all (self->items[i], GW_JOB_SHUTDOWN);
 }
 
 void
@@ -201,11 +220,7 @@ gw_job_finish (gw_job_t *job, gw_exec_status_t status)
     job->finished_ms = jp_time_now_ms ();
     free (job->code);           /* a queue of big cells must not outlive it */
     job->code = NULL;
-    s_answer_waiters (job, false);
-    gw_job_observer_fn *observer = job->observer;
-    job->observer = NULL;
-    if (observer)
-        observer (job, GW_JOB_FINISHED, NULL, job->observer_arg);
+    s_tell_all (job, GW_JOB_FINISHED);
 }
 
 json_t *

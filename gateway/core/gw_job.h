@@ -1,6 +1,6 @@
 /* gw_job: one execution request as clients see it: its request_id, the
  * session it runs in, its status from queued to an end, its execution
- * (outputs), its new artifacts, and the long polls waiting for it; and the
+ * (outputs), its new artifacts, and who watches it (observers); and the
  * bounded store of all of them (finished ones are dropped after an hour or
  * when more than GW_JOBS_MAX are kept, then their id answers 404).
  *
@@ -23,11 +23,29 @@
 typedef struct gw_session gw_session_t;
 typedef struct gw_job gw_job_t;
 
-typedef enum { GW_JOB_OUTPUT, GW_JOB_FINISHED } gw_job_event_t;
+/* What an observer is told: each output (item borrowed), then one of the
+ * ends, after which it is off the job's list: the job finished, the
+ * observer's own wait ran out (until_ms), or the server shuts down (or the
+ * job is dropped from the store). */
+typedef enum {
+    GW_JOB_OUTPUT,
+    GW_JOB_FINISHED,
+    GW_JOB_WAIT_OVER,
+    GW_JOB_SHUTDOWN,
+} gw_job_event_t;
 
-/* Told of each output (item borrowed) and of the end (item NULL). */
+typedef struct gw_job_observer gw_job_observer_t;
 typedef void (gw_job_observer_fn) (gw_job_t *job, gw_job_event_t event, json_t *item,
-                                   void *arg);
+                                   gw_job_observer_t *observer);
+
+/* One watcher of a job: a REST long poll, an MCP call, a package install.
+ * The observer's memory is its owner's; the job links it. */
+struct gw_job_observer {
+    gw_job_observer_fn *fn;
+    void *arg;                  /* the owner's */
+    int64_t until_ms;           /* > 0: told GW_JOB_WAIT_OVER at that time */
+    gw_job_observer_t *next;    /* the job's list */
+};
 
 struct gw_job {
     char id[40];
@@ -43,11 +61,9 @@ struct gw_job {
     bool kernel_restarted;
     json_t *new_artifacts;
     gw_snapshot_t *before;
-    gw_request_t *waiters;      /* long polls, linked by ->next */
-    gw_job_observer_fn *observer;   /* an MCP call watching it, or NULL */
+    gw_job_observer_t *observers;   /* long polls, MCP calls, installs */
     bool transient;             /* nobody will ask for it once finished (MCP):
                                    dropped at the next expiry pass */
-    void *observer_arg;
     gw_job_t *next_queued;
     bool held;                  /* the kernel is done; a feature holds its end
                                    (gw_server_end_job) */
@@ -81,15 +97,24 @@ void gw_jobs_set_max_bytes (gw_jobs_t *self, size_t max_bytes);
 /* Forgets session in every job that points at it (the session is going). */
 void gw_jobs_detach_session (gw_jobs_t *self, const gw_session_t *session);
 
-/* Answers long polls whose wait ran out (409 with the status). Returns the
- * earliest remaining wait deadline, or -1. */
+/* Tells the observers whose wait ran out (GW_JOB_WAIT_OVER). Returns the
+ * earliest remaining wait, or -1. */
 int64_t gw_jobs_expire_waits (gw_jobs_t *self, int64_t now);
 
-/* Completes every waiting long poll of every job with 503 (shutdown). */
-void gw_jobs_fail_all_waiters (gw_jobs_t *self);
+/* Tells every observer of every job GW_JOB_SHUTDOWN. */
+void gw_jobs_shutdown (gw_jobs_t *self);
+
+/* Adds observer to job (fn and arg set; until_ms 0 or a time). */
+void gw_job_observe (gw_job_t *job, gw_job_observer_t *observer);
+
+/* Takes observer off job's list, if it is on it. */
+void gw_job_unobserve (gw_job_t *job, gw_job_observer_t *observer);
+
+/* Tells every observer of an output item (borrowed). */
+void gw_job_output (gw_job_t *job, json_t *item);
 
 /* Marks job finished with status (its execution, if any, is ended), and
- * answers its long polls with the results. */
+ * tells its observers. */
 void gw_job_finish (gw_job_t *job, gw_exec_status_t status);
 
 /* {"request_id","status"} (new). */

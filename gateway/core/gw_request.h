@@ -55,7 +55,6 @@ struct gw_request {
     gw_request_complete_fn *complete;
     void *transport;            /* the transport's own state */
     gw_request_t *next;         /* mailbox and waiting lists */
-    int64_t wait_until;         /* long poll deadline (ms), 0 = none */
     /* the client's socket while the request waits (HTTP): looked at, never
        read, to notice a client that left */
     bool has_client_fd;

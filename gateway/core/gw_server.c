@@ -364,7 +364,7 @@ gw_server_run (gw_server_t *self)
         gw_session_destroy (&self->sessions[i], false);
     self->n_sessions = 0;
     gw_pool_destroy (&self->pool);
-    gw_jobs_fail_all_waiters (self->jobs);
+    gw_jobs_shutdown (self->jobs);
     return 0;
 }
 

@@ -220,8 +220,7 @@ s_on_job_output (gw_execution_t *exec, json_t *item, void *arg)
 {
     (void) exec;
     gw_job_t *job = arg;
-    if (job->observer)
-        job->observer (job, GW_JOB_OUTPUT, item, job->observer_arg);
+    gw_job_output (job, item);
 }
 
 /* Fails everything queued (the kernel cannot run it). */
@@ -571,4 +570,11 @@ gw_session_json (const gw_session_t *self, bool with_limits)
             json_object_set_new (json, "error", json_string (self->error));
     }
     return json;
+}
+
+void
+gw_session_end_later (gw_session_t *self)
+{
+    if (!self->destroying)
+        self->doomed = true;    /* the server removes it at the end of the turn */
 }

@@ -90,6 +90,10 @@ bool gw_session_queue_full (const gw_session_t *self, size_t code_len, char *why
 /* Cancels a queued job at once, or interrupts a running one. */
 void gw_session_cancel (gw_session_t *self, gw_job_t *job);
 
+/* Ends the session after this loop turn (a handler or a kernel callback
+ * must not free it under its caller); nothing when it is already ending. */
+void gw_session_end_later (gw_session_t *self);
+
 /* Keeps req waiting for the first start (answered through on_started). */
 void gw_session_wait_started (gw_session_t *self, gw_request_t *req);
 

@@ -33,8 +33,8 @@ gw_mcp_new (gw_server_t *server)
 static void
 s_call_free (gw_mcp_call_t *call)
 {
-    if (call->job && call->job->observer_arg == call)
-        call->job->observer = NULL;
+    if (call->job)
+        gw_job_unobserve (call->job, &call->watch);
     json_decref (call->id);
     json_decref (call->progress_token);
     free (call->pending);
@@ -478,9 +478,9 @@ s_flush_progress (gw_mcp_call_t *call)
 /* Follows an execution for a call: progress while it runs, the response
  * when it ends. */
 static void
-s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
+s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *watch)
 {
-    gw_mcp_call_t *call = arg;
+    gw_mcp_call_t *call = watch->arg;
     gw_mcp_t *self = call->mcp;
     if (event == GW_JOB_OUTPUT) {
         if (!call->progress_token || !call->reply || !call->reply->can_stream)
@@ -505,6 +505,10 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
             s_flush_progress (call);
         return;
     }
+    if (event != GW_JOB_FINISHED) {
+        call->job = NULL;   /* shutdown: gw_mcp_destroy ends the call */
+        return;
+    }
     /* finished: its result goes out now; nobody asks for it later */
     job->transient = true;
     call->job = NULL;
@@ -518,7 +522,7 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
         call->reply = NULL;
     }
     if (call->oneshot && job->session)
-        job->session->doomed = true;    /* ended by the loop after this turn */
+        gw_session_end_later (job->session);
     s_call_free (call);
 }
 
@@ -531,8 +535,8 @@ gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot)
     call->job = job;
     call->oneshot = oneshot;
     gw_mcp_call_attach (call, ctx);
-    job->observer = s_on_job;
-    job->observer_arg = call;
+    call->watch = (gw_job_observer_t) {.fn = s_on_job, .arg = call};
+    gw_job_observe (job, &call->watch);
     return call;
 }
 

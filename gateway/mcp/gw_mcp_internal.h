@@ -32,6 +32,7 @@ struct gw_mcp_call {
     json_t *progress_token;
     gw_mcp_reply_t *reply;      /* NULL once ended */
     gw_job_t *job;
+    gw_job_observer_t watch;    /* on job's observers while it runs */
     bool oneshot;               /* end the session when done */
     bool cancelled;
     void (*on_cancel) (void *arg);  /* told when the call is cancelled (no job) */

@@ -44,7 +44,8 @@ struct s_op {
     gw_server_t *server;
     gw_job_t *job;              /* the setup snippet; job->session is NULL once
                                    the session is gone */
-    gw_request_t sentinel;      /* a long poll on job while the installer runs */
+    gw_job_observer_t watch;    /* on job's observers until answered: the
+                                   gateway's shutdown or the snippet's end */
     s_stage_t stage;
     gw_installer_t work;
     gw_package_policy_t *policy;
@@ -150,16 +151,11 @@ gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *req
 
 /* ---- ops ---------------------------------------------------------------- */
 
-/* Takes the sentinel off the job's long polls. */
+/* Takes the op off its job's observers. */
 static void
 s_unwait (s_op_t *op)
 {
-    for (gw_request_t **link = &op->job->waiters; *link; link = &(*link)->next)
-        if (*link == &op->sentinel) {
-            *link = op->sentinel.next;
-            op->sentinel.next = NULL;
-            return;
-        }
+    gw_job_unobserve (op->job, &op->watch);
 }
 
 static void
@@ -186,7 +182,6 @@ s_op_free (s_op_t *op)
         close (op->work.cancel_fd);
     gw_package_policy_destroy (&op->policy);
     json_decref (op->result);
-    json_decref (op->sentinel.json);
     free (op);
 }
 
@@ -206,7 +201,6 @@ s_answer (s_op_t *op, json_t *result, bool keep)
 {
     s_unlink (op);
     s_unwait (op);
-    op->job->observer = NULL;
     op->job->transient = true;  /* nobody asks for the snippet's results */
     if (!gw_job_finished (op->job))
         gw_job_finish (op->job, GW_EXEC_CANCELLED);
@@ -234,12 +228,8 @@ s_answer (s_op_t *op, json_t *result, bool keep)
 
 /* The setup snippet ended: the install is answered. */
 static void
-s_on_setup (gw_job_t *job, gw_job_event_t event, json_t *item, void *arg)
+s_on_setup (gw_job_t *job, s_op_t *op)
 {
-    (void) item;
-    if (event != GW_JOB_FINISHED)
-        return;
-    s_op_t *op = arg;
     json_t *result = op->result;
     op->result = NULL;
     if (job->status != GW_EXEC_COMPLETED) {
@@ -298,7 +288,6 @@ s_deliver (gw_server_t *server, void *arg)
         s_op_free (op);
         return;
     }
-    s_unwait (op);
     json_t *result = op->result;
     op->result = NULL;
     gw_session_t *session = op->job->session;
@@ -312,9 +301,7 @@ s_deliver (gw_server_t *server, void *arg)
         s_answer (op, result, false);
     else {
         op->result = result;
-        op->stage = S_SETUP;
-        op->job->observer = s_on_setup;
-        op->job->observer_arg = op;
+        op->stage = S_SETUP;   /* its watch now waits for the snippet's end */
         gw_session_enqueue (session, op->job);
     }
 }
@@ -334,18 +321,29 @@ s_worker_main (void *arg)
     return NULL;
 }
 
-/* The long poll on the job was answered: the gateway is shutting down
- * (or the job store is going). Stops the installer and answers now,
- * while the client's connection still exists. */
+/* What the op's job tells it: the snippet's end once queued (S_SETUP);
+ * before that, the gateway's shutdown (or the job's end some other way):
+ * the installer is stopped and the client answered while its connection
+ * still exists. */
 static void
-s_sentinel_complete (gw_request_t *req)
+s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *watch)
 {
-    s_op_t *op = (s_op_t *) ((char *) req - offsetof (s_op_t, sentinel));
-    json_decref (req->json);
-    req->json = NULL;
-    s_stopping = true;
+    (void) item;
+    s_op_t *op = watch->arg;
+    if (event == GW_JOB_OUTPUT)
+        return;
+    if (event == GW_JOB_FINISHED && op->stage == S_SETUP) {
+        s_on_setup (job, op);
+        return;
+    }
+    bool shutdown = event == GW_JOB_SHUTDOWN;
+    if (shutdown)
+        s_stopping = true;
     json_t *result = json_pack ("{s:[], s:[]}", "installed", "refused");
-    s_fail (result, "shutting_down", "the gateway is shutting down; nothing was installed");
+    if (shutdown)
+        s_fail (result, "shutting_down", "the gateway is shutting down; nothing was installed");
+    else
+        s_fail (result, "session_ended", "the install was cancelled; nothing was installed");
     if (op->stage != S_RUNNING) {
         s_answer (op, result, false);
         return;
@@ -564,10 +562,8 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
         s_op_free (op);
         return -ENOMEM;
     }
-    op->sentinel.complete = s_sentinel_complete;
-    op->sentinel.wait_until = INT64_MAX / 4;
-    snprintf (op->sentinel.method, sizeof op->sentinel.method, "PKG");
-    op->job->waiters = &op->sentinel;
+    op->watch = (gw_job_observer_t) {.fn = s_on_job, .arg = op};
+    gw_job_observe (op->job, &op->watch);
     op->started_ms = jp_time_now_ms ();
     s_op_t **tail = &s_ops;
     while (*tail)
@@ -630,8 +626,8 @@ static void
 s_rest_drop_session (s_rest_t *r)
 {
     gw_session_t *session = gw_server_find_session (r->server, r->id, r->tenant);
-    if (session && !session->destroying)
-        session->doomed = true;
+    if (session)
+        gw_session_end_later (session);
 }
 
 /* One line per refused requirement. */

@@ -73,8 +73,7 @@ s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
     }
     gw_request_reply_error (req, GW_E_KERNEL_START_FAILED, "the kernel failed to start: %s",
                             session->error);
-    if (!session->destroying)
-        session->doomed = true;     /* removed by the loop after this turn */
+    gw_session_end_later (session);
 }
 
 static void
@@ -179,6 +178,28 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
                                                 "queued"));
 }
 
+/* A long poll on a job: answered with the results when it finishes, 409
+ * with the status when the wait runs out, 503 at shutdown. */
+static void
+s_long_poll (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *poll)
+{
+    (void) item;
+    gw_request_t *req = poll->arg;
+    if (event == GW_JOB_OUTPUT)
+        return;
+    if (event == GW_JOB_FINISHED)
+        gw_request_reply_json (req, 200, gw_job_results_json (job));
+    else if (event == GW_JOB_WAIT_OVER)
+        gw_request_reply_json (req, 409, json_pack ("{s:{s:s, s:s}, s:s, s:s}", "error", "code",
+                                                    gw_error_code (GW_E_NOT_FINISHED),
+                                                    "message", "the execution has not finished "
+                                                    "yet; ask again", "request_id", job->id,
+                                                    "status", gw_exec_status_name (job->status)));
+    else
+        gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
+    free (poll);
+}
+
 /* GET /execute/{rid}/results: the results, a long poll, or 409. */
 static void
 s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
@@ -198,9 +219,14 @@ s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
         }
         if (seconds > MAX_WAIT_SECONDS)
             seconds = MAX_WAIT_SECONDS;
-        req->wait_until = jp_time_now_ms () + (int64_t) (seconds * 1000);
-        req->next = job->waiters;
-        job->waiters = req;
+        gw_job_observer_t *poll = calloc (1, sizeof *poll);
+        if (!poll) {
+            gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+            return;
+        }
+        *poll = (gw_job_observer_t) {.fn = s_long_poll, .arg = req,
+                                     .until_ms = jp_time_now_ms () + (int64_t) (seconds * 1000)};
+        gw_job_observe (job, poll);
         return;
     }
     gw_request_reply_json (req, 409,
