@@ -9,6 +9,8 @@ only the headers of the layers below its own:
 
 A transport may use the features and the HTTP edge; a feature only the
 core; the core nothing above it (protocol/ and kernelspec/ are below all).
+A header named *_internal.h is its folder's own: no other folder includes
+it (the core's session and job structs are opaque above the core).
 Exits 1 and names each include that breaks the rule."""
 import os
 import re
@@ -48,7 +50,10 @@ def main(root):
             text = f.read()
         for header in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
             target = where.get(os.path.basename(header))
-            if target and target not in ALLOWED[layer]:
+            if target and header.endswith("_internal.h") and target != layer:
+                bad.append("%s (%s) includes %s, private to %s" % (os.path.relpath(path, root),
+                                                                layer, header, target))
+            elif target and target not in ALLOWED[layer]:
                 bad.append("%s (%s) includes %s (%s)" % (os.path.relpath(path, root), layer,
                                                         header, target))
     for line in bad:

@@ -1,6 +1,6 @@
 /* gw_job: execution records, their results and their long polls.
  * Threads: the loop thread only. */
-#include "gw_job.h"
+#include "gw_job_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -260,4 +260,52 @@ gw_job_results_json (gw_job_t *job)
     if (result && job->exec && gw_execution_truncated (job->exec))
         json_object_set_new (result, "truncated", json_true ());
     return result;
+}
+
+const char *
+gw_job_id (const gw_job_t *job)
+{
+    return job->id;
+}
+
+const char *
+gw_job_session_id (const gw_job_t *job)
+{
+    return job->session_id;
+}
+
+gw_session_t *
+gw_job_session (const gw_job_t *job)
+{
+    return job->session;
+}
+
+gw_exec_status_t
+gw_job_status (const gw_job_t *job)
+{
+    return job->status;
+}
+
+gw_execution_t *
+gw_job_execution (const gw_job_t *job)
+{
+    return job->exec;
+}
+
+bool
+gw_job_kernel_restarted (const gw_job_t *job)
+{
+    return job->kernel_restarted;
+}
+
+json_t *
+gw_job_new_artifacts (const gw_job_t *job)
+{
+    return job->new_artifacts;
+}
+
+void
+gw_job_set_transient (gw_job_t *job)
+{
+    job->transient = true;
 }

@@ -47,31 +47,22 @@ struct gw_job_observer {
     gw_job_observer_t *next;    /* the job's list */
 };
 
-struct gw_job {
-    char id[40];
-    char session_id[65];
-    char tenant[65];
-    gw_session_t *session;      /* NULL once the session is gone */
-    char *code;
-    gw_execution_t *exec;       /* made when it starts */
-    gw_exec_status_t status;
-    gw_exec_status_t stop_as;   /* TIMEOUT or CANCELLED once asked to stop */
-    long timeout_ms;
-    int64_t created_ms, deadline_ms, grace_ms, finished_ms;
-    bool kernel_restarted;
-    json_t *new_artifacts;
-    gw_snapshot_t *before;
-    gw_job_observer_t *observers;   /* long polls, MCP calls, installs */
-    bool transient;             /* nobody will ask for it once finished (MCP):
-                                   dropped at the next expiry pass */
-    gw_job_t *next_queued;
-    bool held;                  /* the kernel is done; a feature holds its end
-                                   (gw_server_end_job) */
-    long messages;              /* kernel messages fed to its execution */
-    long long bytes;            /* and their bytes, every frame */
-    long long cpu_start_ns;     /* the kernel's CPU time when it started */
-    int64_t cpu_check_ms;       /* next look at its CPU time, 0 = none */
-};
+/* What a job is, for every layer (the struct is core-private:
+ * gw_job_internal.h). */
+const char *gw_job_id (const gw_job_t *job);
+const char *gw_job_session_id (const gw_job_t *job);
+/* Its session, or NULL once the session is gone. */
+gw_session_t *gw_job_session (const gw_job_t *job);
+gw_exec_status_t gw_job_status (const gw_job_t *job);
+/* Its execution (outputs), NULL until it started. */
+gw_execution_t *gw_job_execution (const gw_job_t *job);
+bool gw_job_kernel_restarted (const gw_job_t *job);
+/* The new or changed files of output/ it made (borrowed; NULL until it
+ * finished). */
+json_t *gw_job_new_artifacts (const gw_job_t *job);
+/* Nobody will ask for it once finished (MCP): dropped at the next
+ * expiry pass. */
+void gw_job_set_transient (gw_job_t *job);
 
 typedef struct gw_jobs gw_jobs_t;
 

@@ -1,5 +1,7 @@
 /* gw_session: a session's kernel, folder and job queue. Loop thread only. */
-#include "gw_session.h"
+#include "gw_session_internal.h"
+
+#include "gw_job_internal.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -577,4 +579,100 @@ gw_session_end_later (gw_session_t *self)
 {
     if (!self->destroying)
         self->doomed = true;    /* the server removes it at the end of the turn */
+}
+
+const char *
+gw_session_id (const gw_session_t *self)
+{
+    return self->id;
+}
+
+const char *
+gw_session_tenant (const gw_session_t *self)
+{
+    return self->tenant;
+}
+
+const ks_spec_t *
+gw_session_spec (const gw_session_t *self)
+{
+    return self->spec;
+}
+
+gw_server_t *
+gw_session_server (const gw_session_t *self)
+{
+    return self->server;
+}
+
+const gw_limits_t *
+gw_session_limits (const gw_session_t *self)
+{
+    return &self->limits;
+}
+
+int64_t
+gw_session_created_ms (const gw_session_t *self)
+{
+    return self->created_ms;
+}
+
+const char *
+gw_session_error (const gw_session_t *self)
+{
+    return self->error;
+}
+
+const char *
+gw_session_workdir (const gw_session_t *self)
+{
+    return self->workdir;
+}
+
+const char *
+gw_session_input_dir (const gw_session_t *self)
+{
+    return self->input_dir;
+}
+
+const char *
+gw_session_output_dir (const gw_session_t *self)
+{
+    return self->output_dir;
+}
+
+const char *
+gw_session_visible_workdir (const gw_session_t *self)
+{
+    return self->visible_workdir;
+}
+
+const char *
+gw_session_visible_input (const gw_session_t *self)
+{
+    return self->visible_input;
+}
+
+const char *
+gw_session_visible_output (const gw_session_t *self)
+{
+    return self->visible_output;
+}
+
+bool
+gw_session_ephemeral (const gw_session_t *self)
+{
+    return self->ephemeral;
+}
+
+void
+gw_session_set_ephemeral (gw_session_t *self)
+{
+    self->ephemeral = true;
+}
+
+void
+gw_session_set_on_started (gw_session_t *self, gw_session_started_fn *fn)
+{
+    self->on_started = fn;
 }

@@ -32,35 +32,30 @@ typedef struct {
  * kernel is ready (ok) or failed (ok false; gw_session_error says why). */
 typedef void (gw_session_started_fn) (gw_session_t *session, gw_request_t *req, bool ok);
 
-struct gw_session {
-    char id[65];
-    char tenant[65];
-    char workdir[1024];
-    char input_dir[1040];
-    char output_dir[1040];
-    /* the same three as kernel code sees them (differ under the sandbox) */
-    char visible_workdir[1024];
-    char visible_input[1040];
-    char visible_output[1040];
-    ks_spec_t *spec;
-    ks_kernel_t *kernel;
-    gw_server_t *server;
-    gw_limits_t limits;
-    int64_t created_ms, last_used_ms;
-    gw_job_t *queue_head, *queue_tail;
-    gw_job_t *running;
-    gw_request_t *start_waiters;
-    gw_session_started_fn *on_started;
-    bool ever_ready;
-    bool restart_pending;       /* the kernel must be replaced (in tick) */
-    bool starting_again;        /* a replaced kernel is not ready yet */
-    bool failed;                /* the kernel could not be (re)started */
-    bool destroying;            /* gw_session_destroy is running */
-    bool ephemeral;             /* a one-shot run's session: not listed */
-    bool doomed;                /* to be removed by the loop after this turn */
-    int restarts;
-    char error[1024];
-};
+/* What a session is, for every layer (the struct is core-private:
+ * gw_session_internal.h). Strings are borrowed and live as long as the
+ * session. */
+const char *gw_session_id (const gw_session_t *self);
+const char *gw_session_tenant (const gw_session_t *self);
+const ks_spec_t *gw_session_spec (const gw_session_t *self);
+gw_server_t *gw_session_server (const gw_session_t *self);
+const gw_limits_t *gw_session_limits (const gw_session_t *self);
+int64_t gw_session_created_ms (const gw_session_t *self);
+/* Why the kernel failed or died, "" when it did not. */
+const char *gw_session_error (const gw_session_t *self);
+/* The folders on the host, and as kernel code sees them (they differ
+ * under the sandbox). */
+const char *gw_session_workdir (const gw_session_t *self);
+const char *gw_session_input_dir (const gw_session_t *self);
+const char *gw_session_output_dir (const gw_session_t *self);
+const char *gw_session_visible_workdir (const gw_session_t *self);
+const char *gw_session_visible_input (const gw_session_t *self);
+const char *gw_session_visible_output (const gw_session_t *self);
+/* A one-shot run's session: listed by no one. */
+bool gw_session_ephemeral (const gw_session_t *self);
+void gw_session_set_ephemeral (gw_session_t *self);
+/* Who answers the requests waiting for the first start. */
+void gw_session_set_on_started (gw_session_t *self, gw_session_started_fn *fn);
 
 /* Makes the folders and starts the kernel of spec (stolen). NULL with a
  * sentence in err when the folder cannot be made or the kernel launched. */

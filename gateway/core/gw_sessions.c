@@ -2,6 +2,8 @@
  * transport. Threads: the loop thread only. */
 #include "gw_sessions.h"
 
+#include "gw_session_internal.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

@@ -87,8 +87,8 @@ static const char *
 s_rel (const gw_session_t *s, json_t *item)
 {
     const char *path = json_string_value (json_object_get (item, "path"));
-    size_t prefix = strlen (s->visible_workdir);
-    if (!path || strncmp (path, s->visible_workdir, prefix) != 0 || path[prefix] != '/')
+    size_t prefix = strlen (gw_session_visible_workdir (s));
+    if (!path || strncmp (path, gw_session_visible_workdir (s), prefix) != 0 || path[prefix] != '/')
         return NULL;
     return path + prefix + 1;
 }
@@ -118,7 +118,7 @@ s_finish (gw_artifact_upload_t *self, s_state_t *st, s_held_t *held)
     gw_job_t *job = held->job;
     gw_exec_status_t status = held->finish_as;
     free (held);
-    gw_server_annotate (self->server, st->session, job->new_artifacts);
+    gw_server_annotate (self->server, st->session, gw_job_new_artifacts (job));
     gw_job_finish (job, status);
 }
 
@@ -130,12 +130,12 @@ s_done (gw_server_t *server, void *arg)
     s_owner_t *o = u->arg;
     gw_artifact_upload_t *self = o->self;
     gw_session_t *s = gw_server_find_session (server, o->session, o->tenant);
-    s_state_t *st = s && s->created_ms == o->created_ms && gw_server_has_hooks (server, &s_hooks,
+    s_state_t *st = s && gw_session_created_ms (s) == o->created_ms && gw_server_has_hooks (server, &s_hooks,
                                                                               self)
                     ? s_state (self, s, false) : NULL;
     if (st) {
         jp_log_warn ("blob event=%s session=%s path=%s bytes=%lld%s%s%s",
-                 u->ok ? "uploaded" : "failed", s->id, o->rel, u->size,
+                 u->ok ? "uploaded" : "failed", gw_session_id (s), o->rel, u->size,
                  u->ok ? "" : " why=\"", u->ok ? "" : u->error, u->ok ? "" : "\"");
         json_t *rec = json_object_get (st->uploads, o->rel);
         json_int_t size = json_integer_value (json_object_get (rec, "size"));
@@ -159,7 +159,7 @@ s_prune (s_state_t *st)
 {
     if (json_object_size (st->uploads) <= S_MAX_RECORDS)
         return;
-    json_t *files = gw_artifacts_list (st->session->output_dir, "output");
+    json_t *files = gw_artifacts_list (gw_session_output_dir (st->session), "output");
     json_t *present = json_object ();
     size_t i;
     json_t *item;
@@ -183,7 +183,7 @@ static bool
 s_job_ending (void *arg, gw_session_t *s, gw_job_t *job, gw_exec_status_t status)
 {
     gw_artifact_upload_t *self = arg;
-    if (!json_array_size (job->new_artifacts))
+    if (!json_array_size (gw_job_new_artifacts (job)))
         return false;
     s_state_t *st = s_state (self, s, true);
     if (!st)
@@ -193,13 +193,13 @@ s_job_ending (void *arg, gw_session_t *s, gw_job_t *job, gw_exec_status_t status
     int queued = 0;
     size_t i;
     json_t *item;
-    json_array_foreach (job->new_artifacts, i, item) {
+    json_array_foreach (gw_job_new_artifacts (job), i, item) {
         const char *rel = s_rel (s, item);
         if (!rel)
             continue;
         json_int_t size = json_integer_value (json_object_get (item, "size"));
         char *name = NULL;
-        if (asprintf (&name, "%s/%s/%s", s->tenant, s->id, rel) < 0)
+        if (asprintf (&name, "%s/%s/%s", gw_session_tenant (s), gw_session_id (s), rel) < 0)
             continue;
         if (strlen (name) > GW_BLOB_NAME_MAX) {
             s_record (st, rel, "failed", name, size, "the blob name would be longer than "
@@ -211,11 +211,11 @@ s_job_ending (void *arg, gw_session_t *s, gw_job_t *job, gw_exec_status_t status
         gw_blob_upload_t *u = NULL;
         if (o && (o->rel = strdup (rel))) {
             o->self = self;
-            snprintf (o->tenant, sizeof o->tenant, "%s", s->tenant);
-            snprintf (o->session, sizeof o->session, "%s", s->id);
-            snprintf (o->job, sizeof o->job, "%s", job->id);
-            o->created_ms = s->created_ms;
-            u = gw_blob_upload_new (s->workdir, rel, name,
+            snprintf (o->tenant, sizeof o->tenant, "%s", gw_session_tenant (s));
+            snprintf (o->session, sizeof o->session, "%s", gw_session_id (s));
+            snprintf (o->job, sizeof o->job, "%s", gw_job_id (job));
+            o->created_ms = gw_session_created_ms (s);
+            u = gw_blob_upload_new (gw_session_workdir (s), rel, name,
                                     json_string_value (json_object_get (item, "mime")), s_done,
                                     o, s_owner_free);
         }
@@ -294,7 +294,7 @@ s_annotate (void *arg, const gw_session_t *s, json_t *artifacts)
         return;
     const gw_blob_account_t *account = gw_blob_account (self->blob);
     time_t expires = time (NULL)
-                     + (time_t) gw_config_int (gw_server_config (s->server),
+                     + (time_t) gw_config_int (gw_server_config (gw_session_server (s)),
                                                GW_SET_BLOB_SAS_EXPIRY_HOURS) * 3600;
     char expires_iso[32];
     gw_blob_iso_time (expires, expires_iso);

@@ -172,7 +172,7 @@ gw_signed_url_parse (const char *req_path, char tenant[65], char session[65],
 void
 gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session)
 {
-    const gw_config_t *config = gw_server_config (session->server);
+    const gw_config_t *config = gw_server_config (gw_session_server (session));
     const char *base = gw_config_str (config, GW_SET_PUBLIC_URL);
     if (!json_is_array (artifacts) || !base || !*base)
         return;
@@ -181,14 +181,14 @@ gw_signed_url_annotate (json_t *artifacts, const gw_session_t *session)
     gw_signed_url_key (config, &key, &key_len);
     long long expires = (long long) time (NULL)
                         + (long long) gw_config_int (config, GW_SET_BLOB_SAS_EXPIRY_HOURS) * 3600;
-    size_t prefix = strlen (session->visible_workdir);
+    size_t prefix = strlen (gw_session_visible_workdir (session));
     size_t i;
     json_t *item;
     json_array_foreach (artifacts, i, item) {
         const char *path = json_string_value (json_object_get (item, "path"));
-        if (!path || strncmp (path, session->visible_workdir, prefix) != 0 || path[prefix] != '/')
+        if (!path || strncmp (path, gw_session_visible_workdir (session), prefix) != 0 || path[prefix] != '/')
             continue;
-        char *url = gw_signed_url_make (base, key, key_len, session->tenant, session->id,
+        char *url = gw_signed_url_make (base, key, key_len, gw_session_tenant (session), gw_session_id (session),
                                         path + prefix + 1, expires);
         if (url)
             json_object_set_new (item, "url", json_string (url));
@@ -241,7 +241,7 @@ gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
         return;
     }
     gw_session_t *session = gw_server_find_session (server, session_id, tenant);
-    int dirfd = session ? open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    int dirfd = session ? open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int fd = dirfd < 0 ? -ENOENT : gw_path_open_beneath (dirfd, path, O_RDONLY | O_CLOEXEC, 0);
     if (dirfd >= 0)
         close (dirfd);

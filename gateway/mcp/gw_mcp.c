@@ -70,8 +70,8 @@ s_call_cancel (gw_mcp_t *self, gw_mcp_call_t *call)
         call->reply = NULL;
         reply->end (reply);
     }
-    if (call->job && call->job->session && !gw_job_finished (call->job))
-        gw_session_cancel (call->job->session, call->job);
+    if (call->job && gw_job_session (call->job) && !gw_job_finished (call->job))
+        gw_session_cancel (gw_job_session (call->job), call->job);
     if (call->on_cancel)
         call->on_cancel (call->cancel_arg);
 }
@@ -293,7 +293,7 @@ s_notification (gw_mcp_t *self, gw_mcp_client_t *client, const char *method, jso
     for (gw_mcp_call_t *call = self->calls; rid && call; call = call->next)
         if (call->client == client && json_equal (call->id, rid) && !call->cancelled) {
             jp_log_info ("mcp event=cancelled request=%s",
-                     call->job ? call->job->id : "?");
+                     call->job ? gw_job_id (call->job) : "?");
             s_call_cancel (self, call);
             break;
         }
@@ -451,7 +451,7 @@ gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply)
     for (gw_mcp_call_t *call = self->calls; call; call = call->next)
         if (call->reply == reply) {
             jp_log_info ("mcp event=client-gone request=%s",
-                     call->job ? call->job->id : "?");
+                     call->job ? gw_job_id (call->job) : "?");
             s_call_cancel (self, call);
             return;
         }
@@ -510,7 +510,7 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
         return;
     }
     /* finished: its result goes out now; nobody asks for it later */
-    job->transient = true;
+    gw_job_set_transient (job);
     call->job = NULL;
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
@@ -521,8 +521,8 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
         call->reply->end (call->reply);
         call->reply = NULL;
     }
-    if (call->oneshot && job->session)
-        gw_session_end_later (job->session);
+    if (call->oneshot && gw_job_session (job))
+        gw_session_end_later (gw_job_session (job));
     s_call_free (call);
 }
 

@@ -95,7 +95,7 @@ s_link_large_image (gw_session_t *session, const char *b64, const char *mime, in
     char rel[128];
     snprintf (rel, sizeof rel, "output/image-%d-%d.%s", count, n,
               strcmp (mime, "image/png") == 0 ? "png" : "jpg");
-    int dirfd = open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int fd = dirfd < 0 ? -1
                        : gw_path_open_beneath (dirfd, rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                                0644);
@@ -107,7 +107,7 @@ s_link_large_image (gw_session_t *session, const char *b64, const char *mime, in
     if (!ok)
         return NULL;
     char uri[1200];
-    snprintf (uri, sizeof uri, "artifact://%s/%s", session->id, rel);
+    snprintf (uri, sizeof uri, "artifact://%s/%s", gw_session_id (session), rel);
     return json_pack ("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", "resource_link", "uri", uri,
                       "name", strrchr (rel, '/') + 1, "mimeType", mime, "description",
                       "the full-size image", "size", (json_int_t) *len_p);
@@ -202,11 +202,11 @@ json_t *
 gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
 {
     size_t max_image = (size_t) gw_config_int (gw_server_config (mcp->server), GW_SET_MAX_IMAGE_BYTES);
-    json_t *outputs = job->exec ? gw_execution_outputs (job->exec) : NULL;
+    json_t *outputs = gw_job_execution (job) ? gw_execution_outputs (gw_job_execution (job)) : NULL;
     s_text_t all = {0}, out = {0}, err = {0}, result = {0};
     json_t *content = json_array (), *displays = json_array (), *error = json_null ();
     int image_no = 0;
-    int count = job->exec ? gw_execution_count (job->exec) : 0;
+    int count = gw_job_execution (job) ? gw_execution_count (gw_job_execution (job)) : 0;
     bool has_result = false;
     size_t i;
     json_t *item;
@@ -221,11 +221,11 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
             has_result = true;
             s_adds (&result, json_string_value (json_object_get (item, "content")));
             s_newline (&all);
-            s_add_display (content, displays, json_object_get (item, "data"), job->session,
+            s_add_display (content, displays, json_object_get (item, "data"), gw_job_session (job),
                            max_image, count, &image_no, &all);
         } else if (strcmp (type, "display") == 0) {
             s_newline (&all);
-            s_add_display (content, displays, json_object_get (item, "data"), job->session,
+            s_add_display (content, displays, json_object_get (item, "data"), gw_job_session (job),
                            max_image, count, &image_no, &all);
         } else if (strcmp (type, "error") == 0) {
             s_newline (&all);
@@ -247,7 +247,7 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
                                json_object_get (item, "evalue"));
         }
     }
-    json_t *artifacts = job->new_artifacts ? job->new_artifacts : NULL;
+    json_t *artifacts = gw_job_new_artifacts (job) ? gw_job_new_artifacts (job) : NULL;
     if (json_array_size (artifacts)) {
         s_newline (&all);
         s_adds (&all, "New artifacts:\n");
@@ -273,9 +273,9 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
             s_add (&all, "\n", 1);
         }
     }
-    if (job->status == GW_EXEC_TIMEOUT || job->status == GW_EXEC_CANCELLED) {
+    if (gw_job_status (job) == GW_EXEC_TIMEOUT || gw_job_status (job) == GW_EXEC_CANCELLED) {
         s_newline (&all);
-        s_adds (&all, job->status == GW_EXEC_TIMEOUT
+        s_adds (&all, gw_job_status (job) == GW_EXEC_TIMEOUT
                           ? "[the execution timed out and was interrupted]\n"
                           : "[the execution was cancelled]\n");
     }
@@ -285,20 +285,20 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
                                                   s_text_json (&all)));
     json_t *structured = json_pack (
         "{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s}", "status",
-        gw_exec_status_name (job->status), "execution_count",
-        job->exec ? gw_execution_count (job->exec) : 0, "stdout", s_text_json (&out), "stderr",
+        gw_exec_status_name (gw_job_status (job)), "execution_count",
+        gw_job_execution (job) ? gw_execution_count (gw_job_execution (job)) : 0, "stdout", s_text_json (&out), "stderr",
         s_text_json (&err), "result", has_result ? s_text_json (&result) : json_null (), "error",
         error, "displays", displays, "new_artifacts",
         artifacts ? json_incref (artifacts) : json_array (),
-        "duration_ms", (json_int_t) (job->exec ? gw_execution_duration_ms (job->exec) : 0),
-        "session_id", job->session_id);
-    if (structured && job->kernel_restarted)
+        "duration_ms", (json_int_t) (gw_job_execution (job) ? gw_execution_duration_ms (gw_job_execution (job)) : 0),
+        "session_id", gw_job_session_id (job));
+    if (structured && gw_job_kernel_restarted (job))
         json_object_set_new (structured, "kernel_restarted", json_true ());
     free (all.data);
     free (out.data);
     free (err.data);
     free (result.data);
-    bool is_error = job->status == GW_EXEC_TIMEOUT || job->status == GW_EXEC_CANCELLED;
+    bool is_error = gw_job_status (job) == GW_EXEC_TIMEOUT || gw_job_status (job) == GW_EXEC_CANCELLED;
     return json_pack ("{s:o, s:o, s:b}", "content", content, "structuredContent", structured,
                       "isError", is_error);
 }

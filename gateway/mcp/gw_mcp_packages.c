@@ -143,14 +143,14 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
         return gw_mcp_tool_error ("%s", err);
     if (json_array_size (allowed) == 0) {
         json_decref (allowed);
-        return s_result (json_pack ("{s:s, s:s, s:[], s:o}", "session_id", session->id,
-                                    "language", session->spec->language, "installed",
+        return s_result (json_pack ("{s:s, s:s, s:[], s:o}", "session_id", gw_session_id (session),
+                                    "language", gw_session_spec (session)->language, "installed",
                                     "refused", refused));
     }
     s_install_t *in = calloc (1, sizeof *in);
     gw_mcp_call_t *call = in ? calloc (1, sizeof *call) : NULL;
     long timeout = gw_caller_clamp (ctx->overrides ? ctx->overrides->exec_timeout : 0,
-                                      session->limits.exec_timeout_s);
+                                      gw_session_limits (session)->exec_timeout_s);
     if (call) {
         in->call = call;
         in->refused = refused;
@@ -169,7 +169,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     call->on_cancel = gw_packages_cancel;
     call->cancel_arg = in;
     char note[200];
-    snprintf (note, sizeof note, "installing into session '%s'", session->id);
+    snprintf (note, sizeof note, "installing into session '%s'", gw_session_id (session));
     gw_mcp_log (ctx, "info", note);
     return NULL;
 }

@@ -78,14 +78,14 @@ gw_mcp_resources_list (gw_mcp_ctx_t *ctx, const char *cursor)
     gw_server_t *server = ctx->mcp->server;
     for (size_t i = 0; i < gw_server_session_count (server); i++) {
         gw_session_t *s = gw_server_session_at (server, i);
-        if (strcmp (s->tenant, ctx->client->tenant) != 0 || s->ephemeral)
+        if (strcmp (gw_session_tenant (s), ctx->client->tenant) != 0 || gw_session_ephemeral (s))
             continue;
-        json_t *files = gw_artifacts_list (s->output_dir, NULL);
+        json_t *files = gw_artifacts_list (gw_session_output_dir (s), NULL);
         size_t k;
         json_t *f;
         json_array_foreach (files, k, f) {
             char uri[1200];
-            snprintf (uri, sizeof uri, "artifact://%s/output/%s", s->id,
+            snprintf (uri, sizeof uri, "artifact://%s/output/%s", gw_session_id (s),
                       json_string_value (json_object_get (f, "path")));
             json_array_append_new (all, json_pack ("{s:s, s:O, s:O, s:O}", "uri", uri, "name",
                                                    json_object_get (f, "filename"), "mimeType",
@@ -139,7 +139,7 @@ s_read_artifact (gw_session_t *s, const char *uri, const char *path, int *code, 
         *code = -32602;
         return NULL;
     }
-    int dirfd = open (s->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = open (gw_session_workdir (s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int fd = dirfd < 0 ? -errno : gw_path_open_beneath (dirfd, path, O_RDONLY | O_CLOEXEC, 0);
     if (dirfd >= 0)
         close (dirfd);

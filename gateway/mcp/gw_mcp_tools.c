@@ -284,7 +284,7 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
     }
     char note[300];
     snprintf (note, sizeof note, "starting a %s kernel for the new session '%s'",
-              session->spec->name, id);
+              gw_session_spec (session)->name, id);
     gw_mcp_log (ctx, "info", note);
     return session;
 }
@@ -298,10 +298,10 @@ s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_
         return gw_mcp_tool_error ("%s", why);
     gw_caller_t caller = s_caller (ctx);
     long seconds = gw_caller_clamp (caller.overrides.exec_timeout,
-                                      session->limits.exec_timeout_s);
+                                      gw_session_limits (session)->exec_timeout_s);
     seconds = gw_caller_clamp (timeout_s, seconds);
-    gw_job_t *job = gw_jobs_add (gw_server_jobs (ctx->mcp->server), session, session->id,
-                                 session->tenant, code, seconds * 1000);
+    gw_job_t *job = gw_jobs_add (gw_server_jobs (ctx->mcp->server), session, gw_session_id (session),
+                                 gw_session_tenant (session), code, seconds * 1000);
     if (!job || !gw_mcp_call_start (ctx, job, oneshot))
         return gw_mcp_tool_error ("out of memory");
     gw_session_enqueue (session, job);
@@ -324,11 +324,11 @@ s_exec_code (gw_mcp_ctx_t *ctx, json_t *args)
         return error;
     const char *kernel = json_string_value (json_object_get (args, "kernel"));
     const char *language = json_string_value (json_object_get (args, "language"));
-    if ((kernel && strcasecmp (kernel, session->spec->name) != 0)
-        || (language && strcasecmp (language, session->spec->language) != 0))
+    if ((kernel && strcasecmp (kernel, gw_session_spec (session)->name) != 0)
+        || (language && strcasecmp (language, gw_session_spec (session)->language) != 0))
         return gw_mcp_tool_error ("session '%s' runs %s (%s); use another session_id for "
-                                  "another language", session->id, session->spec->name,
-                                  session->spec->language);
+                                  "another language", gw_session_id (session), gw_session_spec (session)->name,
+                                  gw_session_spec (session)->language);
     return s_run (ctx, session, code, json_is_integer (timeout) ? (long) json_integer_value (timeout)
                                                                  : 0, false);
 }
@@ -354,7 +354,7 @@ s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
                                                 &e, err, sizeof err);
     if (!session)
         return gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
-    session->ephemeral = true;
+    gw_session_set_ephemeral (session);
     return s_run (ctx, session, code, 0, true);
 }
 
@@ -381,7 +381,7 @@ s_open_workdir (gw_session_t *session, const char *path, json_t **error)
                                     "input/data.csv", err);
         return -1;
     }
-    int dirfd = open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
         *error = gw_mcp_tool_error ("the session folder is gone: %s", strerror (errno));
     return dirfd;
@@ -433,7 +433,7 @@ s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
         gw_sandbox_own_fd (gw_server_sandbox (ctx->mcp->server), fd);
         close (fd);
         char full[2200];
-        snprintf (full, sizeof full, "%s/%s", session->visible_workdir, path);
+        snprintf (full, sizeof full, "%s/%s", gw_session_visible_workdir (session), path);
         result = rc ? gw_mcp_tool_error ("cannot write '%s': %s", path, strerror (-rc))
                     : gw_mcp_tool_ok (json_pack ("{s:s, s:I}", "path", full, "size",
                                                  (json_int_t) len), NULL);
@@ -486,7 +486,7 @@ s_read_file (gw_mcp_ctx_t *ctx, json_t *args)
     bool image = strcmp (mime, "image/png") == 0 || strcmp (mime, "image/jpeg") == 0
                  || strcmp (mime, "image/gif") == 0 || strcmp (mime, "image/webp") == 0;
     char uri[1200];
-    snprintf (uri, sizeof uri, "artifact://%s/%s", session->id, path);
+    snprintf (uri, sizeof uri, "artifact://%s/%s", gw_session_id (session), path);
     if (!image && s_is_text (data, len))
         item = json_pack ("{s:s, s:s%}", "type", "text", "text", data, len);
     else {
@@ -550,8 +550,8 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
     gw_session_t *session = gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
-    json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
-    gw_server_annotate (session->server, session, list);
+    json_t *list = gw_artifacts_list (gw_session_output_dir (session), gw_session_visible_output (session));
+    gw_server_annotate (gw_session_server (session), session, list);
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts", list), NULL);
 }
 
@@ -582,7 +582,7 @@ s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
     if (error)
         return error;
     char id[65];
-    snprintf (id, sizeof id, "%s", session->id);
+    snprintf (id, sizeof id, "%s", gw_session_id (session));
     gw_sessions_end (ctx->mcp->server, session);
     return gw_mcp_tool_ok (json_pack ("{s:s, s:b}", "session_id", id, "destroyed", 1), NULL);
 }

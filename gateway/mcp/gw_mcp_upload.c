@@ -162,14 +162,14 @@ s_check_url (const char *url, char *host, size_t host_len)
 static int
 s_open_input (gw_session_t *session)
 {
-    int workdir = open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int workdir = open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (workdir < 0)
         return -errno;
     bool made = mkdirat (workdir, "input", 0755) == 0;
     int fd = gw_path_open_beneath (workdir, "input", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     close (workdir);
     if (fd >= 0 && made)
-        gw_sandbox_own_fd (gw_server_sandbox (session->server), fd);
+        gw_sandbox_own_fd (gw_server_sandbox (gw_session_server (session)), fd);
     return fd;
 }
 
@@ -194,7 +194,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
     long long max = gw_caller_clamp (ctx->overrides ? ctx->overrides->max_download_size : 0,
                                        gw_config_int (config, GW_SET_MAX_DOWNLOAD_SIZE));
     long long quota = (long long) gw_config_int (config, GW_SET_DISK_QUOTA_MB) << 20;
-    long long room = quota - gw_fs_tree_size (session->workdir);
+    long long room = quota - gw_fs_tree_size (gw_session_workdir (session));
     if (room <= 0)
         return gw_mcp_tool_error ("the session folder is full (CODEBOX_DISK_QUOTA_MB is %lld "
                                   "MiB); delete files before downloading more", quota >> 20);
@@ -230,9 +230,9 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
     int rc = -ENOMEM;
     if (call) {
         up->call = call;
-        snprintf (up->session_id, sizeof up->session_id, "%s", session->id);
-        snprintf (up->tenant, sizeof up->tenant, "%s", session->tenant);
-        snprintf (up->visible_input, sizeof up->visible_input, "%s", session->visible_input);
+        snprintf (up->session_id, sizeof up->session_id, "%s", gw_session_id (session));
+        snprintf (up->tenant, sizeof up->tenant, "%s", gw_session_tenant (session));
+        snprintf (up->visible_input, sizeof up->visible_input, "%s", gw_session_visible_input (session));
         snprintf (up->host, sizeof up->host, "%s", host);
         up->started_ms = jp_time_now_ms ();
         gw_download_request_t request = {
@@ -262,7 +262,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
     /* the reply is ours now: answered in s_done */
     gw_mcp_call_attach (call, ctx);
     jp_log_info ("download event=started session=%s host=%s max_bytes=%lld",
-             session->id, host, max);
+             gw_session_id (session), host, max);
     return NULL;
 }
 

@@ -42,7 +42,7 @@ typedef enum {
 typedef struct s_op s_op_t;
 struct s_op {
     gw_server_t *server;
-    gw_job_t *job;              /* the setup snippet; job->session is NULL once
+    gw_job_t *job;              /* the setup snippet; gw_job_session (job) is NULL once
                                    the session is gone */
     gw_job_observer_t watch;    /* on job's observers until answered: the
                                    gateway's shutdown or the snippet's end */
@@ -75,7 +75,7 @@ static void s_kick (void);
 static int
 s_eco (const gw_session_t *session, gw_pkg_eco_t *eco)
 {
-    const char *language = session->spec->language;
+    const char *language = gw_session_spec (session)->language;
     if (strcasecmp (language, "python") == 0)
         *eco = GW_PKG_PYTHON;
     else if (strcasecmp (language, "javascript") == 0)
@@ -104,7 +104,7 @@ gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *req
     if (s_eco (session, &eco)) {
         snprintf (err, err_len, "installing packages is not supported for this kernel (%s, "
                   "language %s): Python kernels use pip and JavaScript kernels npm",
-                  session->spec->name, session->spec->language);
+                  gw_session_spec (session)->name, gw_session_spec (session)->language);
         return -1;
     }
     json_t *list = json_is_string (requirements) ? json_pack ("[O]", requirements)
@@ -201,7 +201,7 @@ s_answer (s_op_t *op, json_t *result, bool keep)
 {
     s_unlink (op);
     s_unwait (op);
-    op->job->transient = true;  /* nobody asks for the snippet's results */
+    gw_job_set_transient (op->job);  /* nobody asks for the snippet's results */
     if (!gw_job_finished (op->job))
         gw_job_finish (op->job, GW_EXEC_CANCELLED);
     if (!result)
@@ -232,12 +232,12 @@ s_on_setup (gw_job_t *job, s_op_t *op)
 {
     json_t *result = op->result;
     op->result = NULL;
-    if (job->status != GW_EXEC_COMPLETED) {
+    if (gw_job_status (job) != GW_EXEC_COMPLETED) {
         char message[1200];
-        const char *why = job->status == GW_EXEC_CANCELLED ? "the session ended"
-                          : job->session && job->session->error[0] ? job->session->error
+        const char *why = gw_job_status (job) == GW_EXEC_CANCELLED ? "the session ended"
+                          : gw_job_session (job) && gw_session_error (gw_job_session (job))[0] ? gw_session_error (gw_job_session (job))
                                                                    : "the setup code failed";
-        json_t *outputs = job->exec ? gw_execution_outputs (job->exec) : NULL;
+        json_t *outputs = gw_job_execution (job) ? gw_execution_outputs (gw_job_execution (job)) : NULL;
         size_t i;
         json_t *out;
         json_array_foreach (outputs, i, out) {
@@ -247,7 +247,7 @@ s_on_setup (gw_job_t *job, s_op_t *op)
         }
         snprintf (message, sizeof message, "the packages were installed in the session "
                   "folder, but the kernel could not take them up: %s", why ? why : "?");
-        s_fail (result, job->status == GW_EXEC_CANCELLED ? "session_ended" : "kernel", message);
+        s_fail (result, gw_job_status (job) == GW_EXEC_CANCELLED ? "session_ended" : "kernel", message);
     }
     s_answer (op, result, false);
 }
@@ -290,7 +290,7 @@ s_deliver (gw_server_t *server, void *arg)
     }
     json_t *result = op->result;
     op->result = NULL;
-    gw_session_t *session = op->job->session;
+    gw_session_t *session = gw_job_session (op->job);
     if (!result)
         s_answer (op, NULL, false);
     else if (!session) {
@@ -400,7 +400,7 @@ s_make_opdir (s_op_t *op)
 static int
 s_launch (s_op_t *op, char *message, size_t len)
 {
-    gw_session_t *session = op->job->session;
+    gw_session_t *session = gw_job_session (op->job);
     if (!session) {
         snprintf (message, len, "the session ended before the install began");
         return -1;
@@ -408,9 +408,9 @@ s_launch (s_op_t *op, char *message, size_t len)
     gw_server_t *server = op->server;
     const gw_config_t *c = gw_server_config (server);
     gw_installer_t *w = &op->work;
-    snprintf (w->workdir, sizeof w->workdir, "%s", session->workdir);
+    snprintf (w->workdir, sizeof w->workdir, "%s", gw_session_workdir (session));
     struct stat st;
-    if (stat (session->workdir, &st) < 0) {
+    if (stat (gw_session_workdir (session), &st) < 0) {
         snprintf (message, len, "the session folder is gone: %s", strerror (errno));
         return -1;
     }
@@ -500,10 +500,10 @@ s_kick (void)
     for (s_op_t *op = s_ops; op && !s_stopping; op = op->next) {
         if (op->stage != S_WAITING)
             continue;
-        gw_session_t *session = op->job->session;
+        gw_session_t *session = gw_job_session (op->job);
         bool busy = false;
         for (s_op_t *other = s_ops; other && session && !busy; other = other->next)
-            busy = other != op && other->stage != S_WAITING && other->job->session == session;
+            busy = other != op && other->stage != S_WAITING && gw_job_session (other->job) == session;
         if (busy)
             continue;
         char message[600];
@@ -534,12 +534,12 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
     op->work.cancel_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
     op->work.eco = eco;
     op->work.timeout_s = timeout_s > 0 ? timeout_s : 300;
-    snprintf (op->session_id, sizeof op->session_id, "%s", session->id);
+    snprintf (op->session_id, sizeof op->session_id, "%s", gw_session_id (session));
     snprintf (op->language, sizeof op->language, "%s", eco == GW_PKG_PYTHON ? "python"
                                                                            : "javascript");
-    snprintf (op->location, sizeof op->location, "%s/%s", session->visible_workdir,
+    snprintf (op->location, sizeof op->location, "%s/%s", gw_session_visible_workdir (session),
               eco == GW_PKG_PYTHON ? ".packages" : "node_modules");
-    const char *python = session->spec->argv[0];
+    const char *python = gw_session_spec (session)->argv[0];
     snprintf (op->work.python, sizeof op->work.python, "%s",
               python && strncmp (python, "/usr/", 5) == 0 && strstr (python, "python")
                   ? python : "/usr/bin/python3");
@@ -554,8 +554,8 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
         op->work.n = i + 1;
         ok = op->work.install[i] && op->work.names[i];
     }
-    s_setup_code (eco, session->visible_workdir, code, sizeof code);
-    op->job = ok ? gw_jobs_add (gw_server_jobs (server), session, session->id, session->tenant, code,
+    s_setup_code (eco, gw_session_visible_workdir (session), code, sizeof code);
+    op->job = ok ? gw_jobs_add (gw_server_jobs (server), session, gw_session_id (session), gw_session_tenant (session), code,
                                 (long) op->work.timeout_s * 1000)
                  : NULL;
     if (!op->job) {
@@ -573,7 +573,7 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
        done comes later (through the loop) */
     bool busy = false;
     for (s_op_t *other = s_ops; other && !busy; other = other->next)
-        busy = other != op && other->stage != S_WAITING && other->job->session == session;
+        busy = other != op && other->stage != S_WAITING && gw_job_session (other->job) == session;
     if (busy)
         return 0;
     if (s_launch (op, err, sizeof err) == 0)
@@ -696,8 +696,8 @@ gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *se
     }
     r->server = server;
     r->req = req;
-    snprintf (r->id, sizeof r->id, "%s", session->id);
-    snprintf (r->tenant, sizeof r->tenant, "%s", session->tenant);
+    snprintf (r->id, sizeof r->id, "%s", gw_session_id (session));
+    snprintf (r->tenant, sizeof r->tenant, "%s", gw_session_tenant (session));
     json_t *allowed = NULL, *refused = NULL;
     gw_error_t e;
     char err[1200];
@@ -719,7 +719,7 @@ gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *se
         free (r);
         return true;
     } else if (allowed) {
-        int rc = gw_packages_install (server, session, allowed, session->limits.exec_timeout_s,
+        int rc = gw_packages_install (server, session, allowed, gw_session_limits (session)->exec_timeout_s,
                                       s_rest_done, r);
         json_decref (allowed);
         json_decref (refused);

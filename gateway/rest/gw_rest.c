@@ -72,7 +72,7 @@ s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
         return;
     }
     gw_request_reply_error (req, GW_E_KERNEL_START_FAILED, "the kernel failed to start: %s",
-                            session->error);
+                            gw_session_error (session));
     gw_session_end_later (session);
 }
 
@@ -101,7 +101,7 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
         gw_request_reply_error (req, e, "%s", err);
         return;
     }
-    session->on_started = s_on_started;
+    gw_session_set_on_started (session, s_on_started);
     /* dependencies: answered once installed and importable (gw_packages.c) */
     bool taken = gw_packages_rest_start (server, req, session, deps);
     json_decref (deps);
@@ -162,10 +162,10 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
         return;
     }
     long seconds = gw_caller_clamp (req->overrides.exec_timeout,
-                                    session->limits.exec_timeout_s);
+                                    gw_session_limits (session)->exec_timeout_s);
     seconds = gw_caller_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout)
                                                          : 0, seconds);
-    gw_job_t *job = gw_jobs_add (gw_server_jobs (server), session, session->id, req->tenant, code,
+    gw_job_t *job = gw_jobs_add (gw_server_jobs (server), session, gw_session_id (session), req->tenant, code,
                                  seconds * 1000);
     json_decref (body);
     if (!job) {
@@ -174,7 +174,7 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
     }
     gw_session_enqueue (session, job);
     /* accepted means queued, as the contract shows, even if it already runs */
-    gw_request_reply_json (req, 202, json_pack ("{s:s, s:s}", "request_id", job->id, "status",
+    gw_request_reply_json (req, 202, json_pack ("{s:s, s:s}", "request_id", gw_job_id (job), "status",
                                                 "queued"));
 }
 
@@ -193,8 +193,8 @@ s_long_poll (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_
         gw_request_reply_json (req, 409, json_pack ("{s:{s:s, s:s}, s:s, s:s}", "error", "code",
                                                     gw_error_code (GW_E_NOT_FINISHED),
                                                     "message", "the execution has not finished "
-                                                    "yet; ask again", "request_id", job->id,
-                                                    "status", gw_exec_status_name (job->status)));
+                                                    "yet; ask again", "request_id", gw_job_id (job),
+                                                    "status", gw_exec_status_name (gw_job_status (job))));
     else
         gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
     free (poll);
@@ -234,8 +234,8 @@ s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
                                       gw_error_code (GW_E_NOT_FINISHED), "message",
                                       "the execution has not finished; poll its status or "
                                       "add ?wait=SECONDS",
-                                      "request_id", job->id, "status",
-                                      gw_exec_status_name (job->status)));
+                                      "request_id", gw_job_id (job), "status",
+                                      gw_exec_status_name (gw_job_status (job))));
 }
 
 static void
@@ -252,8 +252,8 @@ s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const
     else if (strcmp (action, "results") == 0)
         s_get_results (server, req, job);
     else {
-        if (job->session)
-            gw_session_cancel (job->session, job);
+        if (gw_job_session (job))
+            gw_session_cancel (gw_job_session (job), job);
         gw_request_reply_json (req, 200, gw_job_status_json (job));
     }
 }

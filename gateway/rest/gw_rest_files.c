@@ -76,7 +76,7 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
         return;
     }
     int rc = gw_fs_write_all (fd, req->body, req->body_len);
-    gw_sandbox_own_fd (gw_server_sandbox (session->server), fd);
+    gw_sandbox_own_fd (gw_server_sandbox (gw_session_server (session)), fd);
     if (rc && ftruncate (fd, 0) < 0)
         rc = rc ? rc : -errno;      /* nothing half-written stays */
     if (close (fd) < 0 && !rc)
@@ -92,7 +92,7 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
         return;
     gw_session_touch (session);
     char full[2200];
-    snprintf (full, sizeof full, "%s/%s", session->visible_workdir, path);
+    snprintf (full, sizeof full, "%s/%s", gw_session_visible_workdir (session), path);
     gw_request_reply_json (req, 201, json_pack ("{s:s, s:I}", "path", full, "size",
                                                 (json_int_t) req->body_len));
 }
@@ -106,8 +106,8 @@ gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, co
         req->route = "/sessions/{id}/artifacts";
         gw_session_t *session = gw_rest_session_or_reply (server, req, id);
         if (session) {
-            json_t *list = gw_artifacts_list (session->output_dir, session->visible_output);
-            gw_server_annotate (session->server, session, list);
+            json_t *list = gw_artifacts_list (gw_session_output_dir (session), gw_session_visible_output (session));
+            gw_server_annotate (gw_session_server (session), session, list);
             gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
         }
         return;
@@ -126,7 +126,7 @@ gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, co
                                 rest ? err : "give a path after files/");
         return;
     }
-    int dirfd = open (session->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) {
         gw_request_reply_error (req, GW_E_INTERNAL, "the session folder is gone");
         return;

@@ -240,7 +240,7 @@ static void
 s_session_end (void *arg, gw_session_t *session)
 {
     char key[140];
-    snprintf (key, sizeof key, "%s/%s", session->tenant, session->id);
+    snprintf (key, sizeof key, "%s/%s", gw_session_tenant (session), gw_session_id (session));
     gw_sql_close_session (arg, key);
 }
 
@@ -439,7 +439,7 @@ void
 gw_sql_request_for (gw_sql_request_t *r, gw_server_t *server, gw_session_t *session, char *key,
            size_t key_len, const char *dsn, const char *query, long max_rows, long timeout)
 {
-    snprintf (key, key_len, "%s/%s", session->tenant, session->id);
+    snprintf (key, key_len, "%s/%s", gw_session_tenant (session), gw_session_id (session));
     uid_t uid;
     gid_t gid;
     bool owned = gw_sandbox_owner (gw_server_sandbox (server), &uid, &gid);
@@ -449,8 +449,8 @@ gw_sql_request_for (gw_sql_request_t *r, gw_server_t *server, gw_session_t *sess
         .query = query,
         .max_inline_rows = max_rows,
         .timeout_s = timeout,
-        .input_dir = session->input_dir,
-        .shown_input_dir = session->visible_input,
+        .input_dir = gw_session_input_dir (session),
+        .shown_input_dir = gw_session_visible_input (session),
         .csv_uid = owned ? (int) uid : -1,
         .csv_gid = owned ? (int) gid : -1,
     };

@@ -1,0 +1,35 @@
+/* gw_job_internal: the job's struct, for the core only (the other layers
+ * use gw_job.h's accessors; `make layers` keeps it so).
+ * Threads: the loop thread only. */
+#ifndef GW_JOB_INTERNAL_H
+#define GW_JOB_INTERNAL_H
+
+#include "gw_job.h"
+
+struct gw_job {
+    char id[40];
+    char session_id[65];
+    char tenant[65];
+    gw_session_t *session;      /* NULL once the session is gone */
+    char *code;
+    gw_execution_t *exec;       /* made when it starts */
+    gw_exec_status_t status;
+    gw_exec_status_t stop_as;   /* TIMEOUT or CANCELLED once asked to stop */
+    long timeout_ms;
+    int64_t created_ms, deadline_ms, grace_ms, finished_ms;
+    bool kernel_restarted;
+    json_t *new_artifacts;
+    gw_snapshot_t *before;
+    gw_job_observer_t *observers;   /* long polls, MCP calls, installs */
+    bool transient;             /* nobody will ask for it once finished (MCP):
+                                   dropped at the next expiry pass */
+    gw_job_t *next_queued;
+    bool held;                  /* the kernel is done; a feature holds its end
+                                   (gw_server_end_job) */
+    long messages;              /* kernel messages fed to its execution */
+    long long bytes;            /* and their bytes, every frame */
+    long long cpu_start_ns;     /* the kernel's CPU time when it started */
+    int64_t cpu_check_ms;       /* next look at its CPU time, 0 = none */
+};
+
+#endif

@@ -1,0 +1,39 @@
+/* gw_session_internal: the session's struct, for the core only (the
+ * other layers use gw_session.h's accessors; `make layers` keeps it so).
+ * Threads: the loop thread only. */
+#ifndef GW_SESSION_INTERNAL_H
+#define GW_SESSION_INTERNAL_H
+
+#include "gw_session.h"
+
+struct gw_session {
+    char id[65];
+    char tenant[65];
+    char workdir[1024];
+    char input_dir[1040];
+    char output_dir[1040];
+    /* the same three as kernel code sees them (differ under the sandbox) */
+    char visible_workdir[1024];
+    char visible_input[1040];
+    char visible_output[1040];
+    ks_spec_t *spec;
+    ks_kernel_t *kernel;
+    gw_server_t *server;
+    gw_limits_t limits;
+    int64_t created_ms, last_used_ms;
+    gw_job_t *queue_head, *queue_tail;
+    gw_job_t *running;
+    gw_request_t *start_waiters;
+    gw_session_started_fn *on_started;
+    bool ever_ready;
+    bool restart_pending;       /* the kernel must be replaced (in tick) */
+    bool starting_again;        /* a replaced kernel is not ready yet */
+    bool failed;                /* the kernel could not be (re)started */
+    bool destroying;            /* gw_session_destroy is running */
+    bool ephemeral;             /* a one-shot run's session: not listed */
+    bool doomed;                /* to be removed by the loop after this turn */
+    int restarts;
+    char error[1024];
+};
+
+#endif
