@@ -121,18 +121,16 @@ gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec
     return self;
 }
 
-/* Answers every start waiter. */
+/* Tells every start watch. */
 static void
 s_answer_start_waiters (gw_session_t *self, bool ok)
 {
-    gw_request_t *w = self->start_waiters;
-    self->start_waiters = NULL;
+    gw_session_watch_t *w = self->start_watches;
+    self->start_watches = NULL;
     while (w) {
-        gw_request_t *next = w->next;
-        if (self->on_started)
-            self->on_started (self, w, ok);
-        else
-            gw_request_reply_error (w, GW_E_INTERNAL, "no handler for the session start");
+        gw_session_watch_t *next = w->next;
+        w->next = NULL;
+        w->fn (self, ok, w);
         w = next;
     }
 }
@@ -417,15 +415,14 @@ gw_session_cancel (gw_session_t *self, gw_job_t *job)
 }
 
 void
-gw_session_wait_started (gw_session_t *self, gw_request_t *req)
+gw_session_when_started (gw_session_t *self, gw_session_watch_t *watch)
 {
     if (self->ever_ready || self->failed) {     /* a warm kernel, or too late */
-        if (self->on_started)
-            self->on_started (self, req, self->ever_ready && !self->failed);
+        watch->fn (self, self->ever_ready && !self->failed, watch);
         return;
     }
-    req->next = self->start_waiters;
-    self->start_waiters = req;
+    watch->next = self->start_watches;
+    self->start_watches = watch;
 }
 
 int
@@ -671,8 +668,3 @@ gw_session_set_ephemeral (gw_session_t *self)
     self->ephemeral = true;
 }
 
-void
-gw_session_set_on_started (gw_session_t *self, gw_session_started_fn *fn)
-{
-    self->on_started = fn;
-}

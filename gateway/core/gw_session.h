@@ -28,9 +28,17 @@ typedef struct {
     long max_output_bytes;
 } gw_limits_t;
 
-/* Called for each request waiting on the session's first start, once the
- * kernel is ready (ok) or failed (ok false; gw_session_error says why). */
-typedef void (gw_session_started_fn) (gw_session_t *session, gw_request_t *req, bool ok);
+/* Told once the session's first start is over: the kernel is ready (ok),
+ * or it failed or the session ended first (ok false; gw_session_error says
+ * why). The watch's memory is its owner's. */
+typedef struct gw_session_watch gw_session_watch_t;
+typedef void (gw_session_started_fn) (gw_session_t *session, bool ok,
+                                      gw_session_watch_t *watch);
+struct gw_session_watch {
+    gw_session_started_fn *fn;
+    void *arg;                  /* the owner's */
+    gw_session_watch_t *next;   /* the session's list */
+};
 
 /* What a session is, for every layer (the struct is core-private:
  * gw_session_internal.h). Strings are borrowed and live as long as the
@@ -54,8 +62,6 @@ const char *gw_session_visible_output (const gw_session_t *self);
 /* A one-shot run's session: listed by no one. */
 bool gw_session_ephemeral (const gw_session_t *self);
 void gw_session_set_ephemeral (gw_session_t *self);
-/* Who answers the requests waiting for the first start. */
-void gw_session_set_on_started (gw_session_t *self, gw_session_started_fn *fn);
 
 /* Makes the folders and starts the kernel of spec (stolen). NULL with a
  * sentence in err when the folder cannot be made or the kernel launched. */
@@ -89,8 +95,8 @@ void gw_session_cancel (gw_session_t *self, gw_job_t *job);
  * must not free it under its caller); nothing when it is already ending. */
 void gw_session_end_later (gw_session_t *self);
 
-/* Keeps req waiting for the first start (answered through on_started). */
-void gw_session_wait_started (gw_session_t *self, gw_request_t *req);
+/* Tells watch when the first start is over (at once when it is). */
+void gw_session_when_started (gw_session_t *self, gw_session_watch_t *watch);
 
 /* Poll set, deadline, dispatch and timers, as ks_kernel's. */
 int gw_session_poll_items (gw_session_t *self, zmq_pollitem_t *items, int max);

@@ -23,8 +23,7 @@ struct gw_session {
     int64_t created_ms, last_used_ms;
     gw_job_t *queue_head, *queue_tail;
     gw_job_t *running;
-    gw_request_t *start_waiters;
-    gw_session_started_fn *on_started;
+    gw_session_watch_t *start_watches;  /* told when the first start is over */
     bool ever_ready;
     bool restart_pending;       /* the kernel must be replaced (in tick) */
     bool starting_again;        /* a replaced kernel is not ready yet */

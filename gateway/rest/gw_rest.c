@@ -65,8 +65,10 @@ s_opt_string (gw_request_t *req, json_t *body, const char *key, const char **out
 
 /* Answers a POST /sessions once the kernel is ready or has failed. */
 static void
-s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
+s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
 {
+    gw_request_t *req = watch->arg;
+    free (watch);
     if (ok) {
         gw_request_reply_json (req, 201, gw_session_json (session, false));
         return;
@@ -74,6 +76,19 @@ s_on_started (gw_session_t *session, gw_request_t *req, bool ok)
     gw_request_reply_error (req, GW_E_KERNEL_START_FAILED, "the kernel failed to start: %s",
                             gw_session_error (session));
     gw_session_end_later (session);
+}
+
+/* Answers req once the session's first start is over. */
+void
+gw_rest_answer_when_started (gw_session_t *session, gw_request_t *req)
+{
+    gw_session_watch_t *watch = calloc (1, sizeof *watch);
+    if (!watch) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    *watch = (gw_session_watch_t) {.fn = s_on_started, .arg = req};
+    gw_session_when_started (session, watch);
 }
 
 static void
@@ -101,12 +116,11 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
         gw_request_reply_error (req, e, "%s", err);
         return;
     }
-    gw_session_set_on_started (session, s_on_started);
     /* dependencies: answered once installed and importable (gw_packages.c) */
     bool taken = gw_packages_rest_start (server, req, session, deps);
     json_decref (deps);
     if (!taken)
-        gw_session_wait_started (session, req);
+        gw_rest_answer_when_started (session, req);
 }
 
 static void

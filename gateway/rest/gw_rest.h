@@ -36,4 +36,8 @@ void gw_sql_rest_handle (gw_server_t *server, gw_request_t *req);
 /* The session id names for req's tenant, or NULL after answering 400/404. */
 gw_session_t *gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id);
 
+/* Answers req (POST /sessions) once the session's first start is over:
+ * 201 with the session, or the start's error (and the session ends). */
+void gw_rest_answer_when_started (gw_session_t *session, gw_request_t *req);
+
 #endif
