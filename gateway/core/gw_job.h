@@ -15,7 +15,6 @@
 
 #include "gw_artifacts.h"
 #include "gw_execution.h"
-#include "gw_request.h"
 
 #define GW_JOBS_MAX 2000
 #define GW_JOB_KEEP_MS (3600 * 1000)

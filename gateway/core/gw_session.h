@@ -16,7 +16,6 @@
 #include <jansson.h>
 
 #include "gw_job.h"
-#include "gw_request.h"
 #include "ks_kernel.h"
 
 typedef struct gw_server gw_server_t;
