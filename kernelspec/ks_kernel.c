@@ -391,6 +391,15 @@ s_launch (ks_kernel_t *self)
                   self->conn_path, strerror (-rc));
         return rc;
     }
+    /* the kernel's user reads it (the kernel, or its proxy, and the relay,
+       which starts right below: before the file is its) */
+    if (self->options.spawn.set_user
+        && chown (self->conn_path, self->options.spawn.uid, self->options.spawn.gid) < 0) {
+        rc = -errno;
+        snprintf (self->error, sizeof self->error, "cannot give %s to the kernel user: %s",
+                  self->conn_path, strerror (errno));
+        return rc;
+    }
     if (self->relay && (rc = s_start_relay (self)) != 0)
         return rc;
     /* with a relay, few messages wait on our side: the relay holds the
@@ -421,13 +430,6 @@ s_launch (ks_kernel_t *self)
                       self->tcp_conn_path, strerror (-rc));
             return rc;
         }
-    }
-    if (self->options.spawn.set_user
-        && chown (self->conn_path, self->options.spawn.uid, self->options.spawn.gid) < 0) {
-        rc = -errno;
-        snprintf (self->error, sizeof self->error, "cannot give %s to the kernel user: %s",
-                  self->conn_path, strerror (errno));
-        return rc;
     }
     char **argv = s_wrapped_argv (self);
     const char *extra[64] = {"PYDEVD_DISABLE_FILE_VALIDATION=1", "JPY_PARENT_PID=0"};
