@@ -33,6 +33,7 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 import time
 
 BANNER_RE = re.compile(r"codebox: serving http://[^\s/]+:(\d+)")
@@ -107,6 +108,27 @@ def vm_rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS for %d" % pid)
+
+
+def peak_rss_while(pid, fn):
+    """Runs fn() while sampling pid's RSS every 20 ms: (fn's value, the
+    peak in KiB)."""
+    peak = [vm_rss_kib(pid)]
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            peak[0] = max(peak[0], vm_rss_kib(pid))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        value = fn()
+    finally:
+        stop.set()
+        watcher.join()
+    return value, peak[0]
 
 
 def asan(pid):

@@ -3,10 +3,9 @@ sandboxed kernel talks to the gateway through its relay (a process outside
 the sandbox, charged to the kernel): what is over the bounds never reaches
 the gateway, a kernel that floods is held back in its own memory, other
 kernels are served fairly meanwhile, and the gateway's memory stays flat."""
-import threading
 import time
 
-from conftest import asan, rest_run, stream_of, vm_rss_kib
+from conftest import asan, peak_rss_while, rest_run, stream_of, vm_rss_kib
 
 SEND_BIG_FRAME = """
 k = get_ipython().kernel
@@ -45,26 +44,6 @@ print('sent')
 """
 
 
-def _peak_rss_while(s, fn):
-    """Runs fn() while sampling the gateway's RSS: (fn's value, peak KiB)."""
-    peak = [vm_rss_kib(s.proc.pid)]
-    stop = threading.Event()
-
-    def watch():
-        while not stop.is_set():
-            peak[0] = max(peak[0], vm_rss_kib(s.proc.pid))
-            time.sleep(0.02)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        value = fn()
-    finally:
-        stop.set()
-        watcher.join()
-    return value, peak[0]
-
-
 def test_a_message_of_many_frames_is_dropped_with_a_note(server_factory):
     """20 frames of 20 MiB (each under the frame bound, 400 MiB together):
     the relay drops the message and says so in the execution's output; the
@@ -73,7 +52,8 @@ def test_a_message_of_many_frames_is_dropped_with_a_note(server_factory):
     assert s.post("/sessions", {"session_id": "m"}).status == 201
     rest_run(s, "m", "x = 5")
     base = vm_rss_kib(s.proc.pid)
-    res, peak = _peak_rss_while(s, lambda: rest_run(s, "m", SEND_MANY_FRAMES % (20, 20)))
+    res, peak = peak_rss_while(s.proc.pid, lambda: rest_run(s, "m", SEND_MANY_FRAMES % (20, 20)))
+    print("400 MiB in 26 frames: gateway RSS %d KiB, peak %d KiB" % (base, peak))
     assert res["status"] == "completed", res
     note = stream_of(res, "stderr")
     assert "the kernel sent a message of 400.0 MiB in 26 frames" in note, res
@@ -94,7 +74,7 @@ def test_more_than_the_relay_may_hold_stops_only_that_kernel(server_factory):
         assert s.post("/sessions", {"session_id": sid}).status == 201
     rest_run(s, "other", "y = 7")
     base = vm_rss_kib(s.proc.pid)
-    res, peak = _peak_rss_while(s, lambda: rest_run(s, "big", SEND_MANY_FRAMES % (30, 40)))
+    res, peak = peak_rss_while(s.proc.pid, lambda: rest_run(s, "big", SEND_MANY_FRAMES % (30, 40)))
     if asan(s.proc.pid):
         # ASan's builds give the relay no address-space limit (its shadow
         # needs terabytes): the relay holds the message and drops it
@@ -131,33 +111,27 @@ def test_a_flood_does_not_starve_other_sessions(server_factory):
         assert s.post("/sessions", {"session_id": sid}).status == 201
     rest_run(s, "calm", "1")
     base = vm_rss_kib(s.proc.pid)
-    peak = [base]
-    stop = threading.Event()
 
-    def watch():
-        while not stop.is_set():
-            peak[0] = max(peak[0], vm_rss_kib(s.proc.pid))
-            time.sleep(0.02)
+    def flood_and_ask():
+        flood = s.post("/execute", {"session_id": "flood", "code":
+                                    "import sys, time\nt = time.time()\n"
+                                    "while time.time() - t < 8:\n"
+                                    "    sys.stdout.write('x' * 1000000); sys.stdout.flush()\n"})
+        assert flood.status == 202
+        time.sleep(1.5)
+        took = []
+        for _ in range(4):
+            start = time.monotonic()
+            out = rest_run(s, "calm", "print(1)")
+            took.append(time.monotonic() - start)
+            assert stream_of(out) == "1\n"
+            time.sleep(0.5)
+        rid = flood.json()["request_id"]
+        return s.get("/execute/%s/results?wait=120" % rid, timeout=150).json(), took
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    flood = s.post("/execute", {"session_id": "flood", "code":
-                                "import sys, time\nt = time.time()\n"
-                                "while time.time() - t < 8:\n"
-                                "    sys.stdout.write('x' * 1000000); sys.stdout.flush()\n"})
-    assert flood.status == 202
-    time.sleep(1.5)
-    took = []
-    for _ in range(4):
-        start = time.monotonic()
-        out = rest_run(s, "calm", "print(1)")
-        took.append(time.monotonic() - start)
-        assert stream_of(out) == "1\n"
-        time.sleep(0.5)
-    rid = flood.json()["request_id"]
-    res = s.get("/execute/%s/results?wait=120" % rid, timeout=150).json()
-    stop.set()
-    watcher.join()
+    (res, took), peak = peak_rss_while(s.proc.pid, flood_and_ask)
+    print("flood: other session's print(1) took %s s; gateway RSS %d KiB, peak %d KiB"
+          % (["%.2f" % t for t in took], base, peak))
     assert res["status"] == "completed"
     # the flood's output was cut at the text limit
     assert sum(len(o.get("content", "")) for o in res["output"]) < 2 << 20
@@ -168,5 +142,5 @@ def test_a_flood_does_not_starve_other_sessions(server_factory):
     # the backlog waits in the kernel's memory, not ours (under ASan freed
     # memory sits in its quarantine: the plain run checks)
     if not asan(s.proc.pid):
-        assert peak[0] - base < 100 * 1024, ("peak during the flood", base, peak[0])
+        assert peak - base < 100 * 1024, ("peak during the flood", base, peak)
         assert vm_rss_kib(s.proc.pid) - base < 100 * 1024, "memory went back after the flood"

@@ -2,10 +2,9 @@
 streamed from the file descriptor, and an SQL query of over a million wide
 rows reads no more rows than exec_sql keeps (PostgreSQL through a cursor)."""
 import socket
-import threading
 import time
 
-from conftest import asan, rest_run, vm_rss_kib
+from conftest import asan, peak_rss_while, rest_run, vm_rss_kib
 
 
 def test_large_file_downloads_stream(server_factory):
@@ -17,33 +16,26 @@ def test_large_file_downloads_stream(server_factory):
                              "        f.write(os.urandom(1 << 20))\n")
     assert res["status"] == "completed", res
     base = vm_rss_kib(s.proc.pid)
-    peak = [base]
-    stop = threading.Event()
 
-    def watch():
-        while not stop.is_set():
-            peak[0] = max(peak[0], vm_rss_kib(s.proc.pid))
-            time.sleep(0.05)
+    def read_slowly_and_whole():
+        readers = []
+        for _ in range(6):
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+            c.sendall(b"GET /sessions/big/files/output/big.bin HTTP/1.1\r\nHost: localhost\r\n"
+                      b"Connection: close\r\n\r\n")
+            c.recv(65536)           # a slow reader: takes a little, then waits
+            readers.append(c)
+        time.sleep(2)
+        # one full, fast download is whole and right
+        r = s.get("/sessions/big/files/output/big.bin", timeout=120)
+        for c in readers:
+            c.close()
+        return r
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    readers = []
-    for _ in range(6):
-        c = socket.create_connection(("127.0.0.1", s.port), timeout=60)
-        c.sendall(b"GET /sessions/big/files/output/big.bin HTTP/1.1\r\nHost: localhost\r\n"
-                  b"Connection: close\r\n\r\n")
-        c.recv(65536)           # a slow reader: takes a little, then waits
-        readers.append(c)
-    time.sleep(2)
-    # one full, fast download is whole and right
-    r = s.get("/sessions/big/files/output/big.bin", timeout=120)
+    r, peak = peak_rss_while(s.proc.pid, read_slowly_and_whole)
     assert r.status == 200 and len(r.body) == 300 << 20
-    stop.set()
-    watcher.join()
-    for c in readers:
-        c.close()
     # reading it whole into memory would add 300 MiB per reader
-    assert peak[0] - base < 100 * 1024, (base, peak[0])
+    assert peak - base < 100 * 1024, (base, peak)
 
 
 def test_sql_of_many_wide_rows_is_bounded(server_factory):
