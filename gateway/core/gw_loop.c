@@ -11,7 +11,6 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "gw_error.h"
 #include "gw_mailbox.h"
 #include "jp_log.h"
 #include "jp_time.h"
@@ -24,8 +23,6 @@ typedef struct {
 } s_source_t;
 
 struct gw_loop {
-    gw_loop_request_fn *handler;
-    void *handler_arg;
     gw_mailbox_t *mailbox;
     int signal_fd;
     volatile int stopping;
@@ -34,15 +31,13 @@ struct gw_loop {
 };
 
 gw_loop_t *
-gw_loop_new (gw_loop_request_fn *handler, void *arg, char *err, size_t err_len)
+gw_loop_new (char *err, size_t err_len)
 {
     gw_loop_t *self = calloc (1, sizeof *self);
     if (!self) {
         snprintf (err, err_len, "out of memory");
         return NULL;
     }
-    self->handler = handler;
-    self->handler_arg = arg;
     sigset_t mask;
     sigemptyset (&mask);
     sigaddset (&mask, SIGTERM);
@@ -105,17 +100,20 @@ gw_loop_stopping (const gw_loop_t *self)
     return self->stopping;
 }
 
-/* A call carried through the mailbox as a request of method "CALL". */
+/* A cross-thread call: an item that runs fn(arg) and frees itself. */
 typedef struct {
-    gw_request_t req;
+    gw_loop_item_t item;
     gw_loop_call_fn *fn;
     void *arg;
 } s_call_t;
 
 static void
-s_call_free (gw_request_t *req)
+s_run_call (gw_loop_item_t *item, bool stopping)
 {
-    free (req);
+    (void) stopping;    /* a call runs even then: it hands back a result */
+    s_call_t *call = item->arg;
+    call->fn (call->arg);
+    free (call);
 }
 
 int
@@ -124,44 +122,38 @@ gw_loop_call (gw_loop_t *self, gw_loop_call_fn *fn, void *arg)
     s_call_t *call = calloc (1, sizeof *call);
     if (!call)
         return -ENOMEM;
-    snprintf (call->req.method, sizeof call->req.method, "CALL");
-    call->req.complete = s_call_free;
+    call->item.run = s_run_call;
+    call->item.arg = call;
     call->fn = fn;
     call->arg = arg;
-    gw_mailbox_post (self->mailbox, &call->req);
+    gw_mailbox_post (self->mailbox, &call->item.link);
     return 0;
 }
 
-/* Runs a CALL (and frees it), or returns false for an ordinary request. */
-static bool
-s_run_call (gw_request_t *req)
+void
+gw_loop_post (gw_loop_t *self, gw_loop_item_t *item)
 {
-    if (strcmp (req->method, "CALL") != 0)
-        return false;
-    s_call_t *call = (s_call_t *) req;
-    call->fn (call->arg);
-    free (call);
-    return true;
+    gw_mailbox_post (self->mailbox, &item->link);
 }
 
-void
-gw_loop_post (gw_request_t *req, void *loop)
+/* Runs every waiting item, oldest first. */
+static void
+s_run_items (gw_loop_t *self, bool stopping)
 {
-    gw_loop_t *self = loop;
-    gw_mailbox_post (self->mailbox, req);
+    gw_mailbox_item_t *link = gw_mailbox_take_all (self->mailbox);
+    while (link) {
+        gw_mailbox_item_t *next = link->next;
+        link->next = NULL;
+        gw_loop_item_t *item = (gw_loop_item_t *) link;   /* link is its first member */
+        item->run (item, stopping);
+        link = next;
+    }
 }
 
 void
 gw_loop_drain (gw_loop_t *self)
 {
-    gw_request_t *req = gw_mailbox_take_all (self->mailbox);
-    while (req) {
-        gw_request_t *next = req->next;
-        req->next = NULL;
-        if (!s_run_call (req))
-            gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
-        req = next;
-    }
+    s_run_items (self, true);
 }
 
 /* The earliest deadline of any source, or -1. */
@@ -176,25 +168,6 @@ s_next_deadline (gw_loop_t *self, int64_t now)
             next = d;
     }
     return next;
-}
-
-/* Takes the mailbox: calls run; requests go to the handler, or get 503
- * once stopping. */
-static void
-s_take_mailbox (gw_loop_t *self)
-{
-    gw_request_t *req = gw_mailbox_take_all (self->mailbox);
-    while (req) {
-        gw_request_t *next = req->next;
-        req->next = NULL;
-        if (s_run_call (req))
-            ;
-        else if (self->stopping)
-            gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
-        else
-            self->handler (req, self->handler_arg);
-        req = next;
-    }
 }
 
 /* One turn: poll, dispatch, signal, mailbox, ticks. */
@@ -241,7 +214,7 @@ s_turn (gw_loop_t *self)
         }
     }
     if (rc > 0 && (items[0].revents & ZMQ_POLLIN))
-        s_take_mailbox (self);
+        s_run_items (self, self->stopping);
     free (items);
     now = jp_time_now_ms ();
     for (int i = 0; i < self->n_sources; i++)

@@ -1,14 +1,14 @@
 /* gw_loop: the event loop, and nothing else: it sleeps in zmq_poll on the
  * mailbox's eventfd, a signalfd for SIGTERM/SIGINT and the items of its
- * registered sources, until a request, a cross-thread call, a signal, a
- * readable item or the earliest deadline a source asks for. No busy
- * polling. It knows nothing of sessions, kernels or transports (as Redis'
+ * registered sources, until an item is posted, a signal, a readable poll
+ * item or the earliest deadline a source asks for. No busy polling. It
+ * knows nothing of sessions, kernels, requests or transports (as Redis'
  * ae.c knows nothing of the server): the server (gw_server) and the stdio
- * transport register sources; requests go to one handler.
+ * transport register sources; posted items run themselves.
  *
- * One turn: poll; each source dispatches its items (in the order they were
- * added); a signal stops the loop; the mailbox's calls run and its requests
- * go to the handler (or get 503 once stopping); each source ticks.
+ * One turn: poll; each source dispatches its poll items (in the order they
+ * were added); a signal stops the loop; the posted items run (told whether
+ * the loop is stopping); each source ticks.
  *
  * Threads: gw_loop_post, gw_loop_call and gw_loop_stop may be called from
  * any thread; everything else runs in the thread that calls gw_loop_run. */
@@ -20,12 +20,20 @@
 
 #include <zmq.h>
 
-#include "gw_request.h"
+#include "gw_mailbox.h"
 
 typedef struct gw_loop gw_loop_t;
 
-/* Handles one request in the loop thread; must complete it (now or later). */
-typedef void (gw_loop_request_fn) (gw_request_t *req, void *arg);
+/* Something posted to the loop, embedded in its owner (a request, a
+ * call): run in the loop thread, told whether the loop is stopping (then
+ * it should only answer that it cannot be done). */
+typedef struct gw_loop_item gw_loop_item_t;
+struct gw_loop_item {
+    gw_mailbox_item_t link;     /* first: the mailbox's */
+    void (*run) (gw_loop_item_t *item, bool stopping);
+    void *arg;                  /* the owner (the request, the call) */
+    void *ctx;                  /* who it is for (the server) */
+};
 
 /* Something the loop polls and wakes for. Every function is optional. */
 typedef struct {
@@ -43,12 +51,11 @@ typedef struct {
 
 #define GW_LOOP_MAX_SOURCES 8
 
-/* Makes the loop with its mailbox and signalfd; handler gets every request.
- * SIGTERM and SIGINT must already be blocked in every thread. NULL with
- * err set on failure. */
-gw_loop_t *gw_loop_new (gw_loop_request_fn *handler, void *arg, char *err, size_t err_len);
+/* Makes the loop with its mailbox and signalfd. SIGTERM and SIGINT must
+ * already be blocked in every thread. NULL with err set on failure. */
+gw_loop_t *gw_loop_new (char *err, size_t err_len);
 
-/* Runs what is left in the mailbox (calls run, requests get 503), frees. */
+/* Runs what is left in the mailbox (as stopping), frees. */
 void gw_loop_destroy (gw_loop_t **self_p);
 
 /* Adds a source (source is borrowed and must outlive the loop). Returns 0
@@ -74,10 +81,10 @@ bool gw_loop_stopping (const gw_loop_t *self);
 typedef void (gw_loop_call_fn) (void *arg);
 int gw_loop_call (gw_loop_t *self, gw_loop_call_fn *fn, void *arg);
 
-/* Hands a request to the loop (any thread); matches gw_http_post_fn. */
-void gw_loop_post (gw_request_t *req, void *loop);
+/* Posts item (run and arg set) to the loop (any thread). */
+void gw_loop_post (gw_loop_t *self, gw_loop_item_t *item);
 
-/* Runs the waiting calls and answers the waiting requests with 503. */
+/* Runs the waiting items as stopping. */
 void gw_loop_drain (gw_loop_t *self);
 
 #endif

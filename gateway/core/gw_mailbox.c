@@ -1,4 +1,4 @@
-/* gw_mailbox: a FIFO of requests and an eventfd. Posted from any thread,
+/* gw_mailbox: a FIFO of items and an eventfd. Posted from any thread,
  * drained by the loop thread. */
 #include "gw_mailbox.h"
 
@@ -11,7 +11,7 @@
 
 struct gw_mailbox {
     pthread_mutex_t lock;
-    gw_request_t *head, *tail;
+    gw_mailbox_item_t *head, *tail;
     int fd;
 };
 
@@ -56,27 +56,27 @@ gw_mailbox_wake (gw_mailbox_t *self)
 }
 
 void
-gw_mailbox_post (gw_mailbox_t *self, gw_request_t *req)
+gw_mailbox_post (gw_mailbox_t *self, gw_mailbox_item_t *item)
 {
-    req->next = NULL;
+    item->next = NULL;
     pthread_mutex_lock (&self->lock);
     if (self->tail)
-        self->tail->next = req;
+        self->tail->next = item;
     else
-        self->head = req;
-    self->tail = req;
+        self->head = item;
+    self->tail = item;
     pthread_mutex_unlock (&self->lock);
     gw_mailbox_wake (self);
 }
 
-gw_request_t *
+gw_mailbox_item_t *
 gw_mailbox_take_all (gw_mailbox_t *self)
 {
     uint64_t count;
     ssize_t ignored = read (self->fd, &count, sizeof count);
     (void) ignored;
     pthread_mutex_lock (&self->lock);
-    gw_request_t *list = self->head;
+    gw_mailbox_item_t *list = self->head;
     self->head = self->tail = NULL;
     pthread_mutex_unlock (&self->lock);
     return list;

@@ -18,6 +18,7 @@
 
 #include "gw_caller.h"
 #include "gw_error.h"
+#include "gw_loop.h"
 
 typedef struct gw_request gw_request_t;
 typedef void (gw_request_complete_fn) (gw_request_t *req);
@@ -54,7 +55,7 @@ struct gw_request {
     /* plumbing */
     gw_request_complete_fn *complete;
     void *transport;            /* the transport's own state */
-    gw_request_t *next;         /* mailbox and waiting lists */
+    gw_loop_item_t item;        /* posted to the loop (gw_server_post) */
     /* the client's socket while the request waits (HTTP): looked at, never
        read, to notice a client that left */
     bool has_client_fd;

@@ -62,12 +62,16 @@ struct gw_server {
 
 static const gw_loop_source_t s_source;
 
-/* The loop's request handler: the server's, with the server. */
+/* A posted request, in the loop thread: to the handler, or 503 once the
+ * loop is stopping. */
 static void
-s_handle (gw_request_t *req, void *arg)
+s_run_request (gw_loop_item_t *item, bool stopping)
 {
-    gw_server_t *self = arg;
-    if (self->handler)
+    gw_server_t *self = item->ctx;
+    gw_request_t *req = item->arg;
+    if (stopping)
+        gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
+    else if (self->handler)
         self->handler (self, req, self->handler_arg);
     else
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method,
@@ -115,7 +119,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         gw_server_destroy (&self);
         return NULL;
     }
-    self->loop = gw_loop_new (s_handle, self, err, err_len);
+    self->loop = gw_loop_new (err, err_len);
     if (!self->loop || gw_loop_add_source (self->loop, &s_source, self) < 0) {
         gw_server_destroy (&self);
         return NULL;
@@ -207,7 +211,9 @@ gw_server_call (gw_server_t *self, gw_server_call_fn *fn, void *arg)
 void
 gw_server_post (gw_request_t *req, void *server)
 {
-    gw_loop_post (req, ((gw_server_t *) server)->loop);
+    gw_server_t *self = server;
+    req->item = (gw_loop_item_t) {.run = s_run_request, .arg = req, .ctx = self};
+    gw_loop_post (self->loop, &req->item);
 }
 
 gw_loop_t *

@@ -95,8 +95,6 @@ s_rest (const char *text)
         return;
     gw_request_t req = {0};
     snprintf (req.method, sizeof req.method, "%.*s", (int) (nl1 - text), text);
-    if (strcmp (req.method, "CALL") == 0)
-        return;
     req.path = strndup (nl1 + 1, (size_t) (nl2 - nl1 - 1));
     req.body = strdup (nl2 + 1);
     req.body_len = strlen (req.body);
