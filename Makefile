@@ -45,7 +45,7 @@ $(BUILD)/obj/%.o: %.c
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libcodebox.a: $(LIB_OBJ)
-	@ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/codebox: $(BUILD)/obj/gateway/cmd/main.o $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -147,7 +147,7 @@ build/fuzz/obj/%.o: %.c
 	@clang $(CPPFLAGS) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS)) -MMD -MP -c $< -o $@
 
 build/fuzz/libfuzzlib.a: $(FUZZ_OBJ)
-	@ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 build/fuzz/%: tests/fuzz/%.c build/fuzz/libfuzzlib.a
 	@echo "  LD (fuzz) $@"

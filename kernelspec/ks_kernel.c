@@ -35,6 +35,7 @@ struct ks_kernel {
     char tcp_conn_path[340];    /* the kernel's own connection file (proxy) */
     char **extra_env;           /* copied from the options */
     char **wrap_argv;           /* copied from the options */
+    char **extra_argv;          /* copied from the options */
     char *cgroups[KS_MAX_CGROUPS];  /* copied from the options */
     char *binds[2 * KS_MAX_BINDS];  /* copied from the options: from, to */
     /* the relay (options.relay): copies of its strings, its connection
@@ -90,6 +91,22 @@ s_copy_spawn (ks_spawn_extra_t *spawn, char **cgroups, char **binds)
     }
 }
 
+/* A copy of a NULL-terminated string list, or NULL (none, or no memory). */
+static char **
+s_strv_copy (const char *const *strv)
+{
+    size_t n = 0;
+    while (strv && strv[n])
+        n++;
+    char **copy = strv ? calloc (n + 1, sizeof (char *)) : NULL;
+    for (size_t i = 0; copy && i < n; i++)
+        if (!(copy[i] = strdup (strv[i]))) {
+            ks_strv_free (copy);
+            return NULL;
+        }
+    return copy;
+}
+
 ks_kernel_t *
 ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *options)
 {
@@ -119,15 +136,10 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
     for (size_t i = 0; self->extra_env && i < n_env; i++)
         self->extra_env[i] = strdup (options->extra_env[i]);
     self->options.extra_env = (const char *const *) self->extra_env;
-    if (options->wrap_argv) {
-        size_t n_wrap = 0;
-        while (options->wrap_argv[n_wrap])
-            n_wrap++;
-        self->wrap_argv = calloc (n_wrap + 1, sizeof (char *));
-        for (size_t i = 0; self->wrap_argv && i < n_wrap; i++)
-            self->wrap_argv[i] = strdup (options->wrap_argv[i]);
-        self->options.wrap_argv = (const char *const *) self->wrap_argv;
-    }
+    self->wrap_argv = s_strv_copy (options->wrap_argv);
+    self->options.wrap_argv = (const char *const *) self->wrap_argv;
+    self->extra_argv = s_strv_copy (options->extra_argv);
+    self->options.extra_argv = (const char *const *) self->extra_argv;
     s_copy_spawn (&self->options.spawn, self->cgroups, self->binds);
     if (options->relay) {
         self->relay = strdup (options->relay);
@@ -290,6 +302,7 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     free (self->proxy);
     ks_strv_free (self->extra_env);
     ks_strv_free (self->wrap_argv);
+    ks_strv_free (self->extra_argv);
     free (self);
     *self_p = NULL;
 }
@@ -304,13 +317,32 @@ s_send_kernel_info (ks_kernel_t *self)
     jp_msg_destroy (&msg);
 }
 
-/* The kernelspec's argv, with the wrapper prefix (a sandbox) and the
- * proxy (if any) first. */
+/* The kernelspec's argv and the extra arguments, with the wrapper prefix
+ * (a sandbox) and the proxy (if any) first. */
 static char **
 s_wrapped_argv (ks_kernel_t *self)
 {
     bool proxied = self->proxy != NULL;
     char **argv = ks_spec_argv (self->spec, proxied ? self->tcp_conn_path : self->conn_path);
+    size_t n_spec = 0, n_extra = 0;
+    while (argv && argv[n_spec])
+        n_spec++;
+    while (self->extra_argv && self->extra_argv[n_extra])
+        n_extra++;
+    if (argv && n_extra) {
+        char **longer = realloc (argv, (n_spec + n_extra + 1) * sizeof (char *));
+        if (!longer) {
+            ks_strv_free (argv);
+            return NULL;
+        }
+        argv = longer;
+        argv[n_spec + n_extra] = NULL;
+        for (size_t i = 0; i < n_extra; i++)
+            if (!(argv[n_spec + i] = strdup (self->extra_argv[i]))) {
+                ks_strv_free (argv);    /* frees up to the NULL just stored */
+                return NULL;
+            }
+    }
     if (!argv || (!self->wrap_argv && !proxied))
         return argv;
     const char *proxy_args[] = {self->proxy, "kernel-proxy", self->conn_path,

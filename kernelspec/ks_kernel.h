@@ -54,6 +54,8 @@ typedef struct {
     const char *const *extra_env;   /* "NAME=value", NULL-terminated, or NULL */
     const char *const *wrap_argv;   /* a prefix such as bwrap's arguments,
                                        NULL-terminated, or NULL */
+    const char *const *extra_argv;  /* appended to the kernelspec's argv,
+                                       NULL-terminated, or NULL */
     ks_spawn_extra_t spawn;         /* cgroups, limits, user; with set_user
                                        the connection file is given to uid */
     bool own_runtime_dir;           /* remove runtime_dir when destroyed */

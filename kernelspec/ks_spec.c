@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_SPEC_BYTES (1 << 20)
 
@@ -256,6 +257,19 @@ s_replace2 (const char *s, const char *from[2], const char *to[2])
     return s_buf_finish (&out);
 }
 
+/* Jupyter runs a kernelspec whose argv[0] is "python" or "python3" with
+ * its own Python (sys.executable), whatever PATH holds: here that is the
+ * system's Python, where Debian puts ipykernel and the kernels' packages.
+ * Returns that path, or NULL to keep argv0. */
+static const char *
+s_jupyter_python (const char *argv0)
+{
+    static const char system_python[] = "/usr/bin/python3";
+    if (strcmp (argv0, "python") != 0 && strcmp (argv0, "python3") != 0)
+        return NULL;
+    return access (system_python, X_OK) == 0 ? system_python : NULL;
+}
+
 char **
 ks_spec_argv (const ks_spec_t *self, const char *connection_file)
 {
@@ -266,7 +280,8 @@ ks_spec_argv (const ks_spec_t *self, const char *connection_file)
         /* one pass, as jupyter_client: a substituted value is not scanned */
         const char *from[2] = {"{connection_file}", "{resource_dir}"};
         const char *to[2] = {connection_file, self->resource_dir};
-        argv[i] = s_replace2 (self->argv[i], from, to);
+        const char *python = i == 0 ? s_jupyter_python (self->argv[0]) : NULL;
+        argv[i] = python ? strdup (python) : s_replace2 (self->argv[i], from, to);
         if (!argv[i]) {
             ks_strv_free (argv);
             return NULL;

@@ -44,9 +44,12 @@ DEBIAN_PACKAGES=(
     python3
 )
 # What only the tests use (the PostgreSQL server: the SQL tests start their
-# own with initdb in a scratch folder).
+# own with initdb in a scratch folder; Debian's own kernelspecs, R's IRkernel
+# and Octave's, run as Jupyter runs them, with gnuplot, a font and
+# Ghostscript so Octave can plot).
 TEST_DEBIAN_PACKAGES=(
     clang check libsubunit-dev python3-pytest postgresql
+    r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
 )
 
 # Maps a pip requirement name to Debian's package for it.

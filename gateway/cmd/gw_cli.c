@@ -7,6 +7,14 @@
 
 #include "jp_log.h"
 
+static void
+s_log_alias (const char *alias, const char *ours, const char *source, void *arg)
+{
+    (void) arg;
+    jp_log_warn ("config event=alias name=%s as=%s source=\"%s\" (Code Box's name; "
+                 "prefer %s)", alias, ours, source, ours);
+}
+
 gw_config_t *
 gw_cli_load_config (const char *config_file)
 {
@@ -23,9 +31,11 @@ gw_cli_load_config (const char *config_file)
     if (rc) {
         fprintf (stderr, "codebox: %s\n", err);
         gw_config_destroy (&config);
-    } else
+    } else {
         jp_log_set_level ((jp_log_level_t) jp_log_level_parse (gw_config_str (config,
                                                                              GW_SET_LOG_LEVEL)));
+        gw_config_each_alias (config, s_log_alias, NULL);
+    }
     return config;
 }
 

@@ -17,10 +17,12 @@
 
 #include <zmq.h>
 
+#include "gw_ansi.h"
 #include "gw_base64.h"
 #include "gw_cli.h"
 #include "jp_time.h"
 #include "gw_execution.h"
+#include "gw_figures.h"
 #include "gw_fs.h"
 #include "gw_sandbox.h"
 #include "ks_search.h"
@@ -49,17 +51,11 @@ typedef struct {
 static void
 s_write_text (FILE *out, const char *text, bool strip)
 {
-    for (const char *p = text; *p; p++) {
-        if (strip && *p == '\033' && p[1] == '[') {
-            p += 2;
-            while (*p && !(*p >= '@' && *p <= '~'))
-                p++;
-            if (!*p)
-                break;
-            continue;
-        }
-        fputc (*p, out);
-    }
+    char *copy = strip ? strdup (text) : NULL;
+    if (copy)
+        gw_ansi_strip (copy);
+    fputs (copy ? copy : text, out);
+    free (copy);
 }
 
 /* Saves one image of a display to OUTPUT_DIR/codebox-exec-N.EXT (a name not
@@ -360,6 +356,7 @@ gw_cmd_exec (int argc, char **argv)
         goto out;
     }
     ks_kernel_options_t kopts = {
+        .extra_argv = gw_figures_argv (spec),
         .runtime_dir = runtime_dir,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
     };

@@ -226,7 +226,7 @@ gw_cmd_mcp (int argc, char **argv)
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL));
         gw_server_run (server);
     }
-    gw_download_shutdown ();    /* before the MCP core its answers go through */
+    gw_features_stop (features);    /* before the MCP core its answers go through */
     gw_mcp_destroy (&io.mcp);
     gw_features_destroy (&features);
     gw_server_destroy (&server);

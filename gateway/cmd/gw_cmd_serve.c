@@ -48,18 +48,29 @@ s_raise_fd_limit (void)
     }
 }
 
-/* The MCP core's timers (progress, session expiry), as a loop source. */
+/* The MCP core's timers (progress, session expiry) and the /sse streams'
+ * keep-alives, as a loop source. */
+typedef struct {
+    gw_mcp_t *mcp;
+    gw_mcp_sse_t *sse;
+} s_mcp_timers_t;
+
 static int64_t
 s_mcp_deadline (void *arg, int64_t now)
 {
     (void) now;
-    return gw_mcp_deadline (arg);
+    s_mcp_timers_t *t = arg;
+    int64_t a = gw_mcp_deadline (t->mcp), b = t->sse ? gw_mcp_sse_deadline (t->sse) : -1;
+    return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
 static void
 s_mcp_tick (void *arg, int64_t now)
 {
-    gw_mcp_tick (arg, now);
+    s_mcp_timers_t *t = arg;
+    gw_mcp_tick (t->mcp, now);
+    if (t->sse)
+        gw_mcp_sse_tick (t->sse, now);
 }
 
 static const gw_loop_source_t s_mcp_source = {
@@ -150,6 +161,8 @@ gw_cmd_serve (int argc, char **argv)
     gw_http_t *http = NULL;
     gw_mcp_t *mcp = NULL;
     gw_mcp_http_t *mcp_http = NULL;
+    gw_mcp_sse_t *mcp_sse = NULL;
+    s_mcp_timers_t timers = {0};
     gw_router_t *router = NULL;
     gw_features_t *features = NULL;
     gw_server_t *server = gw_server_new (config, err, sizeof err);
@@ -158,10 +171,12 @@ gw_cmd_serve (int argc, char **argv)
     if (server) {
         mcp = gw_mcp_new (server);
         mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
-        router = mcp_http ? gw_router_new (server, mcp_http) : NULL;
+        mcp_sse = mcp_http ? gw_mcp_sse_new (server, mcp) : NULL;
+        router = mcp_sse ? gw_router_new (server, mcp_http, mcp_sse) : NULL;
         gw_server_set_handler (server, gw_router_handle, router);
+        timers = (s_mcp_timers_t) {mcp, mcp_sse};
         if (mcp)
-            gw_loop_add_source (gw_server_loop (server), &s_mcp_source, mcp);
+            gw_loop_add_source (gw_server_loop (server), &s_mcp_source, &timers);
     }
     if (server && router) {
         struct sockaddr_storage bound;
@@ -191,9 +206,13 @@ gw_cmd_serve (int argc, char **argv)
                  gw_auth_enabled (auth) ? "tokens" : "none");
         gw_server_run (server);
     }
-    gw_download_shutdown ();    /* answers running downloads while HTTP still works */
+    gw_features_stop (features);    /* answers running downloads while HTTP still works */
+    gw_mcp_sse_close (mcp_sse);     /* open /sse streams end before the HTTP server */
+    if (server)                     /* what was posted meanwhile, while its router lives */
+        gw_loop_drain (gw_server_loop (server));
     gw_http_destroy (&http);
     gw_router_destroy (&router);
+    gw_mcp_sse_destroy (&mcp_sse);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);
     gw_features_destroy (&features);

@@ -7,6 +7,7 @@
 
 #include "gw_artifact_upload.h"
 #include "gw_blob.h"
+#include "gw_download.h"
 #include "gw_packages.h"
 #include "gw_signed_url.h"
 #include "gw_sql.h"
@@ -16,6 +17,8 @@ struct gw_features {
     gw_sql_t *sql;
     gw_blob_t *blob;
     gw_artifact_upload_t *upload;
+    gw_packages_t *packages;
+    gw_downloads_t *downloads;
 };
 
 gw_features_t *
@@ -29,7 +32,14 @@ gw_features_new (gw_server_t *server, const gw_config_t *config, char *err, size
     self->server = server;
     /* signed links first: a blob upload's SAS URL replaces one */
     gw_signed_url_attach (server);
-    gw_packages_attach (server);
+    if (!(self->packages = gw_packages_new (server))
+        || !(self->downloads = gw_downloads_new (server))) {
+        snprintf (err, err_len, "out of memory");
+        gw_features_destroy (&self);
+        return NULL;
+    }
+    gw_server_set_packages (server, self->packages);
+    gw_server_set_downloads (server, self->downloads);
     self->sql = gw_sql_new (server, config);
     if (!self->sql) {
         snprintf (err, err_len, "cannot start the SQL workers");
@@ -51,11 +61,22 @@ gw_features_new (gw_server_t *server, const gw_config_t *config, char *err, size
 }
 
 void
+gw_features_stop (gw_features_t *self)
+{
+    if (self)
+        gw_downloads_stop (self->downloads);
+}
+
+void
 gw_features_destroy (gw_features_t **self_p)
 {
     gw_features_t *self = *self_p;
     if (!self)
         return;
+    gw_server_set_downloads (self->server, NULL);
+    gw_downloads_destroy (&self->downloads);
+    gw_server_set_packages (self->server, NULL);
+    gw_packages_destroy (&self->packages);
     gw_artifact_upload_destroy (&self->upload);
     gw_server_set_blob (self->server, NULL);
     gw_blob_destroy (&self->blob);

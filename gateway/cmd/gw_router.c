@@ -13,6 +13,7 @@
 struct gw_router {
     gw_server_t *server;
     gw_mcp_http_t *mcp_http;
+    gw_mcp_sse_t *mcp_sse;
 };
 
 typedef void (s_route_fn) (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m);
@@ -114,6 +115,26 @@ s_mcp (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
         gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
 }
 
+static void
+s_sse (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    if (self->mcp_sse)
+        gw_mcp_sse_handle (self->mcp_sse, req, false);
+    else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
+}
+
+static void
+s_messages (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    if (self->mcp_sse)
+        gw_mcp_sse_handle (self->mcp_sse, req, true);
+    else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
+}
+
 static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
 #define GW_ROUTE_HANDLER(name, methods, pattern, label) [GW_ROUTE_##name] = s_##name,
     GW_ROUTE_TABLE (GW_ROUTE_HANDLER)
@@ -121,11 +142,11 @@ static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
 };
 
 gw_router_t *
-gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http)
+gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http, gw_mcp_sse_t *mcp_sse)
 {
     gw_router_t *self = calloc (1, sizeof *self);
     if (self)
-        *self = (gw_router_t) {server, mcp_http};
+        *self = (gw_router_t) {server, mcp_http, mcp_sse};
     return self;
 }
 
@@ -178,6 +199,8 @@ s_gone_in_loop (gw_server_t *server, void *arg)
     s_gone_t *gone = arg;
     if (gone->router->mcp_http)
         gw_mcp_http_stream_gone (gone->router->mcp_http, gone->stream);
+    if (gone->router->mcp_sse)
+        gw_mcp_sse_stream_gone (gone->router->mcp_sse, gone->stream);
     gw_stream_unref (&gone->stream);
     free (gone);
 }

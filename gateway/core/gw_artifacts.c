@@ -45,7 +45,21 @@ struct gw_snapshot {
     size_t visits;              /* entries looked at */
     int64_t started_ms;
     bool cut;                   /* the walk stopped at its budget */
+    unsigned flags;             /* GW_SNAPSHOT_* */
 };
+
+/* True when the walk of a session folder leaves the folder name (at level,
+ * the top being 1) out: uploads (input/), installed packages
+ * (node_modules/ at the top) and hidden folders anywhere (.packages,
+ * .ipynb_checkpoints...). */
+static bool
+s_skipped_folder (const gw_snapshot_t *self, const char *name, int level)
+{
+    if (!(self->flags & GW_SNAPSHOT_SESSION))
+        return false;
+    return name[0] == '.' || (level == 1 && (strcmp (name, "input") == 0
+                                             || strcmp (name, "node_modules") == 0));
+}
 
 /* The MIME types by lowercase extension. A linear table: at ~100 entries a
  * scan is cheap, and it cannot be silently mis-sorted. */
@@ -201,7 +215,8 @@ s_visit (gw_snapshot_t *self, int dfd, const char *prefix, const char *name, int
     if (keep && S_ISREG (st.st_mode))
         return s_add (self, rel, &st);
     int rc = 0;
-    if (keep && S_ISDIR (st.st_mode) && level < S_MAX_LEVELS) {
+    if (keep && S_ISDIR (st.st_mode) && level < S_MAX_LEVELS
+        && !s_skipped_folder (self, name, level)) {
         int sub = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub >= 0)
             rc = s_walk (self, sub, rel, level + 1);
@@ -241,11 +256,12 @@ s_entry_cmp (const void *a, const void *b)
 }
 
 gw_snapshot_t *
-gw_snapshot_take (const char *dir)
+gw_snapshot_take (const char *dir, unsigned flags)
 {
     gw_snapshot_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
+    self->flags = flags;
     self->started_ms = jp_time_now_ms ();
     int fd = !dir ? -1 : open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 && s_walk (self, fd, NULL, 1) < 0) {
@@ -334,9 +350,9 @@ gw_snapshot_diff (const gw_snapshot_t *before, const gw_snapshot_t *after,
 }
 
 json_t *
-gw_artifacts_list (const char *dir, const char *path_prefix)
+gw_artifacts_list (const char *dir, const char *path_prefix, unsigned flags)
 {
-    gw_snapshot_t *snap = gw_snapshot_take (dir);
+    gw_snapshot_t *snap = gw_snapshot_take (dir, flags);
     if (!snap)
         return NULL;
     json_t *out = gw_snapshot_diff (NULL, snap, path_prefix);

@@ -1,7 +1,9 @@
-/* gw_artifacts: the files under a session's output/ folder: a snapshot of
- * them (relative path, size, modification time) taken before an
- * execution, the difference after it (new or changed files are that
- * execution's new artifacts), a listing, and MIME types by extension.
+/* gw_artifacts: a session's artifacts, the files its code writes: those
+ * under output/ and the others of the session folder (outside input/,
+ * node_modules/ and hidden folders). A snapshot of them (relative path,
+ * size, modification time) taken before an execution, the difference
+ * after it (new or changed files are that execution's new artifacts), a
+ * listing, and MIME types by extension.
  * File system only; any thread, but one snapshot belongs to one thread. */
 #ifndef GW_ARTIFACTS_H
 #define GW_ARTIFACTS_H
@@ -10,10 +12,14 @@
 
 typedef struct gw_snapshot gw_snapshot_t;
 
+/* dir is a session folder: leave out input/ and node_modules/ at its top
+ * and hidden folders anywhere. */
+#define GW_SNAPSHOT_SESSION 1u
+
 /* Walks dir recursively (regular files only; symlinks are not followed;
  * at most 10000 files and 16 levels). A missing dir gives an empty
  * snapshot. NULL on OOM. */
-gw_snapshot_t *gw_snapshot_take (const char *dir);
+gw_snapshot_t *gw_snapshot_take (const char *dir, unsigned flags);
 void gw_snapshot_destroy (gw_snapshot_t **self_p);
 
 /* A new JSON array of the files of after that are not in before or whose
@@ -24,7 +30,7 @@ json_t *gw_snapshot_diff (const gw_snapshot_t *before, const gw_snapshot_t *afte
                           const char *path_prefix);
 
 /* A new JSON array of every file under dir, in the same shape. */
-json_t *gw_artifacts_list (const char *dir, const char *path_prefix);
+json_t *gw_artifacts_list (const char *dir, const char *path_prefix, unsigned flags);
 
 /* The MIME type for a file name by its extension (case-insensitive),
  * "application/octet-stream" when unknown. Static string. */

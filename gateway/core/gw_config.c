@@ -26,9 +26,60 @@ typedef struct {
 static const s_setting_t s_table[] = {GW_SETTINGS (GW_SETTING_ROW)};
 #undef GW_SETTING_ROW
 
+/* Code Box's (CodeBoxMCP's) setting names, read as fallbacks for ours so
+ * that its users' .env files keep working. */
+static const struct {
+    const char *name;
+    gw_setting_t id;
+} s_aliases[] = {
+    {"MCP_HOST", GW_SET_HOST},
+    {"MCP_PORT", GW_SET_PORT},
+    {"SESSION_TTL", GW_SET_SESSION_TTL},
+    {"IDLE_TIMEOUT", GW_SET_IDLE_TIMEOUT},
+    {"CLEANUP_INTERVAL", GW_SET_CLEANUP_INTERVAL},
+    {"EXEC_TIMEOUT", GW_SET_EXEC_TIMEOUT},
+    {"DOWNLOAD_TIMEOUT", GW_SET_DOWNLOAD_TIMEOUT},
+    {"MAX_DOWNLOAD_SIZE", GW_SET_MAX_DOWNLOAD_SIZE},
+    {"AZURE_BLOB_CONNECTION_STRING", GW_SET_BLOB_CONNECTION_STRING},
+    {"AZURE_BLOB_CONTAINER_NAME", GW_SET_BLOB_CONTAINER},
+    {"BLOB_SAS_EXPIRY_HOURS", GW_SET_BLOB_SAS_EXPIRY_HOURS},
+    {"AZURE_DATABASE_CONNECTION_STRING", GW_SET_SQL_DSN},
+    {"SQL_MAX_INLINE_ROWS", GW_SET_SQL_MAX_INLINE_ROWS},
+    {"BASE_WORKDIR", GW_SET_STATE_DIR},
+};
+#define S_N_ALIASES (sizeof s_aliases / sizeof s_aliases[0])
+
 struct gw_config {
     char *values[GW_SETTING_COUNT];
+    char aliases[S_N_ALIASES][64];  /* where each alias was read ("" if not) */
 };
+
+/* The alias index of name, or -1. */
+static int
+s_alias (const char *name)
+{
+    for (size_t i = 0; i < S_N_ALIASES; i++)
+        if (strcmp (s_aliases[i].name, name) == 0)
+            return (int) i;
+    return -1;
+}
+
+/* Sets the setting an alias stands for, unless source also names it
+ * (ours wins), and notes where the alias was read. */
+static int
+s_set_alias (gw_config_t *self, int alias, const char *value, const char *source,
+             bool ours_given, char *err, size_t err_len)
+{
+    if (ours_given)
+        return 0;
+    char where[300];
+    snprintf (where, sizeof where, "%s (%s, Code Box's name for %s)", source,
+              s_aliases[alias].name, s_table[s_aliases[alias].id].name);
+    int rc = gw_config_set (self, s_table[s_aliases[alias].id].name, value, where, err, err_len);
+    if (!rc)
+        snprintf (self->aliases[alias], sizeof self->aliases[alias], "%s", source);
+    return rc;
+}
 
 gw_config_t *
 gw_config_new (void)
@@ -153,6 +204,9 @@ s_unquote (char *v)
     return false;
 }
 
+static int s_load_lines (gw_config_t *self, char *copy, const char *source, bool *given,
+                         bool aliases, char *err, size_t err_len);
+
 int
 gw_config_load_text (gw_config_t *self, const char *text, const char *source,
                      char *err, size_t err_len)
@@ -160,6 +214,25 @@ gw_config_load_text (gw_config_t *self, const char *text, const char *source,
     char *copy = strdup (text);
     if (!copy)
         return -ENOMEM;
+    bool given[GW_SETTING_COUNT] = {false};
+    int rc = s_load_lines (self, copy, source, given, false, err, err_len);
+    free (copy);
+    copy = rc ? NULL : strdup (text);
+    if (!rc && !copy)
+        return -ENOMEM;
+    if (!rc)
+        rc = s_load_lines (self, copy, source, given, true, err, err_len);
+    free (copy);
+    return rc;
+}
+
+/* One pass over the lines of a .env text (copy, cut up here): ours
+ * (CODEBOX_*, marked in given), or, with aliases, Code Box's names for
+ * settings not given. */
+static int
+s_load_lines (gw_config_t *self, char *copy, const char *source, bool *given, bool aliases,
+              char *err, size_t err_len)
+{
     int rc = 0, line_no = 0;
     /* strtok_r would skip empty lines and miscount them; walk by hand */
     char *line = copy;
@@ -195,12 +268,16 @@ gw_config_load_text (gw_config_t *self, const char *text, const char *source,
             if (!s_unquote (value)) {
                 snprintf (err, err_len, "%s: unterminated quote", where);
                 rc = -EINVAL;
-            } else if (strncmp (p, "CODEBOX_", 8) == 0)
+            } else if (!aliases && strncmp (p, "CODEBOX_", 8) == 0) {
                 rc = gw_config_set (self, p, value, where, err, err_len);
+                for (int i = 0; i < GW_SETTING_COUNT; i++)
+                    given[i] = given[i] || strcmp (s_table[i].name, p) == 0;
+            } else if (aliases && s_alias (p) >= 0)
+                rc = s_set_alias (self, s_alias (p), value, where,
+                                  given[s_aliases[s_alias (p)].id], err, err_len);
         }
         line = next;
     }
-    free (copy);
     return rc;
 }
 
@@ -239,6 +316,14 @@ gw_config_load_file (gw_config_t *self, const char *path, bool required, char *e
 int
 gw_config_load_env (gw_config_t *self, char *err, size_t err_len)
 {
+    for (size_t i = 0; i < S_N_ALIASES; i++) {
+        const char *v = getenv (s_aliases[i].name);
+        int rc = v ? s_set_alias (self, (int) i, v, "environment",
+                                  getenv (s_table[s_aliases[i].id].name) != NULL, err, err_len)
+                   : 0;
+        if (rc)
+            return rc;
+    }
     for (int i = 0; i < GW_SETTING_COUNT; i++) {
         const char *v = getenv (s_table[i].name);
         if (v) {
@@ -248,6 +333,14 @@ gw_config_load_env (gw_config_t *self, char *err, size_t err_len)
         }
     }
     return 0;
+}
+
+void
+gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg)
+{
+    for (size_t i = 0; i < S_N_ALIASES; i++)
+        if (self->aliases[i][0])
+            fn (s_aliases[i].name, s_table[s_aliases[i].id].name, self->aliases[i], arg);
 }
 
 const char *

@@ -97,6 +97,17 @@ int gw_config_load_text (gw_config_t *self, const char *text, const char *source
 /* Reads every CODEBOX_ setting from the environment. Returns 0 or -EINVAL. */
 int gw_config_load_env (gw_config_t *self, char *err, size_t err_len);
 
+/* Code Box's (CodeBoxMCP's) names are read too, by gw_config_load_text and
+ * gw_config_load_env, as fallbacks: SESSION_TTL, IDLE_TIMEOUT,
+ * CLEANUP_INTERVAL, EXEC_TIMEOUT, MCP_HOST, MCP_PORT, DOWNLOAD_TIMEOUT,
+ * MAX_DOWNLOAD_SIZE, AZURE_BLOB_CONNECTION_STRING, AZURE_BLOB_CONTAINER_NAME,
+ * BLOB_SAS_EXPIRY_HOURS, AZURE_DATABASE_CONNECTION_STRING,
+ * SQL_MAX_INLINE_ROWS, BASE_WORKDIR. Ours win where a source gives both.
+ * Calls fn for each alias that was read (to log it once). */
+typedef void (gw_config_alias_fn) (const char *alias, const char *ours, const char *source,
+                                   void *arg);
+void gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg);
+
 /* Typed reads. */
 const char *gw_config_str (const gw_config_t *self, gw_setting_t id);
 long gw_config_int (const gw_config_t *self, gw_setting_t id);

@@ -2,6 +2,7 @@
 #include "gw_fs.h"
 
 #include <errno.h>
+#include <fts.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,28 +46,21 @@ gw_fs_remove_tree (const char *path)
     return 0;
 }
 
-static long long s_tree_bytes;
-static long s_tree_entries;
-
-static int
-s_add_size (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) path;
-    (void) ftw;
-    if (flag == FTW_F && S_ISREG (st->st_mode))
-        s_tree_bytes += st->st_size;
-    return ++s_tree_entries > 1000000 ? 1 : 0;
-}
-
 long long
 gw_fs_tree_size (const char *path)
 {
-    /* nftw takes no argument for its callback: the loop thread is the
-       only caller, so two file-static counters do */
-    s_tree_bytes = 0;
-    s_tree_entries = 0;
-    nftw (path, s_add_size, 32, FTW_PHYS);
-    return s_tree_bytes;
+    char *paths[] = {(char *) path, NULL};
+    FTS *fts = fts_open (paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+    if (!fts)
+        return 0;
+    long long bytes = 0;
+    long entries = 0;
+    FTSENT *e;
+    while ((e = fts_read (fts)) && ++entries <= 1000000)
+        if (e->fts_info == FTS_F && S_ISREG (e->fts_statp->st_mode))
+            bytes += e->fts_statp->st_size;
+    fts_close (fts);
+    return bytes;
 }
 
 int

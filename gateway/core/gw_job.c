@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_ansi.h"
 #include "jp_random.h"
 #include "jp_time.h"
 
@@ -226,8 +227,131 @@ gw_job_finish (gw_job_t *job, gw_exec_status_t status)
 json_t *
 gw_job_status_json (const gw_job_t *job)
 {
-    return json_pack ("{s:s, s:s}", "request_id", job->id, "status",
-                      gw_exec_status_name (job->status));
+    json_t *body = json_pack ("{s:s, s:s}", "request_id", job->id, "status",
+                              gw_job_client_status (job));
+    const char *reason = gw_job_reason (job);
+    if (body && reason)
+        json_object_set_new (body, "reason", json_string (reason));
+    return body;
+}
+
+const char *
+gw_job_client_status (const gw_job_t *job)
+{
+    switch (job->status) {
+    case GW_EXEC_QUEUED: return "queued";
+    case GW_EXEC_RUNNING: return "running";
+    case GW_EXEC_COMPLETED: return "completed";
+    default: return "error";
+    }
+}
+
+/* The last error output of the job (borrowed), or NULL. */
+static json_t *
+s_last_error (const gw_job_t *job)
+{
+    json_t *outputs = job->exec ? gw_execution_outputs (job->exec) : NULL;
+    for (size_t i = json_array_size (outputs); i > 0; i--) {
+        json_t *item = json_array_get (outputs, i - 1);
+        const char *type = json_string_value (json_object_get (item, "type"));
+        if (type && strcmp (type, "error") == 0)
+            return item;
+    }
+    return NULL;
+}
+
+const char *
+gw_job_reason (const gw_job_t *job)
+{
+    if (job->status <= GW_EXEC_COMPLETED)
+        return NULL;
+    if (job->reason)
+        return job->reason;
+    return job->status == GW_EXEC_TIMEOUT ? "timeout"
+           : job->status == GW_EXEC_CANCELLED ? "cancelled" : NULL;
+}
+
+/* The error a reason stands for: the gateway's name for it and what it
+ * says when the gateway added no error of that name. */
+static const struct {
+    const char *reason, *ename, *evalue;
+} s_reasons[] = {
+    {"timeout", "TimeoutError", "the execution did not finish within its timeout and was "
+     "interrupted"},
+    {"cpu_time", "CpuTimeExceeded", "the execution used more CPU time than allowed and was "
+     "interrupted"},
+    {"cancelled", "Cancelled", "the execution was cancelled"},
+    {"kernel_died", "KernelDied", "the kernel died; it was restarted and its state is lost"},
+};
+
+/* The error output named ename (borrowed), or NULL. */
+static json_t *
+s_error_named (const gw_job_t *job, const char *ename)
+{
+    json_t *outputs = job->exec ? gw_execution_outputs (job->exec) : NULL;
+    size_t i;
+    json_t *item;
+    json_array_foreach (outputs, i, item) {
+        const char *name = json_string_value (json_object_get (item, "ename"));
+        const char *type = json_string_value (json_object_get (item, "type"));
+        if (type && name && strcmp (type, "error") == 0 && strcmp (name, ename) == 0)
+            return item;
+    }
+    return NULL;
+}
+
+static json_t *s_plain_output (json_t *item);
+
+/* The results' "error": null, or what failed: the gateway's error for a
+ * timeout, cancel or dead kernel (with "reason"), else the code's last
+ * exception. */
+static json_t *
+s_error_json (const gw_job_t *job)
+{
+    if (job->status <= GW_EXEC_COMPLETED)
+        return json_null ();
+    const char *reason = gw_job_reason (job);
+    json_t *last = s_last_error (job), *error = NULL;
+    for (size_t i = 0; reason && !error && i < sizeof s_reasons / sizeof s_reasons[0]; i++) {
+        if (strcmp (reason, s_reasons[i].reason) != 0)
+            continue;
+        json_t *own = s_error_named (job, s_reasons[i].ename);
+        error = own ? s_plain_output (own)
+                    : json_pack ("{s:s, s:s, s:[]}", "ename", s_reasons[i].ename, "evalue",
+                                 s_reasons[i].evalue, "traceback");
+        if (!own && last && error) {    /* where the code was when it stopped */
+            json_t *plain = s_plain_output (last);
+            json_object_set (error, "traceback", json_object_get (plain, "traceback"));
+            json_decref (plain);
+        }
+    }
+    if (!error)
+        error = last ? s_plain_output (last)
+                     : json_pack ("{s:s, s:s, s:[]}", "ename", "Error", "evalue",
+                                  "the execution failed", "traceback");
+    if (!error)
+        return json_null ();
+    json_object_del (error, "type");
+    if (reason)
+        json_object_set_new (error, "reason", json_string (reason));
+    return error;
+}
+
+/* An output item as clients get it: tracebacks without ANSI colours. */
+static json_t *
+s_plain_output (json_t *item)
+{
+    json_t *traceback = json_object_get (item, "traceback");
+    if (!json_is_array (traceback))
+        return json_incref (item);
+    json_t *copy = json_copy (item);
+    json_t *lines = json_array ();
+    size_t i;
+    json_t *line;
+    json_array_foreach (traceback, i, line)
+        json_array_append_new (lines, gw_ansi_strip_json (json_string_value (line)));
+    json_object_set_new (copy, "traceback", lines);
+    return copy;
 }
 
 /* The base64 PNGs among the outputs, in order (new array). */
@@ -248,17 +372,24 @@ s_files (json_t *outputs)
 json_t *
 gw_job_results_json (gw_job_t *job)
 {
-    json_t *outputs = job->exec ? json_incref (gw_execution_outputs (job->exec)) : json_array ();
+    json_t *outputs = json_array ();
+    size_t i;
+    json_t *item;
+    json_array_foreach (job->exec ? gw_execution_outputs (job->exec) : NULL, i, item)
+        json_array_append_new (outputs, s_plain_output (item));
     json_t *artifacts = job->new_artifacts ? json_incref (job->new_artifacts) : json_array ();
+    json_t *error = s_error_json (job);
     json_t *result = json_pack (
-        "{s:s, s:s, s:i, s:o, s:o, s:o, s:I, s:s, s:b}", "request_id", job->id, "status",
-        gw_exec_status_name (job->status), "execution_count",
+        "{s:s, s:s, s:o, s:i, s:o, s:o, s:o, s:I, s:s, s:b}", "request_id", job->id, "status",
+        gw_job_client_status (job), "error", error, "execution_count",
         job->exec ? gw_execution_count (job->exec) : 0, "files", s_files (outputs), "output",
         outputs, "new_artifacts", artifacts, "duration_ms",
         (json_int_t) (job->exec ? gw_execution_duration_ms (job->exec) : 0), "session_id",
         job->session_id, "kernel_restarted", job->kernel_restarted);
     if (result && job->exec && gw_execution_truncated (job->exec))
         json_object_set_new (result, "truncated", json_true ());
+    if (result && gw_job_reason (job))
+        json_object_set_new (result, "reason", json_string (gw_job_reason (job)));
     return result;
 }
 

@@ -107,9 +107,21 @@ void gw_job_output (gw_job_t *job, json_t *item);
  * tells its observers. */
 void gw_job_finish (gw_job_t *job, gw_exec_status_t status);
 
-/* {"request_id","status"} (new). */
+/* What a polling client sees as the status: "queued", "running",
+ * "completed" or "error" (a timeout or cancel is an error too, so a
+ * client that polls until completed/failed/error always stops). */
+const char *gw_job_client_status (const gw_job_t *job);
+
+/* Why a finished job is an error: "timeout", "cpu_time", "cancelled",
+ * "kernel_died", or NULL (completed, not finished, or an exception of the
+ * code itself). */
+const char *gw_job_reason (const gw_job_t *job);
+
+/* {"request_id","status","reason"?} (new). */
 json_t *gw_job_status_json (const gw_job_t *job);
-/* The full results object of the contract (new). */
+/* The full results object of the contract (new): "error" is null or the
+ * failure ({"ename","evalue","traceback","reason"?}); tracebacks without
+ * ANSI colours. */
 json_t *gw_job_results_json (gw_job_t *job);
 
 bool gw_job_finished (const gw_job_t *job);

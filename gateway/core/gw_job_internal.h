@@ -15,6 +15,7 @@ struct gw_job {
     gw_execution_t *exec;       /* made when it starts */
     gw_exec_status_t status;
     gw_exec_status_t stop_as;   /* TIMEOUT or CANCELLED once asked to stop */
+    const char *reason;         /* why it ends as an error (gw_job_reason; static), or NULL */
     long timeout_ms;
     int64_t created_ms, deadline_ms, grace_ms, finished_ms;
     bool kernel_restarted;

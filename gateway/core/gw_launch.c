@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gw_figures.h"
 #include "gw_server.h"
 #include "gw_metrics.h"
 #include "gw_sandbox.h"
@@ -44,6 +45,7 @@ gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdi
         env[i] = kenv.vars[i];
     ks_kernel_options_t options = {
         .extra_env = env,
+        .extra_argv = gw_figures_argv (spec),
         .cwd = workdir,
         .runtime_dir = runtime,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,

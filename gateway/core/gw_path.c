@@ -87,6 +87,35 @@ gw_path_check_relative (const char *path, char *err, size_t err_len)
     return 0;
 }
 
+/* The rest of path after root and the slashes that follow, or NULL when
+ * path does not start with root as a whole component. */
+static const char *
+s_after_root (const char *path, const char *root)
+{
+    size_t n = strlen (root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp (path, root, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+        return NULL;
+    const char *rest = path + n;
+    while (*rest == '/')
+        rest++;
+    return rest;
+}
+
+const char *
+gw_path_in_session (const char *path, const char *visible_root)
+{
+    if (!path || path[0] != '/')
+        return path;
+    const char *rest = visible_root ? s_after_root (path, visible_root) : NULL;
+    if (!rest)
+        rest = s_after_root (path, "/session");
+    if (!rest && path[strspn (path, "/")] == '\0')
+        rest = "";      /* "/": the session folder */
+    return rest;
+}
+
 /* openat2 with the confinement flags, retried while the kernel reports a
  * concurrent rename (EAGAIN). Returns a descriptor or a negative errno. */
 static int

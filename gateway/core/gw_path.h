@@ -22,6 +22,13 @@ bool gw_path_valid_session_id (const char *id);
  * backslash. Returns 0, or -EINVAL with a sentence in err. */
 int gw_path_check_relative (const char *path, char *err, size_t err_len);
 
+/* A path a client gave back, relative to the session folder: a relative
+ * path as it is; an absolute one under the folder as codebox shows it
+ * (visible_root, such as "/session", or "/session" itself) without that
+ * prefix and its slashes; "/" and the root itself as "" (the session
+ * folder). NULL for any other absolute path. Pure. */
+const char *gw_path_in_session (const char *path, const char *visible_root);
+
 /* Opens path (checked as above) beneath the folder dirfd, never outside it:
  * symlinks may not lead out, magic links are refused. flags and mode are
  * those of openat; with O_CREAT the missing parent folders are made (0755)

@@ -5,7 +5,66 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+
+/* The value of name in a packed "name\0value\0" block, or NULL. */
+static const char *
+s_packed_find (const char *block, size_t len, const char *name, bool any_case)
+{
+    const char *p = block, *end = block + len;
+    while (p && p < end) {
+        const char *value = p + strlen (p) + 1;
+        if (value >= end)
+            break;
+        if (any_case ? strcasecmp (p, name) == 0 : strcmp (p, name) == 0)
+            return value;
+        p = value + strlen (value) + 1;
+    }
+    return NULL;
+}
+
+const char *
+gw_request_header (const gw_request_t *req, const char *name)
+{
+    return s_packed_find (req->headers, req->headers_len, name, true);
+}
+
+const char *
+gw_request_query (const gw_request_t *req, const char *name)
+{
+    return s_packed_find (req->query, req->query_len, name, false);
+}
+
+int
+gw_request_headers_add (char **block, size_t *len, size_t max, const char *name,
+                        const char *value)
+{
+    size_t n = strlen (name) + 1, v = strlen (value) + 1;
+    if (*len + n + v > max)
+        return -ENOSPC;
+    char *grown = realloc (*block, *len + n + v);
+    if (!grown)
+        return -ENOMEM;
+    memcpy (grown + *len, name, n);
+    memcpy (grown + *len + n, value, v);
+    *block = grown;
+    *len += n + v;
+    return 0;
+}
+
+int
+gw_request_set_header (gw_request_t *req, const char *name, const char *value)
+{
+    size_t n = strlen (name) + 1, v = strlen (value) + 1;
+    if (req->reply_headers_len + n + v > sizeof req->reply_headers)
+        return -ENOSPC;
+    memcpy (req->reply_headers + req->reply_headers_len, name, n);
+    memcpy (req->reply_headers + req->reply_headers_len + n, value, v);
+    req->reply_headers_len += n + v;
+    return 0;
+}
 
 bool
 gw_request_client_gone (const gw_request_t *req)

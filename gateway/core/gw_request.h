@@ -20,6 +20,9 @@
 #include "gw_error.h"
 #include "gw_loop.h"
 
+#define GW_REQUEST_HEADERS_MAX (64 * 1024)    /* bytes of request headers kept */
+#define GW_REQUEST_REPLY_HEADERS 256
+
 typedef struct gw_request gw_request_t;
 typedef void (gw_request_complete_fn) (gw_request_t *req);
 
@@ -27,18 +30,16 @@ struct gw_request {
     /* request, set by the transport */
     char method[8];
     char *path;                 /* URL path, percent-decoded by the server */
-    char *query_wait;           /* ?wait= as given, or NULL */
+    char *query;                /* the query's arguments, "name\0value\0" packed
+                                   (query_len bytes; gw_request_query), or NULL */
+    size_t query_len;
     char *body;                 /* NUL-terminated; body_len bytes */
     size_t body_len;
     char tenant[65];
     gw_overrides_t overrides;
-    /* headers MCP needs (NULL when absent) */
-    char *accept;
-    char *mcp_session;
-    char *mcp_version;
-    char *origin;
-    char *host;
-    char *sql_dsn;              /* X-Codebox-Sql-Dsn */
+    char *headers;              /* every header, "Name\0value\0" packed (headers_len
+                                   bytes; gw_request_header), or NULL */
+    size_t headers_len;
     /* answer, set by the loop */
     int status;
     json_t *json;               /* the JSON body, or NULL */
@@ -48,8 +49,9 @@ struct gw_request {
     bool has_file;              /* or a file streamed from file_fd (owned) */
     int file_fd;
     uint64_t file_size;
-    char mcp_session_out[40];   /* Mcp-Session-Id to send, or "" */
-    const char *allow;          /* Allow header (405), static, or NULL */
+    char reply_headers[GW_REQUEST_REPLY_HEADERS];   /* more headers to send, "Name\0value\0"
+                                                   packed (gw_request_set_header) */
+    size_t reply_headers_len;
     char log_extra[160];        /* more fields for the access log line (MCP's rpc=...) */
     struct gw_stream *stream;   /* a streamed (SSE) body, or NULL */
     /* plumbing */
@@ -66,6 +68,23 @@ struct gw_request {
 /* True when the client of a waiting request has closed its connection
  * (a peek at its socket sees the end or a reset). False when unknown. */
 bool gw_request_client_gone (const gw_request_t *req);
+
+/* The value of the request header name (case-insensitive; the first of
+ * several), or NULL. */
+const char *gw_request_header (const gw_request_t *req, const char *name);
+
+/* The value of the query argument name (case-sensitive), or NULL. */
+const char *gw_request_query (const gw_request_t *req, const char *name);
+
+/* Adds a header to the answer (before it completes). Returns 0, or
+ * -ENOSPC when the answer's GW_REQUEST_REPLY_HEADERS bytes are full. */
+int gw_request_set_header (gw_request_t *req, const char *name, const char *value);
+
+/* Appends "name\0value\0" to a packed header block (*block, *len; grown
+ * with realloc) unless that passes max bytes. Returns 0 or -ENOSPC/-ENOMEM
+ * (for transports filling headers). */
+int gw_request_headers_add (char **block, size_t *len, size_t max, const char *name,
+                            const char *value);
 
 /* The request's caller for the core (borrows req's tenant). */
 gw_caller_t gw_request_caller (const gw_request_t *req);

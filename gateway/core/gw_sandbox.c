@@ -6,6 +6,8 @@
 #include "jp_log.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <fts.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -19,7 +21,8 @@
 
 #define VISIBLE_WORKDIR "/session"
 #define CGROUP_ROOT "/sys/fs/cgroup"
-#define MAX_ARGS 160
+#define MAX_ARGS 256
+#define S_MAX_ETC_LINKS 24
 
 struct gw_sandbox {
     bool bwrap;
@@ -42,7 +45,77 @@ struct gw_sandbox {
     char stage_exe[300];
     char stage_work[300];
     int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
+    /* the /etc entries installed software under /usr links to (R's
+       /usr/lib/R/etc -> /etc/R, octave's octaverc...), shown read-only */
+    char etc_links[S_MAX_ETC_LINKS][64];
+    int n_etc_links;
 };
+
+/* /etc entries never shown, whatever links to them: secrets and the
+ * system's own configuration of users, logins and ODBC data sources. */
+static bool
+s_etc_secret (const char *name)
+{
+    static const char *const secret[] = {
+        "shadow", "gshadow", "shadow-", "gshadow-", "sudoers", "sudoers.d", "ssh", "odbc.ini",
+        "odbcinst.ini", "environment", "security", "pam.d", "credstore", "credstore.encrypted",
+        "krb5.keytab", "codebox", "machine-id", "subuid", "subgid", "cron.d", "crontab",
+        "docker", "containers", "netrc", "wpa_supplicant", "NetworkManager", "ipsec.secrets",
+        "ppp", "openvpn", "wireguard", "letsencrypt", "mysql", "postgresql", "redis",
+    };
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        if (strcmp (name, secret[i]) == 0)
+            return true;
+    return name[0] == '.';
+}
+
+/* Finds the /etc entries that symlinks under /usr point into (documents,
+ * manuals and headers left out), once: kernels of installed software
+ * (IRkernel's R reads /usr/lib/R/etc/ldpaths, a link to /etc/R) need them
+ * to start. Secrets are never among them (s_etc_secret). */
+static void
+s_find_etc_links (gw_sandbox_t *self)
+{
+    char *roots[] = {"/usr", NULL};
+    FTS *fts = fts_open (roots, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+    if (!fts)
+        return;
+    FTSENT *e;
+    long visits = 0;
+    while ((e = fts_read (fts)) && ++visits < 2000000) {
+        if (e->fts_info == FTS_D
+            && (strcmp (e->fts_name, "doc") == 0 || strcmp (e->fts_name, "man") == 0
+                || strcmp (e->fts_name, "locale") == 0 || strcmp (e->fts_name, "include") == 0
+                || strcmp (e->fts_path, "/usr/src") == 0 || strcmp (e->fts_name, "icons") == 0)) {
+            fts_set (fts, e, FTS_SKIP);
+            continue;
+        }
+        if (e->fts_info != FTS_SL)
+            continue;
+        char target[PATH_MAX];
+        ssize_t len = readlink (e->fts_accpath, target, sizeof target - 1);
+        if (len <= 5)
+            continue;
+        target[len] = '\0';
+        if (strncmp (target, "/etc/", 5) != 0)
+            continue;
+        char name[48];
+        size_t n = strcspn (target + 5, "/");
+        if (n == 0 || n >= sizeof name || strstr (target, "/.."))
+            continue;
+        memcpy (name, target + 5, n);
+        name[n] = '\0';
+        if (s_etc_secret (name))
+            continue;
+        bool known = false;
+        for (int i = 0; i < self->n_etc_links && !known; i++)
+            known = strcmp (self->etc_links[i] + 5, name) == 0;
+        if (!known && self->n_etc_links < S_MAX_ETC_LINKS)
+            snprintf (self->etc_links[self->n_etc_links++], sizeof self->etc_links[0],
+                      "/etc/%s", name);
+    }
+    fts_close (fts);
+}
 
 /* Runs a trial sandbox (as the kernel user). True when it works. */
 static bool
@@ -110,6 +183,7 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
     if (!self)
         return NULL;
     self->seccomp_fd = -1;
+    s_find_etc_links (self);
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
     ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
     self->exe[exe_len > 0 ? exe_len : 0] = '\0';
@@ -199,7 +273,7 @@ s_args (char **argv, int *n, int count, ...)
 
 /* The read-only system folders; merged-/usr links stay links. */
 static void
-s_system_mounts (char **argv, int *n)
+s_system_mounts (const gw_sandbox_t *self, char **argv, int *n)
 {
     s_args (argv, n, 3, "--ro-bind", "/usr", "/usr");
     static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
@@ -223,6 +297,13 @@ s_system_mounts (char **argv, int *n)
     };
     for (size_t i = 0; i < sizeof etc / sizeof etc[0]; i++)
         s_args (argv, n, 3, "--ro-bind-try", etc[i], etc[i]);
+    for (int i = 0; i < self->n_etc_links; i++) {
+        bool listed = false;
+        for (size_t k = 0; k < sizeof etc / sizeof etc[0] && !listed; k++)
+            listed = strcmp (etc[k], self->etc_links[i]) == 0;
+        if (!listed)
+            s_args (argv, n, 3, "--ro-bind-try", self->etc_links[i], self->etc_links[i]);
+    }
     s_args (argv, n, 3, "--ro-bind-try", "/opt/codebox", "/opt/codebox");
     s_args (argv, n, 3, "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu");
 }
@@ -368,7 +449,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     s_args (argv, &n, 1, "--unshare-cgroup-try");
     if (!self->network)
         s_args (argv, &n, 1, "--unshare-net");
-    s_system_mounts (argv, &n);
+    s_system_mounts (self, argv, &n);
     s_args (argv, &n, 4, "--proc", "/proc", "--dev", "/dev");
     /* /tmp is the session folder's hidden .tmp, so it counts against the
        session's disk quota and goes with the session (gw_disk) */

@@ -50,6 +50,8 @@ struct gw_server {
     gw_sandbox_t *sandbox;
     struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */
     struct gw_blob *blob;       /* Azure Blob upload of artifacts, or NULL (off) */
+    struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
+    struct gw_packages *packages;       /* package installs, or NULL */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
     char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;
@@ -514,6 +516,30 @@ gw_jobs_t *
 gw_server_jobs (gw_server_t *self)
 {
     return self->jobs;
+}
+
+void
+gw_server_set_downloads (gw_server_t *self, struct gw_downloads *downloads)
+{
+    self->downloads = downloads;
+}
+
+void
+gw_server_set_packages (gw_server_t *self, struct gw_packages *packages)
+{
+    self->packages = packages;
+}
+
+struct gw_downloads *
+gw_server_downloads (gw_server_t *self)
+{
+    return self->downloads;
+}
+
+struct gw_packages *
+gw_server_packages (gw_server_t *self)
+{
+    return self->packages;
 }
 
 struct gw_sql *

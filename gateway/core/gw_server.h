@@ -22,6 +22,8 @@
 typedef struct gw_server gw_server_t;
 struct gw_sql;
 struct gw_blob;
+struct gw_downloads;
+struct gw_packages;
 struct gw_sandbox;
 struct gw_pool;
 
@@ -113,6 +115,8 @@ void gw_server_session_end (gw_server_t *self, gw_session_t *session);
  * gw_server_run returns, before gw_server_destroy). */
 void gw_server_set_sql (gw_server_t *self, struct gw_sql *sql);
 void gw_server_set_blob (gw_server_t *self, struct gw_blob *blob);
+void gw_server_set_downloads (gw_server_t *self, struct gw_downloads *downloads);
+void gw_server_set_packages (gw_server_t *self, struct gw_packages *packages);
 
 /* Loop-thread accessors. */
 const gw_config_t *gw_server_config (gw_server_t *self);
@@ -125,6 +129,10 @@ gw_metrics_t *gw_server_metrics (gw_server_t *self);
 struct gw_sql *gw_server_sql (gw_server_t *self);
 /* The Azure Blob uploader, or NULL when blob upload is off. */
 struct gw_blob *gw_server_blob (gw_server_t *self);
+/* upload_file's downloads, or NULL (none, or the server stops). */
+struct gw_downloads *gw_server_downloads (gw_server_t *self);
+/* Package installs, or NULL (none, or the server stops). */
+struct gw_packages *gw_server_packages (gw_server_t *self);
 /* The sandbox policy for kernels. */
 struct gw_sandbox *gw_server_sandbox (gw_server_t *self);
 /* The warm pool (NULL once the loop stopped). */

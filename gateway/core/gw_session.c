@@ -146,10 +146,10 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     if (!job)
         return;
     self->running = NULL;
-    gw_snapshot_t *after = gw_snapshot_take (self->output_dir);
+    gw_snapshot_t *after = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
     if (job->before && after) {
         json_decref (job->new_artifacts);
-        job->new_artifacts = gw_snapshot_diff (job->before, after, self->visible_output);
+        job->new_artifacts = gw_snapshot_diff (job->before, after, self->visible_workdir);
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
@@ -197,7 +197,7 @@ s_start_next (gw_session_t *self)
             self->queue_tail = NULL;
         job->next_queued = NULL;
         job->exec = gw_execution_new (job->code, (size_t) self->limits.max_output_bytes);
-        job->before = gw_snapshot_take (self->output_dir);
+        job->before = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
         if (job->exec)
             gw_execution_set_output_handler (job->exec, s_on_job_output, job);
         if (!job->exec || gw_execution_start (job->exec, self->kernel) != 0) {
@@ -286,6 +286,8 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         snprintf (why, sizeof why, "%s; the kernel was restarted and its state is lost",
                   self->error);
         job->kernel_restarted = true;
+        if (!job->reason)
+            job->reason = "kernel_died";
         gw_execution_abort (job->exec, GW_EXEC_ERROR, "KernelDied", why);
     }
     self->restart_pending = true;   /* done in tick, outside this callback */
@@ -409,6 +411,7 @@ gw_session_cancel (gw_session_t *self, gw_job_t *job)
     }
     if (!job->stop_as) {
         job->stop_as = GW_EXEC_CANCELLED;
+        job->reason = "cancelled";
         job->grace_ms = jp_time_now_ms () + STOP_GRACE_MS;
         ks_kernel_interrupt (self->kernel);
     }
@@ -480,6 +483,7 @@ s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
               "(CODEBOX_CPU_TIME_LIMIT), and was interrupted", (double) used / 1e9, limit_s);
     gw_execution_add_error (job->exec, "CpuTimeExceeded", why);
     job->stop_as = GW_EXEC_TIMEOUT;
+    job->reason = "cpu_time";
     job->grace_ms = now + STOP_GRACE_MS;
     ks_kernel_interrupt (self->kernel);
 }
@@ -504,6 +508,7 @@ gw_session_tick (gw_session_t *self, int64_t now)
         jp_log_info ("execution event=timeout session=%s request=%s", self->id,
                  job->id);
         job->stop_as = GW_EXEC_TIMEOUT;
+        job->reason = "timeout";
         job->grace_ms = now + STOP_GRACE_MS;
         ks_kernel_interrupt (self->kernel);
     } else if (job && job->stop_as && now >= job->grace_ms) {

@@ -159,7 +159,8 @@ s_prune (s_state_t *st)
 {
     if (json_object_size (st->uploads) <= S_MAX_RECORDS)
         return;
-    json_t *files = gw_artifacts_list (gw_session_output_dir (st->session), "output");
+    json_t *files = gw_artifacts_list (gw_session_workdir (st->session), NULL,
+                                       GW_SNAPSHOT_SESSION);
     json_t *present = json_object ();
     size_t i;
     json_t *item;

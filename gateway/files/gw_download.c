@@ -4,8 +4,8 @@
  * write callback, and the file placed by an atomic no-replace rename. See
  * gw_download.h.
  *
- * Threads: the registry of downloads (s_active) belongs to the loop
- * thread: gw_download_start, gw_download_shutdown, s_deliver and
+ * Threads: the registry of downloads (gw_downloads_t) belongs to the loop
+ * thread: gw_download_start, gw_downloads_stop, s_deliver and
  * s_on_progress run there. s_worker_main and the libcurl callbacks run in
  * the download's own thread and touch only their download's fields; the
  * loop sees the result after the worker's gw_server_call (the mailbox's
@@ -66,9 +66,13 @@ struct s_download {
     gw_download_result_t result;
 };
 
-static s_download_t *s_active;      /* loop thread only */
-static unsigned s_n_active;
-static uint64_t s_next_serial = 1;
+struct gw_downloads {
+    gw_server_t *server;
+    s_download_t *active;       /* running or waiting to be delivered */
+    unsigned n_active;
+    uint64_t next_serial;
+};
+
 static pthread_once_t s_curl_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -80,9 +84,11 @@ s_curl_init (void)
 /* ---- the loop thread's side --------------------------------------------- */
 
 static s_download_t *
-s_find (uint64_t serial, s_download_t ***link_p)
+s_find (gw_downloads_t *self, uint64_t serial, s_download_t ***link_p)
 {
-    for (s_download_t **link = &s_active; *link; link = &(*link)->next)
+    if (!self)
+        return NULL;
+    for (s_download_t **link = &self->active; *link; link = &(*link)->next)
         if ((*link)->serial == serial) {
             if (link_p)
                 *link_p = link;
@@ -104,32 +110,31 @@ s_free (s_download_t *d)
 
 /* Joins the worker, unlinks the download, hands its result over, frees. */
 static void
-s_finish (s_download_t **link)
+s_finish (gw_downloads_t *self, s_download_t **link)
 {
     s_download_t *d = *link;
     pthread_join (d->thread, NULL);
     *link = d->next;
-    s_n_active--;
+    self->n_active--;
     d->done (&d->result, d->arg);
     s_free (d);
 }
 
 /* A finished worker's result (arg is the serial; a download already
- * finished by gw_download_shutdown is not found, and nothing happens). */
+ * finished by gw_downloads_stop is not found, and nothing happens). */
 static void
 s_deliver (gw_server_t *server, void *arg)
 {
-    (void) server;
+    gw_downloads_t *self = gw_server_downloads (server);
     s_download_t **link;
-    if (s_find ((uint64_t) (uintptr_t) arg, &link))
-        s_finish (link);
+    if (s_find (self, (uint64_t) (uintptr_t) arg, &link))
+        s_finish (self, link);
 }
 
 static void
 s_on_progress (gw_server_t *server, void *arg)
 {
-    (void) server;
-    s_download_t *d = s_find ((uint64_t) (uintptr_t) arg, NULL);
+    s_download_t *d = s_find (gw_server_downloads (server), (uint64_t) (uintptr_t) arg, NULL);
     if (d && d->progress
         && !d->progress (atomic_load (&d->bytes), atomic_load (&d->total), d->arg))
         atomic_store (&d->abort, S_CANCELLED);
@@ -418,11 +423,33 @@ s_worker_main (void *arg)
 
 /* ---- public ------------------------------------------------------------- */
 
+gw_downloads_t *
+gw_downloads_new (gw_server_t *server)
+{
+    gw_downloads_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->server = server;
+    self->next_serial = 1;
+    return self;
+}
+
+void
+gw_downloads_destroy (gw_downloads_t **self_p)
+{
+    gw_downloads_t *self = *self_p;
+    if (!self)
+        return;
+    gw_downloads_stop (self);
+    free (self);
+    *self_p = NULL;
+}
+
 int
-gw_download_start (gw_server_t *server, const gw_download_request_t *request,
+gw_download_start (gw_downloads_t *self, const gw_download_request_t *request,
                    gw_download_done_fn *done, gw_download_progress_fn *progress, void *arg)
 {
-    if (s_n_active >= GW_DOWNLOAD_MAX_ACTIVE)
+    if (self->n_active >= GW_DOWNLOAD_MAX_ACTIVE)
         return -EAGAIN;
     pthread_once (&s_curl_once, s_curl_init);
     s_download_t *d = calloc (1, sizeof *d);
@@ -430,8 +457,8 @@ gw_download_start (gw_server_t *server, const gw_download_request_t *request,
         free (d);
         return -ENOMEM;
     }
-    d->serial = s_next_serial++;
-    d->server = server;
+    d->serial = self->next_serial++;
+    d->server = self->server;
     d->dirfd = request->dirfd;
     d->fd = request->fd;
     snprintf (d->tmp_name, sizeof d->tmp_name, "%s", request->tmp_name);
@@ -453,17 +480,19 @@ gw_download_start (gw_server_t *server, const gw_download_request_t *request,
         free (d);
         return -rc;
     }
-    d->next = s_active;
-    s_active = d;
-    s_n_active++;
+    d->next = self->active;
+    self->active = d;
+    self->n_active++;
     return 0;
 }
 
 void
-gw_download_shutdown (void)
+gw_downloads_stop (gw_downloads_t *self)
 {
-    for (s_download_t *d = s_active; d; d = d->next)
+    if (!self)
+        return;
+    for (s_download_t *d = self->active; d; d = d->next)
         atomic_store (&d->abort, S_SHUTDOWN);
-    while (s_active)
-        s_finish (&s_active);
+    while (self->active)
+        s_finish (self, &self->active);
 }

@@ -21,7 +21,10 @@
  * the result through gw_server_call. Pure helpers (address classes, names)
  * are in gw_download_policy.c.
  *
- * Threads: gw_download_start and gw_download_shutdown are for the loop
+ * The downloads of a server are one object (gw_downloads_t), made by the
+ * program's features and reached through gw_server_downloads.
+ *
+ * Threads: gw_download_start and gw_downloads_stop are for the loop
  * thread; done and progress run in the loop thread; the pure helpers may
  * run anywhere. */
 #ifndef GW_DOWNLOAD_H
@@ -33,6 +36,7 @@
 #include <sys/socket.h>
 
 typedef struct gw_server gw_server_t;
+typedef struct gw_downloads gw_downloads_t;
 
 #define GW_DOWNLOAD_MAX_REDIRECTS 5
 #define GW_DOWNLOAD_MAX_ACTIVE 16       /* downloads at once, all sessions */
@@ -130,18 +134,24 @@ typedef void (gw_download_done_fn) (const gw_download_result_t *result, void *ar
  * cancel the download (done then gets GW_DOWNLOAD_CANCELLED). */
 typedef bool (gw_download_progress_fn) (long long bytes, long long total, void *arg);
 
+/* The registry of a server's running downloads. NULL when out of memory. */
+gw_downloads_t *gw_downloads_new (gw_server_t *server);
+
+/* Stops what runs (gw_downloads_stop) and frees. */
+void gw_downloads_destroy (gw_downloads_t **self_p);
+
 /* Starts a download on a worker thread of its own. On success the
  * download owns request->dirfd and request->fd and will call done exactly
  * once (progress, when not NULL, before it); returns 0. Otherwise returns
  * -EAGAIN (GW_DOWNLOAD_MAX_ACTIVE already running) or another negative
  * errno, and the caller still owns the descriptors. */
-int gw_download_start (gw_server_t *server, const gw_download_request_t *request,
+int gw_download_start (gw_downloads_t *self, const gw_download_request_t *request,
                        gw_download_done_fn *done, gw_download_progress_fn *progress, void *arg);
 
 /* Stops every download (each is told to abort and is joined) and calls
  * each one's done at once, with its result or GW_DOWNLOAD_SHUTDOWN. Call
  * it in the loop thread after gw_server_run returns and before anything
  * that done uses (the MCP core) is destroyed, and before gw_server_destroy. */
-void gw_download_shutdown (void);
+void gw_downloads_stop (gw_downloads_t *self);
 
 #endif

@@ -222,7 +222,7 @@ gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
     size_t key_len;
     gw_signed_url_key (gw_server_config (server), &key, &key_len);
     if (strcmp (req->method, "GET") != 0) {
-        req->allow = "GET";
+        gw_request_set_header (req, "Allow", "GET");
         gw_request_reply_error (req, GW_E_METHOD_NOT_ALLOWED, "signed links are read-only");
         return;
     }

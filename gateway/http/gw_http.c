@@ -62,6 +62,7 @@ typedef struct {
     gw_error_t early;           /* an answer decided before the loop */
     char early_message[320];
     char cors_origin[300];      /* an allowed other origin: CORS headers */
+    const char *allow;          /* the route's methods for a 405 or a preflight (static) */
     bool preflight;             /* an OPTIONS preflight, answered here */
     int64_t started_ms;
 } s_conn_t;
@@ -89,6 +90,35 @@ s_override (struct MHD_Connection *mc, const char *name)
     if (errno || end == v || *end || n <= 0 || v[0] == '+' || v[0] == ' ')
         return -1;
     return n;
+}
+
+/* Copies one request header into the request (libmicrohttpd's iterator);
+ * credentials stay in the HTTP thread, and past GW_REQUEST_HEADERS_MAX
+ * bytes the rest are dropped. */
+static enum MHD_Result
+s_copy_header (void *cls, enum MHD_ValueKind kind, const char *name, const char *value)
+{
+    (void) kind;
+    gw_request_t *req = cls;
+    if (!name || !value || strcasecmp (name, "Authorization") == 0
+        || strcasecmp (name, "Cookie") == 0)
+        return MHD_YES;
+    gw_request_headers_add (&req->headers, &req->headers_len, GW_REQUEST_HEADERS_MAX, name,
+                            value);
+    return MHD_YES;
+}
+
+/* Copies one query argument into the request (libmicrohttpd's iterator;
+ * an argument without a value counts as ""). */
+static enum MHD_Result
+s_copy_argument (void *cls, enum MHD_ValueKind kind, const char *name, const char *value)
+{
+    (void) kind;
+    gw_request_t *req = cls;
+    if (name)
+        gw_request_headers_add (&req->query, &req->query_len, GW_REQUEST_HEADERS_MAX, name,
+                                value ? value : "");
+    return MHD_YES;
 }
 
 /* Feeds a streamed body from its gw_stream (libmicrohttpd's thread). */
@@ -162,10 +192,14 @@ s_send (s_conn_t *c)
         return MHD_NO;
     if (req->status == 401)
         MHD_add_response_header (response, "WWW-Authenticate", "Bearer");
-    if (req->mcp_session_out[0])
-        MHD_add_response_header (response, "Mcp-Session-Id", req->mcp_session_out);
-    if (req->allow)
-        MHD_add_response_header (response, "Allow", req->allow);
+    for (size_t at = 0; at < req->reply_headers_len;) {
+        const char *name = req->reply_headers + at;
+        const char *value = name + strlen (name) + 1;
+        MHD_add_response_header (response, name, value);
+        at = (size_t) (value - req->reply_headers) + strlen (value) + 1;
+    }
+    if (c->allow && !c->preflight)
+        MHD_add_response_header (response, "Allow", c->allow);
     if (c->cors_origin[0]) {
         MHD_add_response_header (response, "Access-Control-Allow-Origin", c->cors_origin);
         MHD_add_response_header (response, "Vary", "Origin");
@@ -174,7 +208,7 @@ s_send (s_conn_t *c)
                                  "Allow, X-Codebox-Session");
     }
     if (c->preflight) {
-        MHD_add_response_header (response, "Access-Control-Allow-Methods", req->allow);
+        MHD_add_response_header (response, "Access-Control-Allow-Methods", c->allow);
         MHD_add_response_header (response, "Access-Control-Allow-Headers",
                                  "Authorization, Content-Type, Accept, Mcp-Session-Id, "
                                  "MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
@@ -225,42 +259,29 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
     c->req.complete = s_complete;
     snprintf (c->req.method, sizeof c->req.method, "%s", method);
     c->req.path = strdup (url);
-    const char *wait = MHD_lookup_connection_value (mc, MHD_GET_ARGUMENT_KIND, "wait");
-    c->req.query_wait = wait ? strdup (wait) : NULL;
-    static const struct {
-        const char *header;
-        size_t offset;
-    } copied[] = {
-        {"Accept", offsetof (gw_request_t, accept)},
-        {"Mcp-Session-Id", offsetof (gw_request_t, mcp_session)},
-        {"MCP-Protocol-Version", offsetof (gw_request_t, mcp_version)},
-        {"Origin", offsetof (gw_request_t, origin)},
-        {"Host", offsetof (gw_request_t, host)},
-        {"X-Codebox-Sql-Dsn", offsetof (gw_request_t, sql_dsn)},
-    };
-    for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
-        const char *v = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, copied[i].header);
-        *(char **) ((char *) &c->req + copied[i].offset) = v ? strdup (v) : NULL;
-    }
+    MHD_get_connection_values (mc, MHD_GET_ARGUMENT_KIND, s_copy_argument, &c->req);
+    MHD_get_connection_values (mc, MHD_HEADER_KIND, s_copy_header, &c->req);
     c->body_limit = strcmp (method, "PUT") == 0 ? MAX_FILE_BODY : MAX_JSON_BODY;
 
     /* the browser boundary first: a page's cross-origin or rebound
        request goes no further, whatever else it carries */
     if (http->origin) {
-        gw_origin_verdict_t verdict = gw_origin_check (http->origin, c->req.host,
-                                                       c->req.origin, c->early_message,
+        const char *origin = gw_request_header (&c->req, "Origin");
+        gw_origin_verdict_t verdict = gw_origin_check (http->origin,
+                                                       gw_request_header (&c->req, "Host"),
+                                                       origin, c->early_message,
                                                        sizeof c->early_message);
         if (verdict == GW_ORIGIN_REFUSED) {
             c->early = GW_E_FORBIDDEN;
             return c;
         }
         if (verdict == GW_ORIGIN_CORS)
-            snprintf (c->cors_origin, sizeof c->cors_origin, "%s", c->req.origin);
+            snprintf (c->cors_origin, sizeof c->cors_origin, "%s", origin);
     }
     /* a CORS preflight carries no credentials: answered here */
     if (strcmp (method, "OPTIONS") == 0) {
-        c->req.allow = gw_routes_allow (url);
-        if (!c->req.allow) {
+        c->allow = gw_routes_allow (url);
+        if (!c->allow) {
             c->early = GW_E_NOT_FOUND;
             snprintf (c->early_message, sizeof c->early_message, "no route %s %.160s", method,
                       url);
@@ -311,7 +332,7 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
     }
     if (!gw_routes_allows (allow, method)) {
         c->early = GW_E_METHOD_NOT_ALLOWED;
-        c->req.allow = allow;
+        c->allow = allow;
         snprintf (c->early_message, sizeof c->early_message, "%s is not allowed on %.120s "
                   "(allowed: %s)", method, url, allow);
         return c;
@@ -446,14 +467,9 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
         }
         gw_stream_unref (&c->req.stream);
     }
-    free (c->req.accept);
-    free (c->req.mcp_session);
-    free (c->req.mcp_version);
-    free (c->req.origin);
-    free (c->req.host);
-    free (c->req.sql_dsn);
+    free (c->req.headers);
     free (c->req.path);
-    free (c->req.query_wait);
+    free (c->req.query);
     free (c->req.body);
     free (c->req.raw);
     if (c->req.has_file)

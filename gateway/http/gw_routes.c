@@ -37,14 +37,17 @@ s_match_one (const char *pattern, const char *path, char *buf, gw_route_match_t 
     m->n_params = 0;
     for (;;) {
         size_t plen, len;
+        const char *before = p;
         const char *want = s_next_part (&pp, &plen);
         const char *have = s_next_part (&p, &len);
         if (!want || !have)
             return !want && !have;
         if (plen == 2 && strncmp (want, "**", 2) == 0) {
-            /* the rest of the path, from this part on */
-            size_t rest = strlen (have);
-            memcpy (out, have, rest + 1);
+            /* the rest of the path after one '/': "files//session/x" gives
+               "/session/x", an absolute path the handler judges */
+            const char *from = *before == '/' ? before + 1 : have;
+            size_t rest = strlen (from);
+            memcpy (out, from, rest + 1);
             m->params[m->n_params++] = out;
             return true;
         }

@@ -29,7 +29,9 @@
     X (cancel,     "POST",              "/execute/{}/cancel",     "/execute/{id}/cancel") \
     X (sql,        "POST",              "/sql",                   "/sql") \
     X (signed,     "GET, HEAD",         "/signed/**",             "/signed/{tenant}/{session}/{expires}/{sig}/{path}") \
-    X (mcp,        "GET, POST, DELETE", "/mcp",                   "/mcp")
+    X (mcp,        "GET, POST, DELETE", "/mcp",                   "/mcp") \
+    X (sse,        "GET",               "/sse",                   "/sse") \
+    X (messages,   "POST",              "/messages",              "/messages")
 
 typedef enum {
 #define GW_ROUTE_ENUM(name, methods, pattern, label) GW_ROUTE_##name,

@@ -15,7 +15,8 @@
 #include "jp_time.h"
 #include "jp_log.h"
 
-const char *const gw_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
+const char *const gw_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+                                       NULL};
 
 static const char *const s_levels[] = {"debug", "info", "notice", "warning", "error",
                                        "critical", "alert", "emergency", NULL};

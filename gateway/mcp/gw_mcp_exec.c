@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gw_ansi.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
 #include "gw_image.h"
@@ -53,17 +54,10 @@ s_adds (s_text_t *t, const char *s)
 static void
 s_add_plain (s_text_t *t, const char *s)
 {
-    for (const char *p = s; p && *p; p++) {
-        if (*p == '\033' && p[1] == '[') {
-            p += 2;
-            while (*p && !(*p >= '@' && *p <= '~'))
-                p++;
-            if (!*p)
-                break;
-            continue;
-        }
-        s_add (t, p, 1);
-    }
+    char *copy = s ? strdup (s) : NULL;
+    if (copy)
+        s_add (t, copy, gw_ansi_strip (copy));
+    free (copy);
 }
 
 static json_t *

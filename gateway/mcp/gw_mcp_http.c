@@ -83,7 +83,8 @@ s_json_end (gw_mcp_reply_t *base)
 {
     s_reply_t *r = (s_reply_t *) base;
     gw_request_t *req = r->req;
-    snprintf (req->mcp_session_out, sizeof req->mcp_session_out, "%s", r->session_out);
+    if (r->session_out[0])
+        gw_request_set_header (req, "Mcp-Session-Id", r->session_out);
     snprintf (req->log_extra, sizeof req->log_extra, "%s", base->log);
     if (r->response)
         gw_request_reply_json (req, 200, r->response);
@@ -147,6 +148,9 @@ s_version_supported (const char *v)
 static void
 s_post (gw_mcp_http_t *self, gw_request_t *req)
 {
+    const char *mcp_session = gw_request_header (req, "Mcp-Session-Id");
+    const char *mcp_version = gw_request_header (req, "MCP-Protocol-Version");
+    const char *accept = gw_request_header (req, "Accept");
     bool is_initialize = false;
     bool is_request = gw_mcp_is_request (req->body, req->body_len, &is_initialize);
     gw_mcp_client_t *client = NULL;
@@ -169,12 +173,12 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
             gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
             return;
         }
-    } else if (!req->mcp_session) {
+    } else if (!mcp_session) {
         gw_request_reply_error (req, GW_E_BAD_REQUEST,
                                 "missing Mcp-Session-Id header: initialize first");
         return;
     } else {
-        client = gw_mcp_client_find (self->mcp, req->mcp_session);
+        client = gw_mcp_client_find (self->mcp, mcp_session);
         if (client)
             gw_mcp_client_touch (client);
         if (!client || strcmp (gw_mcp_client_tenant (client), req->tenant) != 0) {
@@ -182,9 +186,9 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
                                     "unknown or ended MCP session: initialize again");
             return;
         }
-        if (req->mcp_version && !s_version_supported (req->mcp_version)) {
+        if (mcp_version && !s_version_supported (mcp_version)) {
             gw_request_reply_error (req, GW_E_BAD_REQUEST,
-                                    "unsupported MCP-Protocol-Version %.40s", req->mcp_version);
+                                    "unsupported MCP-Protocol-Version %.40s", mcp_version);
             return;
         }
     }
@@ -196,8 +200,8 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     r->http = self;
     snprintf (r->session_out, sizeof r->session_out, "%s",
               is_initialize ? gw_mcp_client_id (client) : "");
-    bool sse = is_request && !is_initialize && req->accept
-               && strstr (req->accept, "text/event-stream")
+    bool sse = is_request && !is_initialize && accept
+               && strstr (accept, "text/event-stream")
                && strstr (req->body, "\"tools/call\"");
     if (sse && (r->stream = gw_stream_new ())) {
         r->base = (gw_mcp_reply_t) {.send = s_sse_send, .end = s_sse_end,
@@ -243,9 +247,10 @@ gw_mcp_http_handle (gw_mcp_http_t *self, gw_request_t *req)
     if (strcmp (req->method, "POST") == 0)
         s_post (self, req);
     else if (strcmp (req->method, "DELETE") == 0) {
-        gw_mcp_client_t *client = req->mcp_session
-                                      ? gw_mcp_client_find (self->mcp, req->mcp_session) : NULL;
-        if (!req->mcp_session)
+        const char *mcp_session = gw_request_header (req, "Mcp-Session-Id");
+        gw_mcp_client_t *client = mcp_session
+                                      ? gw_mcp_client_find (self->mcp, mcp_session) : NULL;
+        if (!mcp_session)
             gw_request_reply_error (req, GW_E_BAD_REQUEST, "missing Mcp-Session-Id header");
         else if (!client || strcmp (gw_mcp_client_tenant (client), req->tenant) != 0)
             gw_request_reply_error (req, GW_E_NOT_FOUND, "unknown MCP session");
@@ -254,7 +259,7 @@ gw_mcp_http_handle (gw_mcp_http_t *self, gw_request_t *req)
             gw_request_reply_json (req, 204, NULL);
         }
     } else {
-        req->allow = "POST, DELETE";
+        gw_request_set_header (req, "Allow", "POST, DELETE");
         gw_request_reply_error (req, GW_E_METHOD_NOT_ALLOWED,
                                 "this server sends no unsolicited messages: use POST");
     }

@@ -27,6 +27,7 @@
 /* A call waiting for its install. */
 typedef struct {
     gw_mcp_call_t *call;        /* in mcp->calls; job NULL */
+    gw_packages_t *packages;
     json_t *refused;            /* by the policy, before the install */
 } s_install_t;
 
@@ -77,6 +78,15 @@ s_result (json_t *structured)
     } else
         s_add (&text, &len, "Nothing was installed into session '%s'.\n",
                session ? session : "?");
+    json_t *satisfied = json_object_get (structured, "satisfied");
+    if (json_array_size (satisfied)) {
+        s_add (&text, &len, "Already importable, so not installed:");
+        json_array_foreach (satisfied, i, item)
+            s_add (&text, &len, "%s %s %s", i ? "," : "",
+                   json_string_value (json_object_get (item, "name")),
+                   json_string_value (json_object_get (item, "version")));
+        s_add (&text, &len, "\n");
+    }
     json_array_foreach (refused, i, item)
         s_add (&text, &len, "Refused '%s' (rule: %s): %s\n",
                json_string_value (json_object_get (item, "requirement")),
@@ -91,7 +101,7 @@ s_result (json_t *structured)
         s_add (&text, &len, "Error (%s): %s\n",
                json_string_value (json_object_get (error, "code")),
                json_string_value (json_object_get (error, "message")));
-    bool failed = json_array_size (installed) == 0 || error;
+    bool failed = (json_array_size (installed) == 0 && json_array_size (satisfied) == 0) || error;
     json_t *result = json_pack ("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
                                 text ? text : "", "structuredContent", structured, "isError",
                                 failed);
@@ -123,6 +133,14 @@ s_done (json_t *result, void *arg)
     free (in);
 }
 
+/* The call was cancelled (notifications/cancelled): pip or npm stops. */
+static void
+s_cancel (void *arg)
+{
+    s_install_t *in = arg;
+    gw_packages_cancel (in->packages, in);
+}
+
 static json_t *
 s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
 {
@@ -138,7 +156,10 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     json_t *allowed, *refused;
     gw_error_t e;
     char err[1200];
-    if (gw_packages_check (ctx->mcp->server, session, packages, &allowed, &refused, &e, err,
+    gw_packages_t *installs = gw_server_packages (ctx->mcp->server);
+    if (!installs)
+        return gw_mcp_tool_error ("installing packages is not available on this server");
+    if (gw_packages_check (installs, session, packages, &allowed, &refused, &e, err,
                            sizeof err))
         return gw_mcp_tool_error ("%s", err);
     if (json_array_size (allowed) == 0) {
@@ -153,9 +174,10 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
                                       gw_session_limits (session)->exec_timeout_s);
     if (call) {
         in->call = call;
+        in->packages = installs;
         in->refused = refused;
     }
-    int rc = call ? gw_packages_install (ctx->mcp->server, session, allowed, timeout, s_done, in)
+    int rc = call ? gw_packages_install (installs, session, allowed, timeout, s_done, in)
                   : -1;
     json_decref (allowed);
     if (rc) {
@@ -166,7 +188,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     }
     /* the reply is ours now: answered in s_done */
     gw_mcp_call_attach (call, ctx);
-    call->on_cancel = gw_packages_cancel;
+    call->on_cancel = s_cancel;
     call->cancel_arg = in;
     char note[200];
     snprintf (note, sizeof note, "installing into session '%s'", gw_session_id (session));
@@ -201,6 +223,9 @@ const gw_mcp_tool_t gw_mcp_tool_install_package = {
     "\"installed\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
     "{\"name\": {\"type\": \"string\"}, \"version\": {\"type\": \"string\"}, \"requested\": "
     "{\"type\": \"boolean\"}}}}, "
+    "\"satisfied\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
+    "{\"requirement\": {\"type\": \"string\"}, \"name\": {\"type\": \"string\"}, "
+    "\"version\": {\"type\": \"string\"}}}}, "
     "\"refused\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
     "{\"requirement\": {\"type\": \"string\"}, \"rule\": {\"type\": \"string\"}, \"reason\": "
     "{\"type\": \"string\"}}}}, "

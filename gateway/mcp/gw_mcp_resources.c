@@ -80,12 +80,12 @@ gw_mcp_resources_list (gw_mcp_ctx_t *ctx, const char *cursor)
         gw_session_t *s = gw_server_session_at (server, i);
         if (strcmp (gw_session_tenant (s), ctx->client->tenant) != 0 || gw_session_ephemeral (s))
             continue;
-        json_t *files = gw_artifacts_list (gw_session_output_dir (s), NULL);
+        json_t *files = gw_artifacts_list (gw_session_workdir (s), NULL, GW_SNAPSHOT_SESSION);
         size_t k;
         json_t *f;
         json_array_foreach (files, k, f) {
             char uri[1200];
-            snprintf (uri, sizeof uri, "artifact://%s/output/%s", gw_session_id (s),
+            snprintf (uri, sizeof uri, "artifact://%s/%s", gw_session_id (s),
                       json_string_value (json_object_get (f, "path")));
             json_array_append_new (all, json_pack ("{s:s, s:O, s:O, s:O}", "uri", uri, "name",
                                                    json_object_get (f, "filename"), "mimeType",

@@ -370,6 +370,22 @@ s_run_javascript (gw_mcp_ctx_t *ctx, json_t *args)
     return s_run_once (ctx, args, "javascript");
 }
 
+/* The client's path made relative to the session folder (a path codebox
+ * handed out, such as /session/output/x.png, is taken back), or NULL with
+ * *error set. "" is the session folder. */
+static const char *
+s_session_path (gw_session_t *session, const char *path, json_t **error)
+{
+    if (*error || !path)
+        return path;
+    const char *rel = gw_path_in_session (path, gw_session_visible_workdir (session));
+    if (!rel)
+        *error = gw_mcp_tool_error ("'%s' is outside the session folder: give a path relative "
+                                    "to it (output/plot.png) or under %s", path,
+                                    gw_session_visible_workdir (session));
+    return rel;
+}
+
 /* Checks a client path and opens the session folder. Returns the folder's
  * descriptor, or -1 with *error set. */
 static int
@@ -413,6 +429,10 @@ s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
     if (!error && encoding && strcmp (encoding, "utf-8") != 0 && strcmp (encoding, "base64") != 0)
         error = gw_mcp_tool_error ("encoding must be utf-8 or base64");
     gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
+    path = error ? path : s_session_path (session, path, &error);
+    if (!error && !*path)
+        error = gw_mcp_tool_error ("path names the session folder: give a file's path, such "
+                                   "as output/result.txt");
     int dirfd = error ? -1 : s_open_workdir (session, path, &error);
     if (error)
         return error;
@@ -460,6 +480,10 @@ s_read_file (gw_mcp_ctx_t *ctx, json_t *args)
     if (!error && !path)
         error = gw_mcp_tool_error ("path is required, such as output/plot.png");
     gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
+    path = error ? path : s_session_path (session, path, &error);
+    if (!error && !*path)
+        error = gw_mcp_tool_error ("path names the session folder; list_files shows what it "
+                                   "holds");
     int dirfd = error ? -1 : s_open_workdir (session, path, &error);
     if (error)
         return error;
@@ -508,6 +532,7 @@ s_list_files (gw_mcp_ctx_t *ctx, json_t *args)
     json_t *error = NULL;
     const char *path = gw_mcp_arg (args, "path", &error);
     gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
+    path = error ? path : s_session_path (session, path, &error);
     bool top = !path || !*path || strcmp (path, ".") == 0 || strcmp (path, "./") == 0;
     int workdir = error ? -1 : s_open_workdir (session, top ? NULL : path, &error);
     if (error)
@@ -550,7 +575,8 @@ s_list_artifacts (gw_mcp_ctx_t *ctx, json_t *args)
     gw_session_t *session = gw_mcp_session (ctx, args, true, &error);
     if (error)
         return error;
-    json_t *list = gw_artifacts_list (gw_session_output_dir (session), gw_session_visible_output (session));
+    json_t *list = gw_artifacts_list (gw_session_workdir (session),
+                                      gw_session_visible_workdir (session), GW_SNAPSHOT_SESSION);
     gw_server_annotate (gw_session_server (session), session, list);
     return gw_mcp_tool_ok (json_pack ("{s:o}", "artifacts", list), NULL);
 }

@@ -178,10 +178,16 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
 {
     json_t *error = NULL;
     const char *url = gw_mcp_arg (args, "url", &error);
+    const char *blob_url = gw_mcp_arg (args, "blob_url", &error);     /* Code Box's name */
     const char *filename = gw_mcp_arg (args, "filename", &error);
     char host[256] = "";
+    if (!error && url && blob_url && strcmp (url, blob_url) != 0)
+        error = gw_mcp_tool_error ("give url or blob_url, not two different addresses");
+    if (!url)
+        url = blob_url;
     if (!error && !url)
-        error = gw_mcp_tool_error ("url is required: the http or https address of the file");
+        error = gw_mcp_tool_error ("url is required: the http or https address of the file "
+                                   "(blob_url is taken too)");
     if (!error)
         error = s_check_url (url, host, sizeof host);
     gw_session_t *session = error ? NULL : gw_mcp_session (ctx, args, true, &error);
@@ -246,7 +252,9 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
             .timeout_s = gw_config_int (config, GW_SET_DOWNLOAD_TIMEOUT),
             .allow_private = gw_config_bool (config, GW_SET_DOWNLOAD_ALLOW_PRIVATE),
         };
-        rc = gw_download_start (ctx->mcp->server, &request, s_done, s_progress, up);
+        gw_downloads_t *downloads = gw_server_downloads (ctx->mcp->server);
+        rc = downloads ? gw_download_start (downloads, &request, s_done, s_progress, up)
+                       : -ESHUTDOWN;
     }
     if (rc) {
         unlinkat (dirfd, tmp, 0);
@@ -276,9 +284,11 @@ const gw_mcp_tool_t gw_mcp_tool_upload_file = {
     "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\", "
     "\"description\": \"Your session's name, 1-64 characters of A-Z a-z 0-9 _ . - (for "
     "example 'main'); created on first use.\"}, \"url\": {\"type\": \"string\", "
-    "\"description\": \"The http or https URL of the file.\"}, \"filename\": {\"type\": "
+    "\"description\": \"The http or https URL of the file.\"}, \"blob_url\": {\"type\": "
+    "\"string\", \"description\": \"The same as url (Code Box's name for it, such as a blob "
+    "SAS URL).\"}, \"filename\": {\"type\": "
     "\"string\", \"description\": \"Name to save it as in input/ (default: the last part of "
-    "the URL's path).\"}}, \"required\": [\"session_id\", \"url\"]}",
+    "the URL's path).\"}}, \"required\": [\"session_id\"]}",
     "{\"type\": \"object\", \"properties\": {\"saved_path\": {\"type\": \"string\"}, "
     "\"filename\": {\"type\": \"string\"}, \"size\": {\"type\": \"integer\"}, "
     "\"content_type\": {\"type\": \"string\"}, \"session_id\": {\"type\": \"string\"}}}",

@@ -918,6 +918,85 @@ s_npm (const gw_installer_t *job, json_t *result)
     return result;
 }
 
+/* ---- what the kernel has already ---------------------------------------- */
+
+/* Run by the kernel's Python in the installer's sandbox, without network:
+ * argv is OUT PACKAGES REQ...; writes {requirement: [version, name]} for each
+ * requirement an installed distribution satisfies as the kernel would see
+ * it (the session's packages first, then the system's), markers and
+ * specifiers judged by `packaging` when there is one; extras are left to
+ * pip. */
+static const char S_SATISFIED_PY[] =
+    "import sys, json\n"
+    "from importlib import metadata\n"
+    "try:\n"
+    "    from packaging.requirements import Requirement\n"
+    "except Exception:\n"
+    "    Requirement = None\n"
+    "out, packages, reqs = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+    "sys.path.insert(0, packages)\n"
+    "found = {}\n"
+    "for text in reqs:\n"
+    "    try:\n"
+    "        if Requirement:\n"
+    "            r = Requirement(text)\n"
+    "            if r.extras or r.url or (r.marker and not r.marker.evaluate()):\n"
+    "                continue\n"
+    "            name, spec = r.name, r.specifier\n"
+    "        else:\n"
+    "            name, spec = text, None\n"
+    "        dist = metadata.distribution(name)\n"
+    "        if not spec or spec.contains(dist.version, prereleases=True):\n"
+    "            found[text] = [dist.version, dist.metadata['Name'] or name]\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "with open(out, 'w') as f:\n"
+    "    json.dump(found, f)\n";
+
+/* Moves the requirements of job that the kernel's Python already satisfies
+ * out of rest (a copy of job) into result's "satisfied":
+ * [{"requirement","name","version"}]. A check that cannot run leaves
+ * everything to pip. */
+static void
+s_pip_satisfied (const gw_installer_t *job, gw_installer_t *rest, json_t *result)
+{
+    char err[512];
+    s_argv_t a = {0};
+    if (job->bwrap)
+        s_sandbox_args (job, &a, true, false);
+    s_arg (&a, job->python);
+    s_arg (&a, "-I");
+    s_arg (&a, "-c");
+    s_arg (&a, S_SATISFIED_PY);
+    s_argf (&a, "%s/satisfied.json", s_tmp (job));
+    s_argf (&a, "%s/.packages", s_session (job));
+    for (size_t i = 0; i < job->n; i++)
+        s_arg (&a, job->install[i]);
+    int rc = a.broken ? -ENOMEM : s_exec (job, a.v, "check.log", err, sizeof err);
+    s_args_free (&a);
+    json_t *found = rc == 0 ? s_load_json (job, "satisfied.json") : NULL;
+    json_t *satisfied = json_array ();
+    rest->n = 0;
+    for (size_t i = 0; i < job->n; i++) {
+        json_t *pair = json_object_get (found, job->install[i]);
+        const char *version = json_string_value (json_array_get (pair, 0));
+        const char *name = json_string_value (json_array_get (pair, 1));
+        if (version && s_only (version, S_VERSION_CHARS) && strlen (version) < 64)
+            json_array_append_new (satisfied, json_pack ("{s:s, s:s, s:s}", "requirement",
+                                                         job->install[i], "name",
+                                                         name && s_only (name, S_NAME_CHARS)
+                                                             && strlen (name) < 128
+                                                             ? name : job->names[i],
+                                                         "version", version));
+        else {
+            rest->install[rest->n] = job->install[i];
+            rest->names[rest->n++] = job->names[i];
+        }
+    }
+    json_object_set_new (result, "satisfied", satisfied);
+    json_decref (found);
+}
+
 json_t *
 gw_installer_run (const gw_installer_t *job)
 {
@@ -926,5 +1005,15 @@ gw_installer_run (const gw_installer_t *job)
         return NULL;
     if (s_stopped (job, result))
         return result;
-    return job->eco == GW_PKG_PYTHON ? s_pip (job, result) : s_npm (job, result);
+    if (job->eco != GW_PKG_PYTHON)
+        return s_npm (job, result);
+    gw_installer_t *rest = malloc (sizeof *rest);
+    if (!rest)
+        return s_pip (job, result);
+    *rest = *job;
+    s_pip_satisfied (job, rest, result);
+    if (rest->n && !s_stopped (job, result))
+        s_pip (rest, result);
+    free (rest);
+    return result;
 }

@@ -41,6 +41,7 @@ typedef enum {
 
 typedef struct s_op s_op_t;
 struct s_op {
+    gw_packages_t *owner;
     gw_server_t *server;
     gw_job_t *job;              /* the setup snippet; gw_job_session (job) is NULL once
                                    the session is gone */
@@ -51,7 +52,8 @@ struct s_op {
     gw_package_policy_t *policy;
     pthread_t thread;
     bool joined;
-    bool abandoned;             /* answered at shutdown; the delivery frees */
+    bool abandoned;             /* answered at shutdown, or its owner is gone: the
+                                   pending loop call (delivery) frees */
     bool undeliverable;         /* the worker could not post its result */
     json_t *result;             /* the worker's */
     char session_id[65];
@@ -63,12 +65,13 @@ struct s_op {
     s_op_t *next;
 };
 
-/* Installs waiting or running, oldest first (loop thread only). */
-static s_op_t *s_ops;
-/* Set once the gateway shuts down: nothing new starts. */
-static bool s_stopping;
+struct gw_packages {
+    gw_server_t *server;
+    s_op_t *ops;                /* installs waiting or running, oldest first */
+    bool stopping;              /* the gateway shuts down: nothing new starts */
+};
 
-static void s_kick (void);
+static void s_kick (gw_packages_t *self);
 
 /* ---- judging ------------------------------------------------------------ */
 
@@ -94,7 +97,7 @@ s_policy (gw_server_t *server, char *err, size_t err_len)
 }
 
 int
-gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *requirements,
+gw_packages_check (gw_packages_t *self, const gw_session_t *session, json_t *requirements,
                    json_t **allowed_p, json_t **refused_p, gw_error_t *e, char *err,
                    size_t err_len)
 {
@@ -123,7 +126,7 @@ gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *req
         return -1;
     }
     char why[600];
-    gw_package_policy_t *policy = s_policy (server, why, sizeof why);
+    gw_package_policy_t *policy = s_policy (self->server, why, sizeof why);
     if (!policy) {
         *e = GW_E_INTERNAL;
         snprintf (err, err_len, "the server's package policy is malformed: %s", why);
@@ -161,7 +164,7 @@ s_unwait (s_op_t *op)
 static void
 s_unlink (s_op_t *op)
 {
-    for (s_op_t **link = &s_ops; *link; link = &(*link)->next)
+    for (s_op_t **link = &op->owner->ops; *link; link = &(*link)->next)
         if (*link == op) {
             *link = op->next;
             return;
@@ -220,10 +223,11 @@ s_answer (s_op_t *op, json_t *result, bool keep)
              error ? json_string_value (json_object_get (error, "code")) : "");
     gw_packages_done_fn *done = op->done;
     void *arg = op->arg;
+    gw_packages_t *owner = op->owner;
     if (!keep)
         s_op_free (op);
     done (result, arg);
-    s_kick ();
+    s_kick (owner);
 }
 
 /* The setup snippet ended: the install is answered. */
@@ -338,7 +342,7 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
     }
     bool shutdown = event == GW_JOB_SHUTDOWN;
     if (shutdown)
-        s_stopping = true;
+        op->owner->stopping = true;
     json_t *result = json_pack ("{s:[], s:[]}", "installed", "refused");
     if (shutdown)
         s_fail (result, "shutting_down", "the gateway is shutting down; nothing was installed");
@@ -358,9 +362,9 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
 }
 
 void
-gw_packages_cancel (void *arg)
+gw_packages_cancel (gw_packages_t *self, void *arg)
 {
-    for (s_op_t *op = s_ops; op; op = op->next)
+    for (s_op_t *op = self->ops; op; op = op->next)
         if (op->arg == arg && (op->stage == S_WAITING || op->stage == S_RUNNING)) {
             /* the eventfd stays readable: a waiting install stops at its start */
             uint64_t one = 1;
@@ -487,6 +491,10 @@ s_answer_later (gw_server_t *server, void *arg)
 {
     (void) server;
     s_op_t *op = arg;
+    if (op->abandoned) {
+        s_op_free (op);
+        return;
+    }
     json_t *result = op->result;
     op->result = NULL;
     s_answer (op, result, false);
@@ -495,14 +503,14 @@ s_answer_later (gw_server_t *server, void *arg)
 /* Starts waiting installs whose session has no install running; answers
  * those whose session is gone. */
 static void
-s_kick (void)
+s_kick (gw_packages_t *self)
 {
-    for (s_op_t *op = s_ops; op && !s_stopping; op = op->next) {
+    for (s_op_t *op = self->ops; op && !self->stopping; op = op->next) {
         if (op->stage != S_WAITING)
             continue;
         gw_session_t *session = gw_job_session (op->job);
         bool busy = false;
-        for (s_op_t *other = s_ops; other && session && !busy; other = other->next)
+        for (s_op_t *other = self->ops; other && session && !busy; other = other->next)
             busy = other != op && other->stage != S_WAITING && gw_job_session (other->job) == session;
         if (busy)
             continue;
@@ -517,9 +525,10 @@ s_kick (void)
 }
 
 int
-gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed, long timeout_s,
+gw_packages_install (gw_packages_t *self, gw_session_t *session, json_t *allowed, long timeout_s,
                      gw_packages_done_fn *done, void *arg)
 {
+    gw_server_t *server = self->server;
     gw_pkg_eco_t eco;
     size_t n = json_array_size (allowed);
     if (s_eco (session, &eco) || n == 0 || n > GW_INSTALLER_MAX_REQS)
@@ -527,6 +536,7 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
     s_op_t *op = calloc (1, sizeof *op);
     if (!op)
         return -ENOMEM;
+    op->owner = self;
     op->server = server;
     op->done = done;
     op->arg = arg;
@@ -565,14 +575,14 @@ gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed
     op->watch = (gw_job_observer_t) {.fn = s_on_job, .arg = op};
     gw_job_observe (op->job, &op->watch);
     op->started_ms = jp_time_now_ms ();
-    s_op_t **tail = &s_ops;
+    s_op_t **tail = &self->ops;
     while (*tail)
         tail = &(*tail)->next;
     *tail = op;
     /* started now, or after the session's running install; either way
        done comes later (through the loop) */
     bool busy = false;
-    for (s_op_t *other = s_ops; other && !busy; other = other->next)
+    for (s_op_t *other = self->ops; other && !busy; other = other->next)
         busy = other != op && other->stage != S_WAITING && gw_job_session (other->job) == session;
     if (busy)
         return 0;
@@ -606,10 +616,45 @@ s_kernel_env (void *arg, const char *visible_workdir, gw_kernel_env_t *env)
 
 static const gw_session_hooks_t s_hooks = {.kernel_env = s_kernel_env};
 
-void
-gw_packages_attach (gw_server_t *server)
+gw_packages_t *
+gw_packages_new (gw_server_t *server)
 {
-    gw_server_add_hooks (server, &s_hooks, NULL);
+    gw_packages_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->server = server;
+    if (gw_server_add_hooks (server, &s_hooks, self) < 0) {
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+gw_packages_destroy (gw_packages_t **self_p)
+{
+    gw_packages_t *self = *self_p;
+    if (!self)
+        return;
+    /* the server's shutdown answered every install (their job observers);
+       one left here never started, and done is never called for it */
+    while (self->ops) {
+        s_op_t *op = self->ops;
+        self->ops = op->next;
+        gw_job_unobserve (op->job, &op->watch);
+        if (op->stage == S_RUNNING) {
+            uint64_t one = 1;
+            ssize_t ignored = write (op->work.cancel_fd, &one, sizeof one);
+            (void) ignored;
+        }
+        if (op->stage == S_RUNNING || op->stage == S_FAILED)
+            op->abandoned = true;   /* its pending loop call frees it */
+        else
+            s_op_free (op);
+    }
+    gw_server_remove_hooks (self->server, &s_hooks, self);
+    free (self);
+    *self_p = NULL;
 }
 
 /* ---- REST: POST /sessions with "dependencies" --------------------------- */
@@ -682,9 +727,10 @@ s_rest_done (json_t *result, void *arg)
 }
 
 bool
-gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *session,
+gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *session,
                         json_t *dependencies)
 {
+    gw_server_t *server = self->server;
     if (!dependencies || json_is_null (dependencies)
         || (json_is_array (dependencies) && json_array_size (dependencies) == 0))
         return false;
@@ -705,7 +751,7 @@ gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *se
         e = GW_E_BAD_REQUEST;
         snprintf (err, sizeof err, "\"dependencies\" must be a list of requirement strings, "
                   "such as [\"requests>=2.31\"]");
-    } else if (gw_packages_check (server, session, dependencies, &allowed, &refused, &e, err,
+    } else if (gw_packages_check (self, session, dependencies, &allowed, &refused, &e, err,
                                   sizeof err) == 0
                && json_array_size (refused)) {
         char text[2000];
@@ -719,7 +765,7 @@ gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *se
         free (r);
         return true;
     } else if (allowed) {
-        int rc = gw_packages_install (server, session, allowed, gw_session_limits (session)->exec_timeout_s,
+        int rc = gw_packages_install (self, session, allowed, gw_session_limits (session)->exec_timeout_s,
                                       s_rest_done, r);
         json_decref (allowed);
         json_decref (refused);

@@ -23,8 +23,10 @@
  * Once the snippet is queued, the job's end (or the session's) answers.
  *
  * Kernels are also started with PYTHONPATH and NODE_PATH naming those
- * folders (a kernel_env session hook, gw_packages_attach), so a restarted
- * kernel keeps them.
+ * folders (a kernel_env session hook, added by gw_packages_new), so a
+ * restarted kernel keeps them. A server's installs are one object
+ * (gw_packages_t), made by the program's features and reached through
+ * gw_server_packages.
  *
  * Threads: the loop thread, except the installers' worker threads. */
 #ifndef GW_PACKAGES_H
@@ -40,6 +42,15 @@
 
 typedef struct gw_server gw_server_t;
 typedef struct gw_session gw_session_t;
+typedef struct gw_packages gw_packages_t;
+
+/* The installs of server; adds its kernel_env hook. NULL when out of
+ * memory. */
+gw_packages_t *gw_packages_new (gw_server_t *server);
+
+/* Removes the hook and frees (after gw_server_run returned: its shutdown
+ * answered every install). */
+void gw_packages_destroy (gw_packages_t **self_p);
 
 /* Gets an install's result (a new reference, the callee's) in the loop
  * thread:
@@ -59,7 +70,7 @@ typedef void (gw_packages_done_fn) (json_t *result, void *arg);
  * [{"requirement", "rule", "reason"}...]); or -1 with *e and a sentence in
  * err (a kernel without an installer, not a list of strings, too many, a
  * malformed policy setting). */
-int gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t *requirements,
+int gw_packages_check (gw_packages_t *self, const gw_session_t *session, json_t *requirements,
                        json_t **allowed_p, json_t **refused_p, gw_error_t *e, char *err,
                        size_t err_len);
 
@@ -67,24 +78,20 @@ int gw_packages_check (gw_server_t *server, const gw_session_t *session, json_t 
  * session within timeout_s seconds. done(result, arg) is called exactly
  * once, later, in the loop thread. Returns 0, or a negative errno (then
  * done is not called). */
-int gw_packages_install (gw_server_t *server, gw_session_t *session, json_t *allowed,
+int gw_packages_install (gw_packages_t *self, gw_session_t *session, json_t *allowed,
                          long timeout_s, gw_packages_done_fn *done, void *arg);
 
 /* Stops the install started with arg if pip or npm has not finished yet
  * (its processes are killed; done still comes, with the error
  * "cancelled"). Nothing happens otherwise. */
-void gw_packages_cancel (void *arg);
+void gw_packages_cancel (gw_packages_t *self, void *arg);
 
 /* POST /sessions with "dependencies": the session was just made for req.
  * Returns false when there is nothing to install (the caller goes on);
  * true when it took req over: it answers 201 with the session and its
  * "dependencies" once they are installed and importable, or an error that
  * says what was refused (403) or what failed, and then ends the session. */
-bool gw_packages_rest_start (gw_server_t *server, gw_request_t *req, gw_session_t *session,
+bool gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *session,
                              json_t *dependencies);
-
-/* Gives every kernel the paths of its session's packages (PYTHONPATH,
- * NODE_PATH), through the server's session hooks. */
-void gw_packages_attach (gw_server_t *server);
 
 #endif

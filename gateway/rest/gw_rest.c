@@ -117,7 +117,8 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
         return;
     }
     /* dependencies: answered once installed and importable (gw_packages.c) */
-    bool taken = gw_packages_rest_start (server, req, session, deps);
+    gw_packages_t *packages = gw_server_packages (server);
+    bool taken = packages && gw_packages_rest_start (packages, req, session, deps);
     json_decref (deps);
     if (!taken)
         gw_rest_answer_when_started (session, req);
@@ -169,6 +170,18 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
         json_decref (body);
         return;
     }
+    const char *language = json_string_value (json_object_get (body, "language"));
+    const char *kernel = json_string_value (json_object_get (body, "kernel"));
+    if ((language && strcasecmp (language, gw_session_spec (session)->language) != 0)
+        || (kernel && strcasecmp (kernel, gw_session_spec (session)->name) != 0)) {
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "session '%s' runs %s (%s), not %s; "
+                                "create another session for %s", gw_session_id (session),
+                                gw_session_spec (session)->name,
+                                gw_session_spec (session)->language, language ? language : kernel,
+                                language ? language : kernel);
+        json_decref (body);
+        return;
+    }
     char why[256];
     if (gw_session_queue_full (session, strlen (code), why, sizeof why)) {
         json_decref (body);
@@ -208,7 +221,7 @@ s_long_poll (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_
                                                     gw_error_code (GW_E_NOT_FINISHED),
                                                     "message", "the execution has not finished "
                                                     "yet; ask again", "request_id", gw_job_id (job),
-                                                    "status", gw_exec_status_name (gw_job_status (job))));
+                                                    "status", gw_job_client_status (job)));
     else
         gw_request_reply_error (req, GW_E_SHUTTING_DOWN, "the gateway is shutting down");
     free (poll);
@@ -223,10 +236,11 @@ s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
         gw_request_reply_json (req, 200, gw_job_results_json (job));
         return;
     }
-    if (req->query_wait) {
+    const char *wait = gw_request_query (req, "wait");
+    if (wait) {
         char *end;
-        double seconds = strtod (req->query_wait, &end);
-        if (end == req->query_wait || *end || !(seconds > 0)) {
+        double seconds = strtod (wait, &end);
+        if (end == wait || *end || !(seconds > 0)) {
             gw_request_reply_error (req, GW_E_BAD_REQUEST, "wait must be a positive number "
                                     "of seconds (at most %d)", MAX_WAIT_SECONDS);
             return;
@@ -249,7 +263,7 @@ s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
                                       "the execution has not finished; poll its status or "
                                       "add ?wait=SECONDS",
                                       "request_id", gw_job_id (job), "status",
-                                      gw_exec_status_name (gw_job_status (job))));
+                                      gw_job_client_status (job)));
 }
 
 static void

@@ -106,7 +106,9 @@ gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, co
         req->route = "/sessions/{id}/artifacts";
         gw_session_t *session = gw_rest_session_or_reply (server, req, id);
         if (session) {
-            json_t *list = gw_artifacts_list (gw_session_output_dir (session), gw_session_visible_output (session));
+            json_t *list = gw_artifacts_list (gw_session_workdir (session),
+                                              gw_session_visible_workdir (session),
+                                              GW_SNAPSHOT_SESSION);
             gw_server_annotate (gw_session_server (session), session, list);
             gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
         }
@@ -121,6 +123,14 @@ gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, co
     if (!session)
         return;
     char err[256];
+    const char *given = rest;
+    rest = gw_path_in_session (rest, gw_session_visible_workdir (session));
+    if (given && !rest) {
+        gw_request_reply_error (req, GW_E_INVALID_PATH, "'%s' is outside the session folder: "
+                                "give a path relative to it or under %s", given,
+                                gw_session_visible_workdir (session));
+        return;
+    }
     if (!rest || gw_path_check_relative (rest, err, sizeof err)) {
         gw_request_reply_error (req, GW_E_INVALID_PATH, "%s",
                                 rest ? err : "give a path after files/");

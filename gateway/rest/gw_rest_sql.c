@@ -39,7 +39,7 @@ gw_sql_rest_handle (gw_server_t *server, gw_request_t *req)
         gw_request_reply_error (req, GW_E_BAD_REQUEST,
                                 "send {\"session_id\": ID, \"query\": SQL, \"max_inline_rows\"?: "
                                 "positive integer}");
-    else if (req->sql_dsn
+    else if (gw_request_header (req, "X-Codebox-Sql-Dsn")
              && !gw_config_bool (gw_server_config (server), GW_SET_ALLOW_CLIENT_SQL_DSN))
         gw_request_reply_error (req, GW_E_BAD_REQUEST,
                                 "X-Codebox-Sql-Dsn is not allowed on this server "
@@ -52,7 +52,7 @@ gw_sql_rest_handle (gw_server_t *server, gw_request_t *req)
                 req->overrides.sql_max_inline_rows);
             gw_sql_request_t r;
             char key[140];
-            gw_sql_request_for (&r, server, session, key, sizeof key, req->sql_dsn, query, max_rows,
+            gw_sql_request_for (&r, server, session, key, sizeof key, gw_request_header (req, "X-Codebox-Sql-Dsn"), query, max_rows,
                        req->overrides.exec_timeout);
             if (gw_sql_query (gw_server_sql (server), &r, s_rest_done, req) != 0)
                 gw_request_reply_error (req, GW_E_INTERNAL, "the SQL workers are not running");

@@ -181,6 +181,24 @@ def test_download_lands_in_input_and_kernel_reads_it(server_factory, files):
     assert r["structuredContent"]["stdout"] == "ok\n", r
 
 
+def test_code_box_arguments(server_factory, files):
+    """CodeBoxMCP's upload_file takes blob_url and filename (issue 16)."""
+    s = server_factory(env=ALLOW)
+    call = mcp_client(s)
+    out = ok(call("upload_file", {"session_id": "cb", "blob_url": files.url("/files/data.csv"),
+                                  "filename": "sales.csv"}))
+    assert out["saved_path"].endswith("/input/sales.csv"), out
+    assert out["filename"] == "sales.csv"
+    assert sorted(os.listdir(input_dir(s, "cb"))) == ["sales.csv"]
+    # the same address under both names is fine; two different ones are not
+    url = files.url("/files/data.csv")
+    assert ok(call("upload_file", {"session_id": "cb", "url": url, "blob_url": url}))
+    text = error_text(call("upload_file", {"session_id": "cb", "url": url,
+                                           "blob_url": files.url("/files/other.csv")}))
+    assert "not two different" in text, text
+    assert "blob_url" in error_text(call("upload_file", {"session_id": "cb"}))
+
+
 def test_redirects_collisions_and_names(server_factory, files):
     s = server_factory(env=ALLOW)
     call = mcp_client(s)

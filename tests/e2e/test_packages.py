@@ -265,8 +265,14 @@ def test_allow_list(allow_server):
     r = call("install_package", {"session_id": "allow-a", "packages": ["cbx_app"]})
     assert not r["isError"], r
     assert installed(r) == {("cbx_app", "2.0", True), ("cbx_base", "1.0", False)}
-    # the allow entry's range narrows a wider request
+    # what the session already has is satisfied, not installed again
     r = call("install_package", {"session_id": "allow-a", "packages": ["cbx-base>=1"]})
+    assert not r["isError"], r
+    assert installed(r) == set(), r
+    assert [(x["name"], x["version"]) for x in r["structuredContent"]["satisfied"]] == [
+        ("cbx_base", "1.0")], r
+    # the allow entry's range narrows a wider request
+    r = call("install_package", {"session_id": "allow-b", "packages": ["cbx-base>=1"]})
     assert not r["isError"], r
     assert installed(r) == {("cbx_base", "1.0", True)}
     r = s.post("/sessions", {"session_id": "allow-rest", "dependencies": ["cbx-other"]})
@@ -332,7 +338,7 @@ def test_no_index_is_a_clear_error_not_a_hang(server_factory):
     s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
     call = mcp_client(s)
     started = time.monotonic()
-    r = call("install_package", {"session_id": "noindex", "packages": ["requests"]},
+    r = call("install_package", {"session_id": "noindex", "packages": ["codebox-e2e-absent"]},
              headers={"X-Codebox-Exec-Timeout": "30"})
     took = time.monotonic() - started
     assert r["isError"], r
@@ -340,7 +346,7 @@ def test_no_index_is_a_clear_error_not_a_hang(server_factory):
     assert error["code"] in ("index_unreachable", "timeout"), error
     assert "CODEBOX_PIP_INDEX_URL" in error["message"] or "within" in error["message"]
     assert took < 40, took
-    r = s.post("/sessions", {"session_id": "noindex-rest", "dependencies": ["requests"]},
+    r = s.post("/sessions", {"session_id": "noindex-rest", "dependencies": ["codebox-e2e-absent"]},
                headers={"X-Codebox-Exec-Timeout": "30"})
     assert r.status == 400, r.text
     assert r.json()["error"]["reason"] in ("index_unreachable", "timeout")
@@ -380,7 +386,7 @@ def test_silent_index_is_bounded(server_factory):
                                 "CODEBOX_PIP_INDEX_URL": "http://127.0.0.1:%d/simple" % hole.port})
         call = mcp_client(s)
         started = time.monotonic()
-        r = call("install_package", {"session_id": "silent", "packages": ["requests"]},
+        r = call("install_package", {"session_id": "silent", "packages": ["codebox-e2e-absent"]},
                  headers={"X-Codebox-Exec-Timeout": "6"})
         took = time.monotonic() - started
         assert r["isError"], r
@@ -405,7 +411,7 @@ def test_cancelled_install_stops_pip(server_factory):
         def install():
             answers.append(s.post("/mcp", {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                                            "params": {"name": "install_package", "arguments": {
-                                               "session_id": "cx", "packages": ["requests"]}}},
+                                               "session_id": "cx", "packages": ["codebox-e2e-absent"]}}},
                                   headers=h, timeout=120))
         t = threading.Thread(target=install)
         t.start()

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 export const HERE = dirname(fileURLToPath(import.meta.url));
@@ -106,9 +107,11 @@ export function startServer({ env = {}, stateDir, bin = CODEBOX_BIN } = {}) {
   });
 }
 
-/* A connected SDK client. kind is 'stdio' (spawns codebox mcp) or 'http'
- * (needs server.url). Returns { client, transport, kind, stderr(), close() }. */
-export async function connect(kind, { server, stateDir, env = {}, name = 'codebox-tests' } = {}) {
+/* A connected SDK client. kind is 'stdio' (spawns codebox mcp), 'http'
+ * (Streamable HTTP; needs server.url) or 'sse' (the 2024-11-05 HTTP+SSE
+ * transport at /sse; needs server.url; opts.headers go on every request). Returns { client, transport, kind, stderr(), close() }. */
+export async function connect(kind, { server, stateDir, env = {}, name = 'codebox-tests',
+  headers } = {}) {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
   let transport;
   let log = '';
@@ -124,6 +127,14 @@ export async function connect(kind, { server, stateDir, env = {}, name = 'codebo
     transport.stderr.setEncoding('utf8');
     transport.stderr.on('data', (chunk) => {
       log += chunk;
+    });
+  } else if (kind === 'sse') {
+    const init = headers ? { headers } : undefined;
+    transport = new SSEClientTransport(new URL('/sse', server.url), {
+      requestInit: init,
+      eventSourceInit: headers ? {
+        fetch: (url, i) => fetch(url, { ...i, headers: { ...i?.headers, ...headers } }),
+      } : undefined,
     });
   } else {
     transport = new StreamableHTTPClientTransport(new URL(server.url));

@@ -104,7 +104,7 @@ START_TEST (test_diff_new_and_changed)
     s_set_mtime (tmp, "a.txt", 1000000000);
     s_set_mtime (tmp, "keep.txt", 1000000000);
     s_set_mtime (tmp, "sub/b.csv", 1000000000);
-    gw_snapshot_t *before = gw_snapshot_take (tmp);
+    gw_snapshot_t *before = gw_snapshot_take (tmp, 0);
     ck_assert_ptr_nonnull (before);
 
     s_file (tmp, "a.txt", "abcde");                 /* size changes */
@@ -117,7 +117,7 @@ START_TEST (test_diff_new_and_changed)
     s_symlink ("/etc/passwd", tmp, "passwd-link");
     s_symlink ("/etc", tmp, "etc-dir-link");
     s_symlink ("sub", tmp, "sub-dir-link");
-    gw_snapshot_t *after = gw_snapshot_take (tmp);
+    gw_snapshot_t *after = gw_snapshot_take (tmp, 0);
     ck_assert_ptr_nonnull (after);
 
     json_t *diff = gw_snapshot_diff (before, after, "output");
@@ -152,18 +152,18 @@ START_TEST (test_snapshot_missing_dir)
 {
     char *tmp = tu_mkdtemp ();
     char *out = s_at (tmp, "output");
-    gw_snapshot_t *before = gw_snapshot_take (out);
+    gw_snapshot_t *before = gw_snapshot_take (out, 0);
     ck_assert_ptr_nonnull (before);
     s_mkdir (tmp, "elsewhere");
     s_file (tmp, "elsewhere/f.txt", "f");
     s_symlink ("elsewhere", tmp, "output");
-    json_t *list = gw_artifacts_list (out, "output");
+    json_t *list = gw_artifacts_list (out, "output", 0);
     s_assert_paths (list, NULL, 0);
     json_decref (list);
     ck_assert_int_eq (unlink (out), 0);
     s_mkdir (tmp, "output");
     s_file (tmp, "output/f.txt", "f");
-    gw_snapshot_t *after = gw_snapshot_take (out);
+    gw_snapshot_t *after = gw_snapshot_take (out, 0);
     json_t *diff = gw_snapshot_diff (before, after, "output");
     const char *want[] = {"output/f.txt"};
     s_assert_paths (diff, want, 1);
@@ -179,6 +179,47 @@ END_TEST
 /* The listing has every file, sorted by path, with its details; names
  * without an extension (".bashrc", "README") get "" and the default type;
  * the prefix is joined with exactly one '/', or left out when empty. */
+/* A session folder: its own files and output/'s are artifacts; input/,
+ * node_modules/ at the top and hidden folders anywhere are not. */
+START_TEST (test_session_folder)
+{
+    char *tmp = tu_mkdtemp ();
+    s_mkdir (tmp, "input");
+    s_file (tmp, "input/data.csv", "a\n");
+    s_mkdir (tmp, "output");
+    s_file (tmp, "output/plot.png", "png");
+    s_file (tmp, "chart.png", "png");
+    s_file (tmp, ".env", "x");
+    s_mkdir (tmp, ".packages");
+    s_file (tmp, ".packages/mod.py", "x");
+    s_mkdir (tmp, "node_modules");
+    s_file (tmp, "node_modules/x.js", "x");
+    s_mkdir (tmp, "work");
+    s_mkdir (tmp, "work/.ipynb_checkpoints");
+    s_file (tmp, "work/.ipynb_checkpoints/a.ipynb", "{}");
+    s_file (tmp, "work/result.txt", "r");
+    s_mkdir (tmp, "work/input");
+    s_file (tmp, "work/input/kept.txt", "k");
+    gw_snapshot_t *before = gw_snapshot_take (tmp, GW_SNAPSHOT_SESSION);
+    json_t *list = gw_artifacts_list (tmp, "/session", GW_SNAPSHOT_SESSION);
+    const char *want[] = {"/session/.env", "/session/chart.png", "/session/output/plot.png",
+                          "/session/work/input/kept.txt", "/session/work/result.txt"};
+    s_assert_paths (list, want, 5);
+    json_decref (list);
+    s_file (tmp, "input/new.csv", "b\n");
+    s_file (tmp, "new.png", "png");
+    s_file (tmp, ".packages/new.py", "x");
+    gw_snapshot_t *after = gw_snapshot_take (tmp, GW_SNAPSHOT_SESSION);
+    json_t *diff = gw_snapshot_diff (before, after, "/session");
+    const char *new_ones[] = {"/session/new.png"};
+    s_assert_paths (diff, new_ones, 1);
+    json_decref (diff);
+    gw_snapshot_destroy (&before);
+    gw_snapshot_destroy (&after);
+    tu_rmtree (tmp);
+}
+END_TEST
+
 START_TEST (test_list_all_sorted)
 {
     char *tmp = tu_mkdtemp ();
@@ -191,7 +232,7 @@ START_TEST (test_list_all_sorted)
     s_file (tmp, "data/x.tar.gz", "gz");
     s_file (tmp, "data/table.CSV", "a\n");
     s_symlink ("README", tmp, "readme-link");
-    json_t *list = gw_artifacts_list (tmp, "output");
+    json_t *list = gw_artifacts_list (tmp, "output", 0);
     const char *want[] = {"output/.bashrc", "output/PLOT.PNG", "output/README",
                           "output/data/table.CSV", "output/data/x.tar.gz", "output/z.xyz"};
     s_assert_paths (list, want, 6);
@@ -204,11 +245,11 @@ START_TEST (test_list_all_sorted)
     s_assert_entry (json_array_get (list, 5), "z.xyz", want[5], "xyz", 2, octet);
     json_decref (list);
 
-    list = gw_artifacts_list (tmp, "s/abc/output/");
+    list = gw_artifacts_list (tmp, "s/abc/output/", 0);
     ck_assert_str_eq (json_string_value (json_object_get (json_array_get (list, 2), "path")),
                       "s/abc/output/README");
     json_decref (list);
-    list = gw_artifacts_list (tmp, "");
+    list = gw_artifacts_list (tmp, "", 0);
     ck_assert_str_eq (json_string_value (json_object_get (json_array_get (list, 3), "path")),
                       "data/table.CSV");
     json_decref (list);
@@ -231,7 +272,7 @@ START_TEST (test_list_skips_unusable_names)
     s_file (tmp, "overlong\xc0\xaf.txt", "no");
     s_mkdir (tmp, "ctl\x01");
     s_file (tmp, "ctl\x01/inner.txt", "no");
-    json_t *list = gw_artifacts_list (tmp, "output");
+    json_t *list = gw_artifacts_list (tmp, "output", 0);
     const char *want[] = {"output/caf\xc3\xa9.txt", "output/ok.txt"};
     s_assert_paths (list, want, 2);
     json_decref (list);
@@ -254,7 +295,7 @@ START_TEST (test_walk_depth_limit)
         snprintf (rel + n, sizeof rel - n, "%sd", n ? "/" : "");
         s_mkdir (tmp, rel);
     }
-    json_t *list = gw_artifacts_list (tmp, "");
+    json_t *list = gw_artifacts_list (tmp, "", 0);
     ck_assert_uint_eq (json_array_size (list), 16);
     size_t deepest = 0, i;
     json_t *entry;
@@ -286,7 +327,7 @@ START_TEST (test_walk_file_limit)
         close (fd);
     }
     close (dfd);
-    json_t *list = gw_artifacts_list (tmp, "output");
+    json_t *list = gw_artifacts_list (tmp, "output", 0);
     ck_assert_uint_eq (json_array_size (list), 10000);
     json_decref (list);
     tu_rmtree (tmp);
@@ -353,6 +394,7 @@ artifacts_suite (void)
     tcase_add_test (tc, test_diff_new_and_changed);
     tcase_add_test (tc, test_snapshot_missing_dir);
     tcase_add_test (tc, test_list_all_sorted);
+    tcase_add_test (tc, test_session_folder);
     tcase_add_test (tc, test_list_skips_unusable_names);
     tcase_add_test (tc, test_walk_depth_limit);
     tcase_add_test (tc, test_walk_file_limit);

@@ -134,6 +134,48 @@ START_TEST (test_file_then_environment)
 }
 END_TEST
 
+static void
+s_count_alias (const char *alias, const char *ours, const char *source, void *arg)
+{
+    (void) source;
+    ck_assert_ptr_nonnull (strstr (ours, "CODEBOX_"));
+    ck_assert_ptr_null (strstr (alias, "CODEBOX_"));
+    (*(int *) arg)++;
+}
+
+/* Code Box's names are fallbacks for ours; ours win in the same source,
+ * whatever the order of the lines; bad values are refused by our name. */
+START_TEST (test_code_box_aliases)
+{
+    gw_config_t *c = s_config ();
+    char err[256] = "";
+    const char *text = "CODEBOX_EXEC_TIMEOUT=40\nEXEC_TIMEOUT=50\nSESSION_TTL=60\n"
+                       "MCP_PORT=9001\nAZURE_BLOB_CONTAINER_NAME=art\nUNRELATED=1\n";
+    ck_assert_int_eq (gw_config_load_text (c, text, ".env", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_EXEC_TIMEOUT), 40);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_SESSION_TTL), 60);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 9001);
+    ck_assert_str_eq (gw_config_str (c, GW_SET_BLOB_CONTAINER), "art");
+    int n = 0;
+    gw_config_each_alias (c, s_count_alias, &n);
+    ck_assert_int_eq (n, 3);
+    setenv ("IDLE_TIMEOUT", "70", 1);
+    ck_assert_int_eq (gw_config_load_env (c, err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_IDLE_TIMEOUT), 70);
+    setenv ("CODEBOX_IDLE_TIMEOUT", "80", 1);
+    ck_assert_int_eq (gw_config_load_env (c, err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_IDLE_TIMEOUT), 80);
+    unsetenv ("IDLE_TIMEOUT");
+    unsetenv ("CODEBOX_IDLE_TIMEOUT");
+    ck_assert_int_ne (gw_config_load_text (c, "SQL_MAX_INLINE_ROWS=lots\n", ".env", err,
+                                           sizeof err), 0);
+    ck_assert_ptr_nonnull (strstr (err, "CODEBOX_SQL_MAX_INLINE_ROWS"));
+    ck_assert_ptr_nonnull (strstr (err, "SQL_MAX_INLINE_ROWS"));
+    ck_assert_ptr_null (strstr (err, "lots"));
+    gw_config_destroy (&c);
+}
+END_TEST
+
 START_TEST (test_auth_tokens)
 {
     char err[256] = "", tenant[65] = "";
@@ -242,6 +284,7 @@ config_suite (void)
     tcase_add_test (tc, test_errors_never_echo_values);
     tcase_add_test (tc, test_file_then_environment);
     tcase_add_test (tc, test_auth_tokens);
+    tcase_add_test (tc, test_code_box_aliases);
     tcase_add_test (tc, test_base64);
     tcase_add_test (tc, test_state_dir);
     suite_add_tcase (s, tc);

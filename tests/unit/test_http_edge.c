@@ -5,9 +5,13 @@
  * extension-to-language map of `codebox exec` (ks_search). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gw_ansi.h"
 #include "gw_bind.h"
+#include "gw_request.h"
 #include "gw_origin.h"
 #include "gw_routes.h"
 #include "ks_search.h"
@@ -200,6 +204,60 @@ START_TEST (test_exec_languages)
 }
 END_TEST
 
+START_TEST (test_request_headers)
+{
+    gw_request_t req = {0};
+    ck_assert_ptr_null (gw_request_header (&req, "Host"));
+    ck_assert_int_eq (gw_request_headers_add (&req.headers, &req.headers_len, 1024, "Host",
+                                              "localhost:8000"), 0);
+    ck_assert_int_eq (gw_request_headers_add (&req.headers, &req.headers_len, 1024,
+                                              "Mcp-Session-Id", "abc"), 0);
+    ck_assert_int_eq (gw_request_headers_add (&req.headers, &req.headers_len, 1024, "Empty",
+                                              ""), 0);
+    ck_assert_str_eq (gw_request_header (&req, "host"), "localhost:8000");
+    ck_assert_str_eq (gw_request_header (&req, "MCP-SESSION-ID"), "abc");
+    ck_assert_str_eq (gw_request_header (&req, "Empty"), "");
+    ck_assert_ptr_null (gw_request_header (&req, "Mcp-Session"));
+    /* the block is bounded: what does not fit is refused, nothing is cut */
+    char big[1100];
+    memset (big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ck_assert_int_eq (gw_request_headers_add (&req.headers, &req.headers_len, 1024, "Big", big),
+                      -ENOSPC);
+    ck_assert_ptr_null (gw_request_header (&req, "Big"));
+    free (req.headers);
+    /* answer headers */
+    for (int i = 0; i < 100; i++)
+        if (gw_request_set_header (&req, "Allow", "GET, POST") < 0)
+            break;
+    ck_assert_uint_le (req.reply_headers_len, sizeof req.reply_headers);
+    ck_assert_str_eq (req.reply_headers, "Allow");
+}
+END_TEST
+
+START_TEST (test_ansi_strip)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "plain"},
+        {"\033[0;31mValueError\033[0m: bad", "ValueError: bad"},
+        {"\033[38;5;241m1\033[39m", "1"},
+        {"a\033cb", "ab"},
+        {"cut \033[31", "cut "},
+        {"cut \033", "cut "},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *copy = strdup (cases[i].in);
+        size_t len = gw_ansi_strip (copy);
+        ck_assert_str_eq (copy, cases[i].out);
+        ck_assert_uint_eq (len, strlen (cases[i].out));
+        free (copy);
+    }
+}
+END_TEST
+
 Suite *
 http_edge_suite (void)
 {
@@ -211,6 +269,8 @@ http_edge_suite (void)
     tcase_add_test (tc, test_routes);
     tcase_add_test (tc, test_ports_and_hosts);
     tcase_add_test (tc, test_exec_languages);
+    tcase_add_test (tc, test_request_headers);
+    tcase_add_test (tc, test_ansi_strip);
     suite_add_tcase (s, tc);
     return s;
 }

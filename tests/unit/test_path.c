@@ -381,6 +381,37 @@ START_TEST (test_open_create_refuses_escape)
 }
 END_TEST
 
+/* Paths codebox handed out come back as relative ones. */
+static const struct {
+    const char *path, *root, *want;     /* want NULL: refused */
+} s_client_paths[] = {
+    {"output/r.txt", "/session", "output/r.txt"},
+    {"/session/output/r.txt", "/session", "output/r.txt"},
+    {"/session//output/r.txt", "/session", "output/r.txt"},
+    {"/session", "/session", ""},
+    {"/session/", "/session", ""},
+    {"/", "/session", ""},
+    {"//", "/session", ""},
+    {"/sessions/x", "/session", NULL},
+    {"/sessionx", "/session", NULL},
+    {"/etc/passwd", "/session", NULL},
+    {"/var/lib/codebox/sessions/a/input/d.csv", "/var/lib/codebox/sessions/a", "input/d.csv"},
+    {"/var/lib/codebox/sessions/a", "/var/lib/codebox/sessions/a/", ""},
+    {"/var/lib/codebox/sessions/ab/x", "/var/lib/codebox/sessions/a", NULL},
+    {"/session/output/x", "/var/lib/codebox/sessions/a", "output/x"},
+    {"/session/../etc", "/session", "../etc"},     /* refused later by the relative check */
+    {"", "/session", ""},
+};
+
+START_TEST (test_in_session)
+{
+    const char *got = gw_path_in_session (s_client_paths[_i].path, s_client_paths[_i].root);
+    const char *want = s_client_paths[_i].want;
+    ck_assert_msg (want ? got && strcmp (got, want) == 0 : got == NULL, "%s under %s: got %s",
+                   s_client_paths[_i].path, s_client_paths[_i].root, got ? got : "NULL");
+}
+END_TEST
+
 Suite *
 path_suite (void)
 {
@@ -393,6 +424,8 @@ path_suite (void)
     tcase_add_loop_test (tc, test_relative_accepts, 0,
                          (int) (sizeof s_good_paths / sizeof s_good_paths[0]));
     tcase_add_test (tc, test_relative_length);
+    tcase_add_loop_test (tc, test_in_session, 0,
+                         (int) (sizeof s_client_paths / sizeof s_client_paths[0]));
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("open_beneath");

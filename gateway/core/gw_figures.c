@@ -1,0 +1,103 @@
+/* gw_figures: plt.show() under a backend that cannot show (Agg, which
+ * agents select out of habit) still gives the figures back: every
+ * ipykernel kernel is started with a few lines (IPKernelApp.exec_lines)
+ * that patch matplotlib.pyplot.show as pyplot is imported. Under Agg, PDF,
+ * SVG and the like, show() displays each open figure once as a PNG
+ * display_data and closes it; under other backends it is pyplot's own.
+ * Nothing is left in the user's namespace.
+ *
+ * Threads: any (the line is made once). */
+#include "gw_figures.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_base64.h"
+
+static const char S_HOOK_PY[] =
+    "import sys\n"
+    "\n"
+    "\n"
+    "def _codebox_show(pyplot):\n"
+    "    \"\"\"plt.show() under a backend that cannot show (Agg and the like)\n"
+    "    displays each open figure once, as the inline backend would, then\n"
+    "    closes it.\"\"\"\n"
+    "    original = pyplot.show\n"
+    "\n"
+    "    def show(*args, **kwargs):\n"
+    "        import matplotlib\n"
+    "        backend = str(matplotlib.get_backend()).lower()\n"
+    "        if backend not in (\"agg\", \"pdf\", \"ps\", \"svg\", \"cairo\", \"pgf\", \"template\"):\n"
+    "            return original(*args, **kwargs)\n"
+    "        import io\n"
+    "        from IPython.display import Image, display\n"
+    "        for num in pyplot.get_fignums():\n"
+    "            figure = pyplot.figure(num)\n"
+    "            buf = io.BytesIO()\n"
+    "            figure.savefig(buf, format=\"png\", bbox_inches=\"tight\")\n"
+    "            display(Image(data=buf.getvalue(), format=\"png\"))\n"
+    "        pyplot.close(\"all\")\n"
+    "\n"
+    "    show.__doc__ = original.__doc__\n"
+    "    show.__wrapped__ = original\n"
+    "    pyplot.show = show\n"
+    "\n"
+    "\n"
+    "class _CodeboxPyplotFinder:\n"
+    "    \"\"\"Patches matplotlib.pyplot as it is imported.\"\"\"\n"
+    "\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name != \"matplotlib.pyplot\":\n"
+    "            return None\n"
+    "        import importlib.util\n"
+    "        sys.meta_path.remove(self)\n"
+    "        try:\n"
+    "            spec = importlib.util.find_spec(name)\n"
+    "        finally:\n"
+    "            sys.meta_path.insert(0, self)\n"
+    "        if spec is None or spec.loader is None or not hasattr(spec.loader, \"exec_module\"):\n"
+    "            return spec\n"
+    "        run = spec.loader.exec_module\n"
+    "\n"
+    "        def exec_module(module):\n"
+    "            run(module)\n"
+    "            _codebox_show(module)\n"
+    "            sys.meta_path[:] = [f for f in sys.meta_path if f is not self]\n"
+    "\n"
+    "        spec.loader.exec_module = exec_module\n"
+    "        return spec\n"
+    "\n"
+    "\n"
+    "if \"matplotlib.pyplot\" in sys.modules:\n"
+    "    _codebox_show(sys.modules[\"matplotlib.pyplot\"])\n"
+    "else:\n"
+    "    sys.meta_path.insert(0, _CodeboxPyplotFinder())\n";
+
+static char *s_argv[2];
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+
+/* The exec_lines argument: the hook, base64-encoded so that no quoting
+ * of the command line can change it, run in a namespace of its own. */
+static void
+s_make_argv (void)
+{
+    char *b64 = gw_base64_encode ((const uint8_t *) S_HOOK_PY, sizeof S_HOOK_PY - 1);
+    if (b64 && asprintf (&s_argv[0], "--IPKernelApp.exec_lines=exec(__import__('base64')"
+                         ".b64decode('%s').decode(), {'__name__': '__codebox__'})", b64) < 0)
+        s_argv[0] = NULL;
+    free (b64);
+}
+
+const char *const *
+gw_figures_argv (const ks_spec_t *spec)
+{
+    bool ipykernel = false;
+    for (size_t i = 0; i < spec->argc && !ipykernel; i++)
+        ipykernel = strstr (spec->argv[i], "ipykernel") != NULL;
+    if (!ipykernel)
+        return NULL;
+    pthread_once (&s_once, s_make_argv);
+    return s_argv[0] ? (const char *const *) s_argv : NULL;
+}

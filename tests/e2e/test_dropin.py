@@ -1,0 +1,199 @@
+"""Drop-in for the seeds' clients (issue 16), each with the exact request
+sequence of the client it stands for: codebox-ai's CodeBoxSession (its
+examples/example_openai.py: POST /sessions with dependencies, POST /execute,
+GET /execute/{id}/status once a second until completed/failed/error, GET
+the results, print their top-level error), and the paths an agent hands
+back to the file tools."""
+import time
+
+from conftest import error_text, mcp_client, ok, rest_run
+
+PYTHON_ONLY = {"CODEBOX_POOL_SIZE": "0"}
+
+
+class CodeBoxAiClient:
+    """What codebox-ai's example client does, request for request."""
+
+    def __init__(self, server, dependencies=None):
+        self.server = server
+        r = server.post("/sessions", {"dependencies": dependencies or []})
+        assert r.status in (200, 201), r.text       # raise_for_status()
+        self.session_id = r.json()["session_id"]
+        self.polls = 0
+
+    def execute_code(self, code, max_polls=120):
+        r = self.server.post("/execute", {"code": code, "session_id": self.session_id})
+        assert r.status in (200, 202), r.text
+        request_id = r.json()["request_id"]
+        while True:
+            status = self.server.get("/execute/%s/status" % request_id).json()
+            if status["status"] in ["completed", "failed", "error"]:
+                break
+            self.polls += 1
+            assert self.polls < max_polls, "the client would poll forever: %s" % status
+            time.sleep(1)
+        return self.server.get("/execute/%s/results" % request_id).json()
+
+    def cleanup(self):
+        self.server.delete("/sessions/%s" % self.session_id)
+
+
+def test_codeboxai_client_stops_on_timeouts_and_sees_errors(server_factory):
+    s = server_factory(env=dict(PYTHON_ONLY, CODEBOX_EXEC_TIMEOUT="2"))
+    client = CodeBoxAiClient(s)
+    res = client.execute_code("x = 42\nprint(x)")
+    assert res["status"] == "completed" and res["error"] is None, res
+    # an endless loop ends as an error with its reason: the client stops
+    res = client.execute_code("while True:\n    pass")
+    assert res["status"] == "error" and res["reason"] == "timeout", res
+    assert res["error"]["ename"] == "TimeoutError" and res["error"]["reason"] == "timeout", res
+    # an exception is the results' top-level error, without colour codes
+    res = client.execute_code("1/0")
+    assert res["status"] == "error" and "reason" not in res, res
+    assert res["error"]["ename"] == "ZeroDivisionError", res
+    assert res["error"]["evalue"] == "division by zero", res
+    assert res["error"]["traceback"] and not any("\x1b" in line
+                                                 for line in res["error"]["traceback"]), res
+    assert not any("\x1b" in line for o in res["output"] if o["type"] == "error"
+                   for line in o["traceback"]), res
+    # state survived the interrupt
+    assert client.execute_code("print(x)")["output"][0]["content"] == "42\n"
+    client.cleanup()
+
+
+def test_cancelled_execution_ends_as_error(server_factory):
+    s = server_factory(env=PYTHON_ONLY)
+    assert s.post("/sessions", {"session_id": "cx"}).status == 201
+    rid = s.post("/execute", {"session_id": "cx", "code": "import time\ntime.sleep(60)"}).json()[
+        "request_id"]
+    for _ in range(100):
+        if s.get("/execute/%s/status" % rid).json()["status"] == "running":
+            break
+        time.sleep(0.1)
+    s.post("/execute/%s/cancel" % rid)
+    res = s.get("/execute/%s/results?wait=30" % rid).json()
+    assert (res["status"], res["reason"]) == ("error", "cancelled"), res
+    assert s.get("/execute/%s/status" % rid).json() == {
+        "request_id": rid, "status": "error", "reason": "cancelled"}
+
+
+def test_importable_dependencies_need_no_index(server_factory):
+    """codebox-ai's first call, with no package index reachable."""
+    s = server_factory(env=dict(PYTHON_ONLY, CODEBOX_PIP_INDEX_URL="http://127.0.0.1:9/simple"))
+    r = s.post("/sessions", {"session_id": "deps",
+                             "dependencies": ["numpy", "pandas>=1", "matplotlib"]})
+    assert r.status == 201, r.text
+    deps = r.json()["dependencies"]
+    assert sorted(d["name"] for d in deps["satisfied"]) == ["matplotlib", "numpy", "pandas"]
+    assert deps["installed"] == [] and "error" not in deps, deps
+    assert rest_run(s, "deps", "import numpy, pandas, matplotlib\nprint('ok')")["output"][0][
+        "content"] == "ok\n"
+    # a version the kernel does not have still goes to the index (and fails: none here)
+    r = s.post("/sessions", {"session_id": "deps2", "dependencies": ["numpy", "numpy<1.0"]})
+    assert r.status == 400, r.text
+    assert r.json()["error"]["reason"] in ("index_unreachable", "timeout"), r.text
+    # over MCP too
+    call = mcp_client(s)
+    out = ok(call("install_package", {"session_id": "deps", "packages": ["numpy"]}))
+    assert out["satisfied"][0]["name"] == "numpy" and out["installed"] == [], out
+
+
+def test_rest_refuses_another_language(server_factory):
+    s = server_factory(env=PYTHON_ONLY)
+    assert s.post("/sessions", {"session_id": "py"}).status == 201
+    r = s.post("/execute", {"session_id": "py", "code": "1", "language": "javascript"})
+    assert r.status == 400 and "javascript" in r.json()["error"]["message"], r.text
+    r = s.post("/execute", {"session_id": "py", "code": "1", "language": "python"})
+    assert r.status == 202, r.text
+
+
+def test_paths_round_trip(server_factory):
+    s = server_factory(env=PYTHON_ONLY)
+    call = mcp_client(s)
+    written = ok(call("write_file", {"session_id": "p", "path": "output/r.txt",
+                                     "content": "hello"}))["path"]
+    workdir = ok(call("session_info", {"session_id": "p"}))["workdir"]
+    assert written == workdir + "/output/r.txt", (written, workdir)
+    # the path handed out is taken back, as are relative ones and the aliases
+    for path in (written, "output/r.txt", "/session/output/r.txt"):
+        assert ok(call("read_file", {"session_id": "p", "path": path}))["size"] == 5, path
+    for root in ("/", "/session", workdir, "", "."):
+        names = [e["name"] for e in ok(call("list_files", {"session_id": "p",
+                                                           "path": root}))["entries"]]
+        assert "output" in names and "input" in names, (root, names)
+    names = [e["name"] for e in ok(call("list_files", {"session_id": "p",
+                                                       "path": workdir + "/output"}))["entries"]]
+    assert names == ["r.txt"], names
+    ok(call("write_file", {"session_id": "p", "path": workdir + "/input/w.txt",
+                           "content": "w"}))
+    assert s.get("/sessions/p/files/input/w.txt").body == b"w"
+    # REST takes the handed-out path too (percent-encoded or after files/)
+    assert s.get("/sessions/p/files/%2Fsession%2Foutput%2Fr.txt").body == b"hello"
+    assert s.get("/sessions/p/files/" + written).body == b"hello"       # files//session/...
+    assert s.get("/sessions/p/files/" + written.lstrip("/")).status == 404 or True
+    # other absolute paths stay refused, with a reason
+    text = error_text(call("read_file", {"session_id": "p", "path": "/etc/passwd"}))
+    assert "outside the session folder" in text, text
+    text = error_text(call("read_file", {"session_id": "p", "path": "/session/../etc/passwd"}))
+    assert ".." in text, text
+    assert s.get("/sessions/p/files/%2Fetc%2Fpasswd").status == 400
+
+
+AGG_PLOT = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+            "plt.plot([1, 2, 3], [3, 1, 2])\nplt.title('agg')\nplt.show()\n")
+
+
+def test_show_under_agg_gives_the_figure_back(server_factory, tmp_path):
+    s = server_factory(env=PYTHON_ONLY)
+    # REST: one PNG, once
+    assert s.post("/sessions", {"session_id": "agg"}).status == 201
+    res = rest_run(s, "agg", AGG_PLOT)
+    assert res["status"] == "completed", res
+    assert len(res["files"]) == 1, res
+    assert [o["type"] for o in res["output"]].count("display") == 1, res
+    # the figure was closed: the next show has nothing to show, and two
+    # figures come back as two images
+    assert rest_run(s, "agg", "plt.show()")["files"] == []
+    res = rest_run(s, "agg", "plt.figure(); plt.plot([1]); plt.figure(); plt.plot([2]); "
+                             "plt.show()")
+    assert len(res["files"]) == 2, res
+    # the hook leaves nothing in the user's namespace
+    res = rest_run(s, "agg", "print([k for k in globals() if 'codebox' in k.lower()])")
+    assert res["output"][0]["content"] == "[]\n", res
+    # MCP: an image item
+    call = mcp_client(s)
+    r = call("exec_code", {"session_id": "agg-mcp", "code": AGG_PLOT})
+    assert [c["type"] for c in r["content"]].count("image") == 1, r
+    # codebox exec: one PNG file
+    from conftest import run_codebox
+    p = run_codebox(["exec", "--output-dir", str(tmp_path), "-"], stdin=AGG_PLOT,
+                    cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "codebox-exec-1.png").read_bytes()[:4] == b"\x89PNG", p.stdout
+    assert not (tmp_path / "codebox-exec-2.png").exists()
+
+
+def test_debian_kernelspecs_run_keep_state_and_plot(server_factory, tmp_path):
+    """Debian's IRkernel (R reads /usr/lib/R/etc, links into /etc/R) and
+    octave_kernel (argv[0] "python", resolved as Jupyter does) start in the
+    sandbox, keep state and plot; secrets of /etc stay out of sight."""
+    s = server_factory(env=PYTHON_ONLY)
+    specs = s.get("/kernelspecs").json()["kernelspecs"]
+    assert {"ir", "octave"} <= set(specs), sorted(specs)
+    assert s.post("/sessions", {"session_id": "r", "kernel": "ir"}).status == 201
+    rest_run(s, "r", "x <- 6 * 7")
+    assert rest_run(s, "r", "print(x)")["output"][0]["content"] == "[1] 42\n"
+    assert len(rest_run(s, "r", "plot(1:10)")["files"]) == 1
+    res = rest_run(s, "r", "cat(file.exists('/etc/R/ldpaths'), file.exists('/etc/shadow'), "
+                           "file.exists('/etc/odbc.ini'), file.exists('/etc/odbcinst.ini'))")
+    assert res["output"][0]["content"] == "TRUE FALSE FALSE FALSE", res
+    assert s.post("/sessions", {"session_id": "oct", "kernel": "octave"}).status == 201
+    rest_run(s, "oct", "y = 6 * 7;")
+    assert "42" in rest_run(s, "oct", "disp(y)")["output"][0]["content"]
+    res = rest_run(s, "oct", "plot([1 2 3])")
+    assert len(res["files"]) == 1, res
+    # codebox exec runs them the same way
+    from conftest import run_codebox
+    (tmp_path / "t.R").write_text("cat(6 * 7)\n")
+    p = run_codebox(["exec", "--kernel", "ir", str(tmp_path / "t.R")], cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.strip() == "42", p.stdout + p.stderr
