@@ -254,7 +254,7 @@ s_sandbox (const gw_config_t *config, const ks_spec_t *spec, s_place_t *place,
     snprintf (id, sizeof id, "x%07ld", (long) getpid () % 10000000);
     kopts->runtime_dir = place->run;
     kopts->cwd = place->work;
-    int rc = gw_sandbox_prepare (place->sandbox, spec, place->work, place->run, id,
+    int rc = gw_sandbox_prepare (place->sandbox, spec, place->work, place->run, id, NULL,
                                  &place->launch, kopts);
     if (rc) {
         snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));

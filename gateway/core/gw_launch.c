@@ -17,7 +17,8 @@
 #include "jp_random.h"
 
 ks_kernel_t *
-gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdir, char *err,
+gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdir,
+                  const gw_exec_options_t *exec, char *err,
                   size_t err_len)
 {
     const gw_config_t *config = gw_server_config (server);
@@ -40,9 +41,14 @@ gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdi
        packages, gw_packages.c) */
     gw_kernel_env_t kenv = {.n = 0};
     gw_server_kernel_env (server, gw_sandbox_visible (gw_server_sandbox (server), workdir), &kenv);
-    const char *env[GW_KERNEL_ENV_MAX + 1] = {NULL};
+    const char *env[GW_KERNEL_ENV_MAX + GW_EXEC_MAX_ENV + 1] = {NULL};
+    int n_env = 0;
     for (int i = 0; i < kenv.n; i++)
-        env[i] = kenv.vars[i];
+        env[n_env++] = kenv.vars[i];
+    /* a client's variables: without bubblewrap straight to the kernel;
+       with it, inside the sandbox only (gw_sandbox_prepare) */
+    for (int i = 0; exec && !gw_sandbox_bwrap (gw_server_sandbox (server)) && exec->env[i]; i++)
+        env[n_env++] = exec->env[i];
     ks_kernel_options_t options = {
         .extra_env = env,
         .extra_argv = gw_figures_argv (spec),
@@ -56,7 +62,7 @@ gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdi
     char cgroup_id[16];
     snprintf (cgroup_id, sizeof cgroup_id, "%.8s", uuid);
     int rc = gw_sandbox_prepare (gw_server_sandbox (server), spec, workdir, runtime, cgroup_id,
-                                 &launch, &options);
+                                 exec, &launch, &options);
     if (rc) {
         snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
         if (launch.relay_dir[0])

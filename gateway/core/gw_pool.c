@@ -137,7 +137,7 @@ s_start_one (gw_pool_t *self, int kind)
     int rc = gw_session_make_folder (self->server, slot.folder, err, sizeof err);
     if (rc)
         slot.folder[0] = '\0';     /* nothing was made */
-    slot.kernel = rc ? NULL : gw_launch_kernel (self->server, spec, slot.folder, err, sizeof err);
+    slot.kernel = rc ? NULL : gw_launch_kernel (self->server, spec, slot.folder, NULL, err, sizeof err);
     if (!slot.kernel) {
         jp_log_warn ("pool event=start-failed kernel=%s why=\"%s\"",
                  self->kinds[kind].name, err);

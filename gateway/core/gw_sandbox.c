@@ -21,7 +21,7 @@
 
 #define VISIBLE_WORKDIR "/session"
 #define CGROUP_ROOT "/sys/fs/cgroup"
-#define MAX_ARGS 256
+#define MAX_ARGS 512
 #define S_MAX_ETC_LINKS 24
 
 struct gw_sandbox {
@@ -44,6 +44,8 @@ struct gw_sandbox {
     char stage_session[300];
     char stage_exe[300];
     char stage_work[300];
+    char stage_mounts[GW_EXEC_MAX_MOUNTS][300];    /* for execution_options mounts */
+    bool cgroup_cpu;            /* a cpu hierarchy for CPU quotas (cpu_limit) */
     int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
     /* the /etc entries installed software under /usr links to (R's
        /usr/lib/R/etc -> /etc/R, octave's octaverc...), shown read-only */
@@ -141,6 +143,15 @@ s_bwrap_works (const gw_sandbox_t *self)
     return WIFEXITED (status) && WEXITSTATUS (status) == 0;
 }
 
+/* Writes text to the file path (a cgroup setting). True when it took it. */
+static bool
+s_write_text (const char *path, const char *text)
+{
+    FILE *f = fopen (path, "we");
+    bool ok = f && fputs (text, f) >= 0;
+    return f && fclose (f) == 0 && ok;
+}
+
 /* Makes the codebox folder of a cgroup hierarchy; true when usable. */
 static bool
 s_cgroup_ready (const char *controller)
@@ -165,7 +176,12 @@ s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_
     snprintf (self->stage_exe, sizeof self->stage_exe, "%s/codebox", stage_dir);
     snprintf (self->stage_work, sizeof self->stage_work, "%s/work", stage_dir);
     int fd = -1;
-    if ((mkdir (self->stage_session, 0755) < 0 && errno != EEXIST)
+    bool made = true;
+    for (int i = 0; i < GW_EXEC_MAX_MOUNTS && made; i++) {
+        snprintf (self->stage_mounts[i], sizeof self->stage_mounts[i], "%s/m%d", stage_dir, i);
+        made = mkdir (self->stage_mounts[i], 0755) == 0 || errno == EEXIST;
+    }
+    if (!made || (mkdir (self->stage_session, 0755) < 0 && errno != EEXIST)
         || (mkdir (self->stage_work, 0755) < 0 && errno != EEXIST)
         || (fd = open (self->stage_exe, O_WRONLY | O_CREAT | O_CLOEXEC, 0755)) < 0) {
         snprintf (err, err_len, "cannot prepare the sandbox's mount targets in %s: %s",
@@ -209,6 +225,8 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
         self->cgroup_memory = s_cgroup_ready ("memory");
         self->cgroup_pids = s_cgroup_ready ("pids");
         self->cgroup_cpuacct = s_cgroup_ready ("cpuacct");
+        self->cgroup_cpu = access (CGROUP_ROOT "/cpu/cpu.cfs_quota_us", F_OK) == 0
+                           && s_cgroup_ready ("cpu");
     }
     if (!self->user[0]) {
         struct passwd *pw = getpwuid (geteuid ());
@@ -351,8 +369,10 @@ s_prepare_relay (gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_
 int
 gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
                     const char *runtime_dir, const char *kernel_id,
-                    gw_sandbox_launch_t *launch, ks_kernel_options_t *options)
+                    const gw_exec_options_t *exec, gw_sandbox_launch_t *launch,
+                    ks_kernel_options_t *options)
 {
+    long memory_mb = exec && exec->memory_mb ? exec->memory_mb : self->memory_mb;
     memset (launch, 0, sizeof *launch);
     options->clean_env = true;
     ks_spawn_extra_t *x = &options->spawn;
@@ -367,7 +387,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         char *dir = launch->cgroups[cg];
         snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/memory/codebox/%s", kernel_id);
         char file[320], value[32];
-        snprintf (value, sizeof value, "%lld", (long long) self->memory_mb << 20);
+        snprintf (value, sizeof value, "%lld", (long long) memory_mb << 20);
         snprintf (file, sizeof file, "%s/memory.limit_in_bytes", dir);
         FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
         bool ok = f && fputs (value, f) >= 0;
@@ -405,6 +425,21 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         if (mkdir (dir, 0755) == 0)
             x->cgroups[cg++] = dir;
     }
+    if (exec && exec->cpu_milli && self->cgroup_cpu && cg < KS_MAX_CGROUPS) {
+        /* cpu_limit: a CFS quota of cpu_milli thousandths of a core */
+        char *dir = launch->cgroups[cg];
+        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpu/codebox/%s", kernel_id);
+        char period[320], quota[320], value[32];
+        snprintf (period, sizeof period, "%s/cpu.cfs_period_us", dir);
+        snprintf (quota, sizeof quota, "%s/cpu.cfs_quota_us", dir);
+        snprintf (value, sizeof value, "%ld", exec->cpu_milli * 100);
+        bool ok = mkdir (dir, 0755) == 0 && s_write_text (period, "100000")
+                  && s_write_text (quota, value);
+        if (ok)
+            x->cgroups[cg++] = dir;
+        else
+            rmdir (dir);
+    }
     /* rlimits: always open files, core dumps, file size; memory and
        processes when no cgroup does it (V8 reserves far more address space
        than it uses, so RLIMIT_AS is left alone for JavaScript) */
@@ -412,15 +447,14 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
     x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) self->quota_mb << 20};
     if (!self->cgroup_memory && strcmp (spec->language, "javascript") != 0)
-        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS,
-                                                               (rlim_t) self->memory_mb << 20};
+        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS, (rlim_t) memory_mb << 20};
     /* RLIMIT_NPROC counts every process of the kernel user, all kernels
        together: a loose backstop only */
     if (!self->cgroup_pids && self->set_user)
         x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NPROC, 8192};
 
     if (!self->bwrap)
-        return 0;
+        return exec && exec->n_mounts ? -EPERM : 0;
     char **argv = calloc (MAX_ARGS, sizeof (char *));
     if (!argv)
         return -ENOMEM;
@@ -472,6 +506,24 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     s_args (argv, &n, 3, "--setenv", "HOME", "/tmp");
     s_args (argv, &n, 3, "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib");
     s_args (argv, &n, 3, "--setenv", "IPYTHONDIR", "/tmp/.ipython");
+    /* execution_options: the client's folders and variables, inside the
+       sandbox only (never the launcher's own environment) */
+    for (int i = 0; exec && i < exec->n_mounts && 2 + i < KS_MAX_BINDS; i++) {
+        const char *source = exec->mounts[i].host;
+        if (self->set_user) {
+            x->bind_from[2 + i] = exec->mounts[i].host;
+            x->bind_to[2 + i] = self->stage_mounts[i];
+            source = self->stage_mounts[i];
+        }
+        s_args (argv, &n, 3, exec->mounts[i].read_write ? "--bind" : "--ro-bind", source,
+                exec->mounts[i].container);
+    }
+    for (int i = 0; exec && exec->env[i] && n + 4 < MAX_ARGS; i++) {
+        char name[130];
+        size_t len = strcspn (exec->env[i], "=");
+        snprintf (name, sizeof name, "%.*s", (int) len, exec->env[i]);
+        s_args (argv, &n, 3, "--setenv", name, exec->env[i][len] ? exec->env[i] + len + 1 : "");
+    }
     s_args (argv, &n, 1, "--");
     launch->wrap = argv;
     int rc = s_prepare_relay (self, runtime_dir, launch, options);
@@ -481,6 +533,18 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     /* without bwrap, cwd is the host folder; with it, bwrap changes there */
     options->cwd = NULL;
     return 0;
+}
+
+gw_exec_rules_t
+gw_sandbox_exec_rules (const gw_sandbox_t *self, const gw_config_t *config)
+{
+    long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+    return (gw_exec_rules_t) {
+        .max_memory_mb = self->memory_mb,
+        .max_cpu_milli = (cpus > 0 ? cpus : 1) * 1000,
+        .mount_roots = gw_config_str (config, GW_SET_MOUNT_ROOTS),
+        .sandbox = self->bwrap,
+    };
 }
 
 int

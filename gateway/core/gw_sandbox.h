@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "gw_config.h"
+#include "gw_exec_options.h"
 #include "ks_kernel.h"
 
 typedef struct gw_sandbox gw_sandbox_t;
@@ -54,10 +55,18 @@ bool gw_sandbox_bwrap (const gw_sandbox_t *self);
 
 /* Fills options (wrap_argv, spawn, extra_env, clean_env) for a kernel of
  * spec working in workdir, with its own runtime_dir (made by the caller),
- * and gives runtime_dir to the kernel user. Returns 0 or -errno. */
+ * and gives runtime_dir to the kernel user; exec (may be NULL): the
+ * session's execution_options (memory, CPU quota, mounts and variables,
+ * the last two inside bubblewrap only). Returns 0 or -errno (-EPERM for
+ * mounts without bubblewrap). */
 int gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
                         const char *runtime_dir, const char *kernel_id,
-                        gw_sandbox_launch_t *launch, ks_kernel_options_t *options);
+                        const gw_exec_options_t *exec, gw_sandbox_launch_t *launch,
+                        ks_kernel_options_t *options);
+
+/* The server's rules for execution_options: the memory cap, the CPUs, the
+ * mount roots, whether mounts are possible. */
+gw_exec_rules_t gw_sandbox_exec_rules (const gw_sandbox_t *self, const gw_config_t *config);
 void gw_sandbox_launch_clear (gw_sandbox_launch_t *launch);
 
 /* The path kernel code sees for the session folder at host_workdir. */

@@ -33,8 +33,8 @@ static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 static int
 s_start_kernel (gw_session_t *self)
 {
-    self->kernel = gw_launch_kernel (self->server, self->spec, self->workdir, self->error,
-                                     sizeof self->error);
+    self->kernel = gw_launch_kernel (self->server, self->spec, self->workdir, &self->exec,
+                                     self->error, sizeof self->error);
     if (!self->kernel)
         return -EIO;
     ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
@@ -76,10 +76,12 @@ gw_session_make_folder (gw_server_t *server, const char *folder, char *err, size
 
 gw_session_t *
 gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec_t **spec_p,
-                const gw_limits_t *limits, char *err, size_t err_len)
+                const gw_limits_t *limits, const gw_exec_options_t *exec, char *err,
+                size_t err_len)
 {
     gw_session_t *self = calloc (1, sizeof *self);
-    if (!self) {
+    if (!self || (exec && gw_exec_options_copy (&self->exec, exec) < 0)) {
+        free (self);
         snprintf (err, err_len, "out of memory");
         return NULL;
     }
@@ -107,7 +109,7 @@ gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec
     snprintf (self->visible_input, sizeof self->visible_input, "%s/input", self->visible_workdir);
     snprintf (self->visible_output, sizeof self->visible_output, "%s/output",
               self->visible_workdir);
-    if (s_take_warm (self))
+    if (!gw_exec_options_custom (&self->exec) && s_take_warm (self))
         return self;
     if (gw_session_make_folder (server, self->workdir, err, err_len) < 0) {
         gw_session_destroy (&self, false);
@@ -347,6 +349,7 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
                      strerror (-rc));
     }
     ks_spec_destroy (&self->spec);
+    gw_exec_options_clear (&self->exec);
     free (self);
     *self_p = NULL;
 }

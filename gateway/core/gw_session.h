@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "gw_exec_options.h"
 #include "gw_job.h"
 #include "ks_kernel.h"
 
@@ -62,11 +63,13 @@ const char *gw_session_visible_output (const gw_session_t *self);
 bool gw_session_ephemeral (const gw_session_t *self);
 void gw_session_set_ephemeral (gw_session_t *self);
 
-/* Makes the folders and starts the kernel of spec (stolen). NULL with a
- * sentence in err when the folder cannot be made or the kernel launched. */
+/* Makes the folders and starts the kernel of spec (stolen), with exec
+ * (execution_options, copied; NULL: none; a warm kernel of the pool only
+ * without custom ones). NULL with a sentence in err when the folder cannot
+ * be made or the kernel launched. */
 gw_session_t *gw_session_new (gw_server_t *server, const char *id, const char *tenant,
-                              ks_spec_t **spec_p, const gw_limits_t *limits, char *err,
-                              size_t err_len);
+                              ks_spec_t **spec_p, const gw_limits_t *limits,
+                              const gw_exec_options_t *exec, char *err, size_t err_len);
 
 /* Ends the kernel (SIGKILL to its group), ends its jobs as cancelled,
  * answers start waiters, removes the folder when asked, frees. */

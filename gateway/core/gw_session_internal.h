@@ -7,6 +7,7 @@
 #include "gw_session.h"
 
 struct gw_session {
+    gw_exec_options_t exec;     /* execution_options, for every kernel start */
     char id[65];
     char tenant[65];
     char workdir[1024];

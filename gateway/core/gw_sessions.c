@@ -96,8 +96,8 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
         return NULL;
     }
     gw_limits_t limits = gw_sessions_limits (server, caller);
-    gw_session_t *session = gw_session_new (server, id, caller->tenant, &spec, &limits, err,
-                                            err_len);
+    gw_session_t *session = gw_session_new (server, id, caller->tenant, &spec, &limits,
+                                            caller->exec_options, err, err_len);
     ks_spec_destroy (&spec);
     if (!session) {
         *e = GW_E_KERNEL_START_FAILED;

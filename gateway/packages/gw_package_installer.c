@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gw_fs.h"
+#include "gw_package_version.h"
 #include "gw_path.h"
 #include "jp_time.h"
 #include "ks_process.h"
@@ -997,6 +998,67 @@ s_pip_satisfied (const gw_installer_t *job, gw_installer_t *rest, json_t *result
     json_decref (found);
 }
 
+/* The version of node_modules/NAME in the session folder (the kernel's
+ * NODE_PATH), read through gw_path_open_beneath: kernel code owns the
+ * folder and may have planted links. False when there is none. */
+static bool
+s_npm_installed (const gw_installer_t *job, const char *name, char *version, size_t len)
+{
+    char rel[400];
+    if (snprintf (rel, sizeof rel, "node_modules/%s/package.json", name) >= (int) sizeof rel)
+        return false;
+    int dir = open (job->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = dir < 0 ? -1 : gw_path_open_beneath (dir, rel, O_RDONLY | O_CLOEXEC, 0);
+    if (dir >= 0)
+        close (dir);
+    char *text = NULL;
+    size_t n = 0;
+    bool ok = fd >= 0 && gw_fs_read_fd (fd, 1 << 20, &text, &n) == 0;
+    if (fd >= 0)
+        close (fd);
+    json_t *manifest = ok ? json_loadb (text, n, 0, NULL) : NULL;
+    free (text);
+    const char *v = json_string_value (json_object_get (manifest, "version"));
+    const char *own = json_string_value (json_object_get (manifest, "name"));
+    ok = v && own && strcmp (own, name) == 0 && strlen (v) < len && s_only (v, S_VERSION_CHARS);
+    if (ok)
+        snprintf (version, len, "%s", v);
+    json_decref (manifest);
+    return ok;
+}
+
+/* npm: moves the requirements the session's node_modules already holds in
+ * a version of the asked range out of rest, into result's "satisfied". */
+static void
+s_npm_satisfied (const gw_installer_t *job, gw_installer_t *rest, json_t *result)
+{
+    json_t *satisfied = json_array ();
+    rest->n = 0;
+    for (size_t i = 0; i < job->n; i++) {
+        const char *name = job->names[i], *install = job->install[i];
+        size_t nl = strlen (name);
+        const char *range = strncmp (install, name, nl) == 0 && install[nl] == '@'
+                                ? install + nl + 1 : strcmp (install, name) == 0 ? "*" : NULL;
+        char version[64], err[200];
+        gw_ver_t v;
+        gw_vset_t set = {0};
+        bool ok = range && s_npm_installed (job, name, version, sizeof version)
+                  && gw_ver_parse_semver (version, &v) == 0
+                  && gw_vset_parse_npm (*range ? range : "*", &set, err, sizeof err) == 0
+                  && gw_vset_contains (&set, &v);
+        gw_vset_clear (&set);
+        if (ok)
+            json_array_append_new (satisfied, json_pack ("{s:s, s:s, s:s}", "requirement",
+                                                         install, "name", name, "version",
+                                                         version));
+        else {
+            rest->install[rest->n] = job->install[i];
+            rest->names[rest->n++] = job->names[i];
+        }
+    }
+    json_object_set_new (result, "satisfied", satisfied);
+}
+
 json_t *
 gw_installer_run (const gw_installer_t *job)
 {
@@ -1005,15 +1067,16 @@ gw_installer_run (const gw_installer_t *job)
         return NULL;
     if (s_stopped (job, result))
         return result;
-    if (job->eco != GW_PKG_PYTHON)
-        return s_npm (job, result);
     gw_installer_t *rest = malloc (sizeof *rest);
     if (!rest)
-        return s_pip (job, result);
+        return job->eco == GW_PKG_PYTHON ? s_pip (job, result) : s_npm (job, result);
     *rest = *job;
-    s_pip_satisfied (job, rest, result);
+    if (job->eco == GW_PKG_PYTHON)
+        s_pip_satisfied (job, rest, result);
+    else
+        s_npm_satisfied (job, rest, result);
     if (rest->n && !s_stopped (job, result))
-        s_pip (rest, result);
+        (job->eco == GW_PKG_PYTHON ? s_pip : s_npm) (rest, result);
     free (rest);
     return result;
 }

@@ -14,6 +14,7 @@
 #include "gw_server.h"
 #include "gw_packages.h"
 #include "gw_path.h"
+#include "gw_sandbox.h"
 #include "gw_sessions.h"
 #include "gw_signed_url.h"
 #include "jp_random.h"
@@ -108,8 +109,26 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
     gw_error_t e;
     char err[1200];
     gw_caller_t caller = gw_request_caller (req);
+    /* codebox-ai's execution_options: checked and clamped here, applied to
+       every start of the session's kernel */
+    gw_exec_options_t exec;
+    gw_exec_rules_t rules = gw_sandbox_exec_rules (gw_server_sandbox (server),
+                                                   gw_server_config (server));
+    if (gw_exec_options_parse (json_object_get (body, "execution_options"), &rules, &exec, &e,
+                               err, sizeof err) < 0) {
+        gw_exec_options_clear (&exec);
+        json_decref (deps);
+        json_decref (body);
+        gw_request_reply_error (req, e, "%s", err);
+        return;
+    }
+    if (exec.timeout_s > 0 && (caller.overrides.exec_timeout <= 0
+                               || exec.timeout_s < caller.overrides.exec_timeout))
+        caller.overrides.exec_timeout = exec.timeout_s;     /* clamped by the server's */
+    caller.exec_options = &exec;
     gw_session_t *session = gw_sessions_create (server, &caller, id, kernel, language, &e, err,
                                                 sizeof err);
+    gw_exec_options_clear (&exec);
     json_decref (body);
     if (!session) {
         json_decref (deps);

@@ -197,3 +197,54 @@ def test_debian_kernelspecs_run_keep_state_and_plot(server_factory, tmp_path):
     (tmp_path / "t.R").write_text("cat(6 * 7)\n")
     p = run_codebox(["exec", "--kernel", "ir", str(tmp_path / "t.R")], cwd=tmp_path)
     assert p.returncode == 0 and p.stdout.strip() == "42", p.stdout + p.stderr
+
+
+def test_execution_options_are_honoured(server_factory, tmp_path):
+    """codebox-ai's execution_options: timeout, memory, CPU quota, variables
+    and mounts (only under CODEBOX_MOUNT_ROOTS, read-only unless ROOT=rw)."""
+    import glob
+    import os
+    roots = tmp_path / "roots"
+    (roots / "data").mkdir(parents=True)
+    (roots / "data" / "f.txt").write_text("from the host")
+    (tmp_path / "rw" / "out").mkdir(parents=True)
+    for p in (tmp_path, roots, roots / "data", tmp_path / "rw", tmp_path / "rw" / "out"):
+        os.chmod(p, 0o777 if p.name == "out" else 0o755)
+    s = server_factory(env=dict(PYTHON_ONLY, CODEBOX_MOUNT_ROOTS="%s:%s=rw" % (
+        roots, tmp_path / "rw")))
+    opts = {"timeout": 2, "memory_limit": "256m", "cpu_limit": "0.5",
+            "environment_variables": {"GREETING": "hi there"},
+            "mount_points": [
+                {"host_path": str(roots / "data"), "container_path": "/data/in"},
+                {"host_path": str(tmp_path / "rw" / "out"), "container_path": "/data/out",
+                 "read_only": False}]}
+    r = s.post("/sessions", {"session_id": "eo", "execution_options": opts})
+    assert r.status == 201, r.text
+    out = rest_run(s, "eo", "import os\nprint(os.environ['GREETING'])\n"
+                            "print(open('/data/in/f.txt').read())\n"
+                            "open('/data/out/w.txt', 'w').write('back')\n"
+                            "try:\n    open('/data/in/x', 'w')\nexcept OSError as e:\n"
+                            "    print(e.errno)")
+    assert out["output"][0]["content"] == "hi there\nfrom the host\n30\n", out   # EROFS
+    assert (tmp_path / "rw" / "out" / "w.txt").read_text() == "back"
+    res = rest_run(s, "eo", "while True:\n    pass", wait=30)
+    assert (res["status"], res["reason"]) == ("error", "timeout"), res
+    if os.path.isdir("/sys/fs/cgroup/cpu/codebox") and os.geteuid() == 0:
+        quotas = [open(q).read().strip()
+                  for q in glob.glob("/sys/fs/cgroup/cpu/codebox/*/cpu.cfs_quota_us")]
+        assert "50000" in quotas, quotas
+    res = rest_run(s, "eo", "b = bytearray(600 * 1024 * 1024)\nprint('fits')", wait=30)
+    assert res["status"] == "error", res
+    assert res.get("reason") == "kernel_died" or res["error"]["ename"] == "MemoryError", res
+    # refused: a folder outside the roots, read-write where not allowed,
+    # a variable that would reach the loader
+    r = s.post("/sessions", {"session_id": "eo2", "execution_options": {"mount_points": [
+        {"host_path": "/etc", "container_path": "/data"}]}})
+    assert r.status == 403 and "CODEBOX_MOUNT_ROOTS" in r.text, r.text
+    r = s.post("/sessions", {"session_id": "eo2", "execution_options": {"mount_points": [
+        {"host_path": str(roots / "data"), "container_path": "/data", "read_only": False}]}})
+    assert r.status == 403 and "read-write" in r.text, r.text
+    r = s.post("/sessions", {"session_id": "eo2", "execution_options": {
+        "environment_variables": {"LD_PRELOAD": "/tmp/x.so"}}})
+    assert r.status == 400 and "LD_PRELOAD" in r.text, r.text
+    assert s.get("/sessions/eo2").status == 404

@@ -495,6 +495,12 @@ def test_javascript_npm_install(server):
                                 "require.resolve('is-number'))")
     assert not errors_of(out), out
     assert stream_of(out) == "true false /session/node_modules/is-number/index.js\n"
+    # what node_modules already holds in the asked range is satisfied, not installed
+    r = call("install_package", {"session_id": "pkg-js", "packages": ["is-number@^7"]})
+    assert not r["isError"], r
+    assert installed(r) == set(), r
+    assert [(x["name"], x["version"]) for x in r["structuredContent"]["satisfied"]] == [
+        ("is-number", "7.0.0")], r
     # a second install keeps the first (re-judged by the policy)
     r = call("install_package", {"session_id": "pkg-js", "packages": ["is-odd@3.0.1"]})
     assert not r["isError"], r

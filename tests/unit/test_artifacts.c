@@ -217,6 +217,7 @@ START_TEST (test_session_folder)
     gw_snapshot_destroy (&before);
     gw_snapshot_destroy (&after);
     tu_rmtree (tmp);
+    free (tmp);
 }
 END_TEST
 

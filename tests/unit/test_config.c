@@ -13,6 +13,7 @@
 #include "gw_auth.h"
 #include "gw_base64.h"
 #include "gw_config.h"
+#include "gw_exec_options.h"
 #include "gw_fs.h"
 #include "gw_state_dir.h"
 #include "suites.h"
@@ -176,6 +177,128 @@ START_TEST (test_code_box_aliases)
 }
 END_TEST
 
+/* codebox-ai's execution_options: sizes, cores, variables, mounts. */
+START_TEST (test_exec_options)
+{
+    ck_assert_int_eq (gw_exec_parse_memory ("2G"), 2048);
+    ck_assert_int_eq (gw_exec_parse_memory ("512m"), 512);
+    ck_assert_int_eq (gw_exec_parse_memory ("1.5GiB"), 1536);
+    ck_assert_int_eq (gw_exec_parse_memory ("1048577"), 2);     /* bytes, rounded up */
+    ck_assert_int_eq (gw_exec_parse_memory ("1024k"), 1);
+    ck_assert_int_eq (gw_exec_parse_memory ("0"), -1);
+    ck_assert_int_eq (gw_exec_parse_memory ("-1G"), -1);
+    ck_assert_int_eq (gw_exec_parse_memory ("2X"), -1);
+    ck_assert_int_eq (gw_exec_parse_memory ("G"), -1);
+    ck_assert_int_eq (gw_exec_parse_cpu ("1"), 1000);
+    ck_assert_int_eq (gw_exec_parse_cpu ("0.5"), 500);
+    ck_assert_int_eq (gw_exec_parse_cpu ("0"), -1);
+    ck_assert_int_eq (gw_exec_parse_cpu ("1 core"), -1);
+
+    char *root = tu_mkdtemp (), *other = tu_mkdtemp ();
+    char rw_root[600], roots[1400], sub[600], rw_sub[700];
+    snprintf (sub, sizeof sub, "%s/data", root);
+    ck_assert_int_eq (mkdir (sub, 0755), 0);
+    snprintf (rw_root, sizeof rw_root, "%s/rw", other);
+    ck_assert_int_eq (mkdir (rw_root, 0755), 0);
+    snprintf (rw_sub, sizeof rw_sub, "%s/x", rw_root);
+    ck_assert_int_eq (mkdir (rw_sub, 0755), 0);
+    snprintf (roots, sizeof roots, "%s:%s=rw", root, rw_root);
+    gw_exec_rules_t rules = {.max_memory_mb = 1024, .max_cpu_milli = 2000, .mount_roots = roots,
+                             .sandbox = true};
+    gw_exec_options_t o;
+    gw_error_t e;
+    char err[600];
+    char text[3000];
+    snprintf (text, sizeof text,
+              "{\"timeout\": 30, \"memory_limit\": \"4G\", \"cpu_limit\": \"8\", "
+              "\"environment_variables\": {\"MY_VAR\": \"x=y\"}, \"mount_points\": "
+              "[{\"host_path\": \"%s\", \"container_path\": \"/data/in\"}, "
+              "{\"host_path\": \"%s\", \"container_path\": \"/data/out\", "
+              "\"read_only\": false}]}", sub, rw_sub);
+    json_t *j = json_loads (text, 0, NULL);
+    ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), 0);
+    ck_assert_int_eq (o.timeout_s, 30);
+    ck_assert_int_eq (o.memory_mb, 1024);       /* clamped */
+    ck_assert_int_eq (o.cpu_milli, 2000);       /* clamped */
+    ck_assert_str_eq (o.env[0], "MY_VAR=x=y");
+    ck_assert_ptr_null (o.env[1]);
+    ck_assert_int_eq (o.n_mounts, 2);
+    ck_assert (!o.mounts[0].read_write && o.mounts[1].read_write);
+    ck_assert_str_eq (o.mounts[1].container, "/data/out");
+    ck_assert (gw_exec_options_custom (&o));
+    gw_exec_options_t copy;
+    ck_assert_int_eq (gw_exec_options_copy (&copy, &o), 0);
+    ck_assert_str_eq (copy.env[0], "MY_VAR=x=y");
+    gw_exec_options_clear (&copy);
+    gw_exec_options_clear (&o);
+    json_decref (j);
+    /* refusals: each with its status */
+    static const struct {
+        const char *json;
+        gw_error_t e;
+        const char *says;
+    } bad[] = {
+        {"{\"timeout\": -3}", GW_E_BAD_REQUEST, "timeout"},
+        {"{\"memory_limit\": \"lots\"}", GW_E_BAD_REQUEST, "memory_limit"},
+        {"{\"cpu_limit\": []}", GW_E_BAD_REQUEST, "cpu_limit"},
+        {"{\"environment_variables\": {\"LD_PRELOAD\": \"/x.so\"}}", GW_E_BAD_REQUEST,
+         "LD_PRELOAD"},
+        {"{\"environment_variables\": {\"PATH\": \"/x\"}}", GW_E_BAD_REQUEST, "PATH"},
+        {"{\"environment_variables\": {\"1X\": \"a\"}}", GW_E_BAD_REQUEST, "1X"},
+        {"{\"environment_variables\": {\"A\": 5}}", GW_E_BAD_REQUEST, "string"},
+        {"{\"mount_points\": [{\"host_path\": \"/etc\", \"container_path\": \"/data\"}]}",
+         GW_E_FORBIDDEN, "CODEBOX_MOUNT_ROOTS"},
+        {"[]", GW_E_BAD_REQUEST, "object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        j = json_loads (bad[i].json, JSON_DECODE_ANY, NULL);
+        ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
+        ck_assert_msg (e == bad[i].e, "%s: %d", bad[i].json, e);
+        ck_assert_msg (strstr (err, bad[i].says), "%s: %s", bad[i].json, err);
+        gw_exec_options_clear (&o);
+        json_decref (j);
+    }
+    /* mounts: read-write only under an =rw root; container paths; roots */
+    const char *containers[] = {"/etc/x", "/session/a", "/tmp", "/", "relative", "/data/../etc",
+                                "/data//x", "/usr/lib"};
+    for (size_t i = 0; i < sizeof containers / sizeof containers[0]; i++) {
+        snprintf (text, sizeof text, "{\"mount_points\": [{\"host_path\": \"%s\", "
+                  "\"container_path\": \"%s\"}]}", sub, containers[i]);
+        j = json_loads (text, 0, NULL);
+        ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
+        ck_assert_msg (strstr (err, "container_path"), "%s: %s", containers[i], err);
+        gw_exec_options_clear (&o);
+        json_decref (j);
+    }
+    snprintf (text, sizeof text, "{\"mount_points\": [{\"host_path\": \"%s\", "
+              "\"container_path\": \"/data\", \"read_only\": false}]}", sub);
+    j = json_loads (text, 0, NULL);
+    ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
+    ck_assert (e == GW_E_FORBIDDEN && strstr (err, "read-write"));
+    gw_exec_options_clear (&o);
+    rules.sandbox = false;
+    snprintf (text, sizeof text, "{\"mount_points\": [{\"host_path\": \"%s\", "
+              "\"container_path\": \"/data\"}]}", sub);
+    json_decref (j);
+    j = json_loads (text, 0, NULL);
+    ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
+    ck_assert (e == GW_E_FORBIDDEN && strstr (err, "sandbox"));
+    gw_exec_options_clear (&o);
+    rules.sandbox = true;
+    rules.mount_roots = "";
+    ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
+    ck_assert (e == GW_E_FORBIDDEN && strstr (err, "CODEBOX_MOUNT_ROOTS"));
+    gw_exec_options_clear (&o);
+    json_decref (j);
+    ck_assert_int_eq (gw_exec_options_parse (NULL, &rules, &o, &e, err, sizeof err), 0);
+    ck_assert (!gw_exec_options_custom (&o));
+    tu_rmtree (root);
+    tu_rmtree (other);
+    free (root);
+    free (other);
+}
+END_TEST
+
 START_TEST (test_auth_tokens)
 {
     char err[256] = "", tenant[65] = "";
@@ -285,6 +408,7 @@ config_suite (void)
     tcase_add_test (tc, test_file_then_environment);
     tcase_add_test (tc, test_auth_tokens);
     tcase_add_test (tc, test_code_box_aliases);
+    tcase_add_test (tc, test_exec_options);
     tcase_add_test (tc, test_base64);
     tcase_add_test (tc, test_state_dir);
     suite_add_tcase (s, tc);
