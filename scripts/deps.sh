@@ -46,10 +46,12 @@ DEBIAN_PACKAGES=(
 # What only the tests use (the PostgreSQL server: the SQL tests start their
 # own with initdb in a scratch folder; Debian's own kernelspecs, R's IRkernel
 # and Octave's, run as Jupyter runs them, with gnuplot, a font and
-# Ghostscript so Octave can plot).
+# Ghostscript so Octave can plot; Jupyter's own clients: jupyter_server's gateway
+# client, nbclient, a websocket client).
 TEST_DEBIAN_PACKAGES=(
     clang check libsubunit-dev python3-pytest postgresql
     r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
+    python3-jupyter-server python3-nbclient python3-websocket
 )
 
 # Maps a pip requirement name to Debian's package for it.

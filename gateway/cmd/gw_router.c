@@ -38,7 +38,33 @@ static void
 s_kernelspecs (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
     (void) m;
-    gw_rest_kernelspecs (self->server, req);
+    gw_rest_kernelspecs (self->server, req, NULL);
+}
+
+static void
+s_kernelspec_file (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_kernelspec_file (self->server, req, m->params[0], m->params[1]);
+}
+
+static void
+s_api (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_api_version (self->server, req);
+}
+
+static void
+s_api_kernelspecs (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_kernelspecs (self->server, req, NULL);
+}
+
+static void
+s_api_kernelspec (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_kernelspecs (self->server, req, m->params[0]);
 }
 
 static void

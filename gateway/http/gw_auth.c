@@ -107,9 +107,14 @@ gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
         snprintf (tenant, tenant_len, "default");
         return true;
     }
-    if (!authorization || strncasecmp (authorization, "Bearer ", 7) != 0)
+    /* "Bearer T", or Jupyter's "token T" */
+    const char *token = NULL;
+    if (authorization && strncasecmp (authorization, "Bearer ", 7) == 0)
+        token = authorization + 7;
+    else if (authorization && strncasecmp (authorization, "token ", 6) == 0)
+        token = authorization + 6;
+    if (!token)
         return false;
-    const char *token = authorization + 7;
     while (*token == ' ')
         token++;
     /* comparing digests keeps the time independent of the token's length */

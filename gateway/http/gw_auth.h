@@ -20,7 +20,8 @@ void gw_auth_destroy (gw_auth_t **self_p);
 /* True when tokens are configured. */
 bool gw_auth_enabled (const gw_auth_t *self);
 
-/* Checks an Authorization header value (may be NULL). On success writes
+/* Checks an Authorization header value (may be NULL): "Bearer T", or
+ * "token T" as Jupyter's clients send it. On success writes
  * the tenant into tenant (tenant_len bytes) and returns true. */
 bool gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
                     size_t tenant_len);

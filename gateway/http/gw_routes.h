@@ -19,6 +19,10 @@
     X (healthz,    "GET, HEAD",         "/healthz",               "/healthz") \
     X (metrics,    "GET, HEAD",         "/metrics",               "/metrics") \
     X (kernelspecs, "GET, HEAD",        "/kernelspecs",           "/kernelspecs") \
+    X (kernelspec_file, "GET, HEAD",    "/kernelspecs/{}/{}",     "/kernelspecs/{name}/{file}") \
+    X (api,        "GET, HEAD",         "/api",                   "/api") \
+    X (api_kernelspecs, "GET, HEAD",    "/api/kernelspecs",       "/api/kernelspecs") \
+    X (api_kernelspec, "GET, HEAD",     "/api/kernelspecs/{}",    "/api/kernelspecs/{name}") \
     X (sessions,   "GET, HEAD, POST",   "/sessions",              "/sessions") \
     X (session,    "GET, HEAD, DELETE", "/sessions/{}",           "/sessions/{id}") \
     X (artifacts,  "GET, HEAD",         "/sessions/{}/artifacts", "/sessions/{id}/artifacts") \

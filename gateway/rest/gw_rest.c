@@ -1,4 +1,4 @@
-/* gw_rest: the REST API's router and its session, execution, kernelspec
+/* gw_rest: the REST API's session, execution
  * and metrics handlers (files are in gw_rest_files.c). Every route of the
  * contract; errors as {"error":{"code","message"}}.
  *
@@ -305,38 +305,12 @@ s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const
     }
 }
 
-static void
-s_get_kernelspecs (gw_server_t *server, gw_request_t *req)
-{
-    const gw_config_t *c = gw_server_config (server);
-    ks_spec_t **specs;
-    size_t n;
-    if (ks_search_all (gw_config_str (c, GW_SET_KERNEL_PATH), &specs, &n, NULL, NULL)) {
-        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
-        return;
-    }
-    json_t *all = json_object ();
-    for (size_t i = 0; i < n; i++)
-        json_object_set_new (all, specs[i]->name,
-                             json_pack ("{s:s, s:O, s:{}}", "name", specs[i]->name, "spec",
-                                        specs[i]->json, "resources"));
-    ks_search_free (specs, n);
-    gw_request_reply_json (req, 200, json_pack ("{s:s, s:o}", "default",
-                                                gw_config_str (c, GW_SET_DEFAULT_KERNEL),
-                                                "kernelspecs", all));
-}
 
 void
 gw_rest_metrics (gw_server_t *server, gw_request_t *req)
 {
     char *text = gw_metrics_render (gw_server_metrics (server));
     gw_request_reply_raw (req, 200, text, text ? strlen (text) : 0, "text/plain; version=0.0.4");
-}
-
-void
-gw_rest_kernelspecs (gw_server_t *server, gw_request_t *req)
-{
-    s_get_kernelspecs (server, req);
 }
 
 void

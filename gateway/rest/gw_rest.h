@@ -14,7 +14,14 @@
 /* The routes' handlers (gw_router runs them; the HTTP thread has already
  * refused other methods). Each answers now or later. */
 void gw_rest_metrics (gw_server_t *server, gw_request_t *req);
-void gw_rest_kernelspecs (gw_server_t *server, gw_request_t *req);
+/* Kernelspecs in Jupyter's shape (gw_rest_kernelspecs.c): GET /kernelspecs
+ * and /api/kernelspecs (all), /api/kernelspecs/{name} (one; name NULL for
+ * all), /kernelspecs/{name}/{file} (a logo or other resource of the spec's
+ * folder, confined to it), /api (the version). */
+void gw_rest_kernelspecs (gw_server_t *server, gw_request_t *req, const char *name);
+void gw_rest_kernelspec_file (gw_server_t *server, gw_request_t *req, const char *name,
+                              const char *file);
+void gw_rest_api_version (gw_server_t *server, gw_request_t *req);
 /* GET or POST /sessions */
 void gw_rest_sessions (gw_server_t *server, gw_request_t *req);
 /* GET or DELETE /sessions/{id} */

@@ -322,6 +322,13 @@ START_TEST (test_auth_tokens)
     ck_assert (!gw_auth_check (a, "Bearer tok-aa", tenant, sizeof tenant));
     ck_assert (!gw_auth_check (a, "Basic tok-a", tenant, sizeof tenant));
     ck_assert (!gw_auth_check (a, "tok-a", tenant, sizeof tenant));
+    /* Jupyter's clients say "token T" */
+    ck_assert (gw_auth_check (a, "token tok-a", tenant, sizeof tenant));
+    ck_assert_str_eq (tenant, "alice");
+    ck_assert (gw_auth_check (a, "Token tok-b", tenant, sizeof tenant));
+    ck_assert_str_eq (tenant, "bob");
+    ck_assert (!gw_auth_check (a, "token tok-x", tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, "tokentok-a", tenant, sizeof tenant));
     gw_auth_destroy (&a);
 
     ck_assert_ptr_null (gw_auth_new ("alice:", err, sizeof err));
