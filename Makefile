@@ -18,12 +18,12 @@ endif
 
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 # one -I per folder: the folders are the layers (see `make layers`)
-GW_DIRS   := core http rest mcp sql files packages cmd
+GW_DIRS   := core http rest mcp jupyter sql files packages cmd
 CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec $(GW_DIRS:%=-Igateway/%)
 CFLAGS    ?= -O2 -g
 CFLAGS    += $(WARN) $(SANFLAGS) -fPIC $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS   += $(SANFLAGS)
-LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lwslay -lpthread -lm
 
 LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) \
              $(filter-out gateway/cmd/main.c,$(wildcard $(GW_DIRS:%=gateway/%/*.c)))

@@ -261,6 +261,22 @@ s_fail (ks_kernel_t *self, const char *why)
     s_set_state (self, KS_KERNEL_DEAD);
 }
 
+/* SIGKILL to every process of a cgroup (v1) folder. */
+static void
+s_kill_cgroup (const char *dir)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen (path, "re");
+    if (!f)
+        return;
+    long pid;
+    while (fscanf (f, "%ld", &pid) == 1)
+        if (pid > 1)
+            kill ((pid_t) pid, SIGKILL);
+    fclose (f);
+}
+
 void
 ks_kernel_destroy (ks_kernel_t **self_p)
 {
@@ -278,12 +294,17 @@ ks_kernel_destroy (ks_kernel_t **self_p)
         rmdir (self->runtime_dir);
     for (int i = 0; i < KS_MAX_CGROUPS; i++) {
         /* the sandbox's inner processes take a moment to be reaped after
-           SIGKILL; the cgroup can go once they have */
+           SIGKILL; the cgroup can go once they have. One that escaped the
+           process group (bwrap's sandbox is a session of its own, and a
+           kernel killed while bwrap was still setting up can lose its
+           death signal) is still in the cgroup: killed here. */
         for (int tries = 0; self->cgroups[i] && tries < 100; tries++)
             if (rmdir (self->cgroups[i]) == 0 || errno != EBUSY)
                 break;
-            else
+            else {
+                s_kill_cgroup (self->cgroups[i]);
                 usleep (2000);
+            }
         free (self->cgroups[i]);
     }
     for (int i = 0; i < 2 * KS_MAX_BINDS; i++) {

@@ -40,7 +40,7 @@ DEBIAN_PACKAGES=(
     build-essential pkg-config
     libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
-    bubblewrap libseccomp-dev
+    bubblewrap libseccomp-dev libwslay-dev
     python3
 )
 # What only the tests use (the PostgreSQL server: the SQL tests start their

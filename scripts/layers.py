@@ -2,7 +2,7 @@
 only the headers of the layers below its own:
 
     cmd                               the program: commands, wiring (main)
-    rest, mcp                         transports
+    rest, mcp, jupyter                transports
     http                              the HTTP edge
     sql, files, packages              features (attach through session hooks)
     core                              loop, server, sessions, jobs, kernels
@@ -24,7 +24,8 @@ ALLOWED = {
     "packages": {"core", "packages"},
     "rest": {"core", "http", "rest", "sql", "files", "packages"},
     "mcp": {"core", "http", "mcp", "sql", "files", "packages"},
-    "cmd": {"core", "http", "rest", "mcp", "sql", "files", "packages", "cmd"},
+    "jupyter": {"core", "http", "jupyter", "sql", "files", "packages"},
+    "cmd": {"core", "http", "rest", "mcp", "jupyter", "sql", "files", "packages", "cmd"},
 }
 
 

@@ -33,6 +33,7 @@
 #include "gw_cli.h"
 #include "jp_connection.h"
 #include "jp_message.h"
+#include "jp_time.h"
 
 #define RELAY_MESSAGE_MAX (64u << 20)   /* bytes of one message, all frames (an
                                            execution's whole display budget) */
@@ -41,9 +42,14 @@
 #define PARENT_MAX (64u << 10)          /* a parent header we read for the note */
 
 /* One whole message from the kernel that waits for the gateway's side. */
+#define RELAY_UNREACHABLE_MS 5000         /* how long a message waits for the gateway's
+                                           peer to connect (its stdin socket may
+                                           connect after the kernel is ready) */
+
 typedef struct {
     zmq_msg_t parts[RELAY_PARTS_MAX];
     int n, sent;
+    int64_t unreachable_since_ms;       /* the peer was not connected yet, or 0 */
 } s_held_t;
 
 typedef struct {
@@ -158,6 +164,14 @@ s_give_to_gateway (s_relay_t *self, int ch)
         if (zmq_msg_send (&held->parts[held->sent], self->front[ch], flags) < 0) {
             if (errno == EAGAIN && held->sent == 0)
                 return false;
+            /* not connected yet (ROUTER_MANDATORY): wait a little for it */
+            int64_t now = jp_time_now_ms ();
+            if (errno == EHOSTUNREACH && held->sent == 0) {
+                if (!held->unreachable_since_ms)
+                    held->unreachable_since_ms = now;
+                if (now - held->unreachable_since_ms < RELAY_UNREACHABLE_MS)
+                    return false;
+            }
             break;      /* the gateway's peer is gone: drop it */
         }
         held->sent++;
@@ -165,6 +179,7 @@ s_give_to_gateway (s_relay_t *self, int ch)
     for (int i = held->sent; i < held->n; i++)
         zmq_msg_close (&held->parts[i]);
     held->n = held->sent = 0;
+    held->unreachable_since_ms = 0;
     return true;
 }
 
@@ -252,14 +267,21 @@ s_run (s_relay_t *self)
                 .socket = self->monitor[ch], .events = ZMQ_POLLIN};
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
             bool waiting = self->held[ch].n > 0;
+            /* a ROUTER is always writable: an unreachable peer is retried
+               on a short timeout instead */
+            bool unreachable = waiting && self->held[ch].unreachable_since_ms;
             items[2 * ch] = (zmq_pollitem_t) {
                 .socket = self->front[ch],
-                .events = (short) (ZMQ_POLLIN | (waiting ? ZMQ_POLLOUT : 0))};
+                .events = (short) (ZMQ_POLLIN | (waiting && !unreachable ? ZMQ_POLLOUT : 0))};
             /* the kernel's side is read only when its last message is gone */
             items[2 * ch + 1] = (zmq_pollitem_t) {
                 .socket = self->back[ch], .events = waiting ? 0 : ZMQ_POLLIN};
         }
-        if (zmq_poll (items, 3 * JP_CHANNEL_COUNT, -1) < 0) {
+        long timeout = -1;
+        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+            if (self->held[ch].n && self->held[ch].unreachable_since_ms)
+                timeout = 20;
+        if (zmq_poll (items, 3 * JP_CHANNEL_COUNT, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             return;

@@ -164,6 +164,7 @@ gw_cmd_serve (int argc, char **argv)
     gw_mcp_sse_t *mcp_sse = NULL;
     s_mcp_timers_t timers = {0};
     gw_router_t *router = NULL;
+    gw_jupyter_t *jupyter = NULL;
     gw_features_t *features = NULL;
     gw_server_t *server = gw_server_new (config, err, sizeof err);
     if (server && !(features = gw_features_new (server, config, err, sizeof err)))
@@ -172,7 +173,8 @@ gw_cmd_serve (int argc, char **argv)
         mcp = gw_mcp_new (server);
         mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
         mcp_sse = mcp_http ? gw_mcp_sse_new (server, mcp) : NULL;
-        router = mcp_sse ? gw_router_new (server, mcp_http, mcp_sse) : NULL;
+        jupyter = mcp_sse ? gw_jupyter_new (server) : NULL;
+        router = jupyter ? gw_router_new (server, mcp_http, mcp_sse, jupyter) : NULL;
         gw_server_set_handler (server, gw_router_handle, router);
         timers = (s_mcp_timers_t) {mcp, mcp_sse};
         if (mcp)
@@ -208,10 +210,12 @@ gw_cmd_serve (int argc, char **argv)
     }
     gw_features_stop (features);    /* answers running downloads while HTTP still works */
     gw_mcp_sse_close (mcp_sse);     /* open /sse streams end before the HTTP server */
+    gw_jupyter_close (jupyter);     /* and websockets */
     if (server)                     /* what was posted meanwhile, while its router lives */
         gw_loop_drain (gw_server_loop (server));
     gw_http_destroy (&http);
     gw_router_destroy (&router);
+    gw_jupyter_destroy (&jupyter);
     gw_mcp_sse_destroy (&mcp_sse);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);

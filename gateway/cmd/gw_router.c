@@ -14,6 +14,7 @@ struct gw_router {
     gw_server_t *server;
     gw_mcp_http_t *mcp_http;
     gw_mcp_sse_t *mcp_sse;
+    gw_jupyter_t *jupyter;
 };
 
 typedef void (s_route_fn) (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m);
@@ -161,6 +162,50 @@ s_messages (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
         gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");
 }
 
+static void
+s_api_kernels (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_jupyter_kernels (self->jupyter, req);
+}
+
+static void
+s_api_kernel (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_jupyter_kernel (self->jupyter, req, m->params[0], NULL);
+}
+
+static void
+s_api_channels (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_jupyter_channels (self->jupyter, req, m->params[0]);
+}
+
+static void
+s_api_interrupt (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_jupyter_kernel (self->jupyter, req, m->params[0], "interrupt");
+}
+
+static void
+s_api_restart (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_jupyter_kernel (self->jupyter, req, m->params[0], "restart");
+}
+
+static void
+s_api_sessions (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_jupyter_sessions (self->jupyter, req, NULL);
+}
+
+static void
+s_api_session (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_jupyter_sessions (self->jupyter, req, m->params[0]);
+}
+
 static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
 #define GW_ROUTE_HANDLER(name, methods, pattern, label) [GW_ROUTE_##name] = s_##name,
     GW_ROUTE_TABLE (GW_ROUTE_HANDLER)
@@ -168,11 +213,12 @@ static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
 };
 
 gw_router_t *
-gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http, gw_mcp_sse_t *mcp_sse)
+gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http, gw_mcp_sse_t *mcp_sse,
+                gw_jupyter_t *jupyter)
 {
     gw_router_t *self = calloc (1, sizeof *self);
     if (self)
-        *self = (gw_router_t) {server, mcp_http, mcp_sse};
+        *self = (gw_router_t) {server, mcp_http, mcp_sse, jupyter};
     return self;
 }
 

@@ -1,6 +1,6 @@
 /* gw_router: the HTTP application: runs the handler of the route a
  * request matched in gw_routes' table (REST, /mcp, /sse and /messages,
- * signed links), and hands a stream whose client left to MCP's HTTP
+ * Jupyter's /api, signed links), and hands a stream whose client left to MCP's HTTP
  * transports. It is
  * what `codebox serve` gives gw_http (post, gone) and gw_server (the
  * request handler).
@@ -10,6 +10,7 @@
 #ifndef GW_ROUTER_H
 #define GW_ROUTER_H
 
+#include "gw_jupyter.h"
 #include "gw_mcp_http.h"
 #include "gw_mcp_sse.h"
 #include "gw_request.h"
@@ -20,7 +21,7 @@ typedef struct gw_router gw_router_t;
 
 /* mcp_http and mcp_sse may be NULL (no MCP over HTTP). NULL on OOM. */
 gw_router_t *gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http,
-                            gw_mcp_sse_t *mcp_sse);
+                            gw_mcp_sse_t *mcp_sse, gw_jupyter_t *jupyter);
 void gw_router_destroy (gw_router_t **self_p);
 
 /* A gw_server_handler_fn: routes and answers req (now or later). */

@@ -129,3 +129,12 @@ gw_request_caller (const gw_request_t *req)
 {
     return (gw_caller_t) {.tenant = req->tenant, .overrides = req->overrides};
 }
+
+void
+gw_request_reply_upgrade (gw_request_t *req, gw_request_upgrade_fn *fn, void *arg)
+{
+    req->status = 101;
+    req->upgrade = fn;
+    req->upgrade_arg = arg;
+    req->complete (req);
+}

@@ -26,6 +26,21 @@
 typedef struct gw_request gw_request_t;
 typedef void (gw_request_complete_fn) (gw_request_t *req);
 
+/* A connection handed over after a 101 answer (a websocket): its socket,
+ * bytes the client sent past the request already read, and how to close
+ * it (the transport's close(handle), never close(fd)). */
+typedef struct {
+    int fd;
+    uint8_t *extra;
+    size_t extra_len;
+    void *handle;
+    void (*close) (void *handle);
+} gw_upgraded_t;
+/* Gets the connection (owned: call up->close(up->handle), then free up),
+ * or NULL when the client left before the switch; runs in the transport's
+ * thread. */
+typedef void (gw_request_upgrade_fn) (gw_upgraded_t *up, void *arg);
+
 struct gw_request {
     /* request, set by the transport */
     char method[8];
@@ -54,6 +69,8 @@ struct gw_request {
     size_t reply_headers_len;
     char log_extra[160];        /* more fields for the access log line (MCP's rpc=...) */
     struct gw_stream *stream;   /* a streamed (SSE) body, or NULL */
+    gw_request_upgrade_fn *upgrade;     /* with status 101: who takes the connection */
+    void *upgrade_arg;
     /* plumbing */
     gw_request_complete_fn *complete;
     void *transport;            /* the transport's own state */
@@ -101,6 +118,10 @@ void gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, .
  * once sent), streamed by the HTTP thread, never read whole into memory. */
 void gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size,
                             const char *content_type);
+
+/* Answers 101 Switching Protocols (headers set with gw_request_set_header
+ * first) and completes; fn gets the connection once switched (or NULL). */
+void gw_request_reply_upgrade (gw_request_t *req, gw_request_upgrade_fn *fn, void *arg);
 
 /* Answers with a raw body (stolen, malloc'd) of a content type. */
 void gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,

@@ -470,6 +470,23 @@ gw_server_session_end (gw_server_t *self, gw_session_t *session)
 }
 
 void
+gw_server_kernel_msg (gw_server_t *self, gw_session_t *session, jp_channel_t channel,
+                      const jp_msg_t *msg)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->kernel_msg)
+            self->hooks[i].hooks->kernel_msg (self->hooks[i].arg, session, channel, msg);
+}
+
+void
+gw_server_kernel_state (gw_server_t *self, gw_session_t *session, const char *state)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->kernel_state)
+            self->hooks[i].hooks->kernel_state (self->hooks[i].arg, session, state);
+}
+
+void
 gw_server_set_sql (gw_server_t *self, struct gw_sql *sql)
 {
     self->sql = sql;

@@ -18,6 +18,8 @@
 #include "gw_metrics.h"
 #include "gw_request.h"
 #include "gw_session.h"
+#include "jp_connection.h"
+#include "jp_message.h"
 
 typedef struct gw_server gw_server_t;
 struct gw_sql;
@@ -88,6 +90,13 @@ typedef struct {
     void (*tick) (void *arg, gw_session_t *session, int64_t now);
     /* the session ends: the feature lets go of it */
     void (*session_end) (void *arg, gw_session_t *session);
+    /* a message from the session's kernel, on any channel (borrowed; every
+       message, whoever asked for it) */
+    void (*kernel_msg) (void *arg, gw_session_t *session, jp_channel_t channel,
+                        const jp_msg_t *msg);
+    /* the session's kernel is being replaced ("restarting") or could not
+       be started ("dead") */
+    void (*kernel_state) (void *arg, gw_session_t *session, const char *state);
 } gw_session_hooks_t;
 
 #define GW_SERVER_MAX_HOOKS 8
@@ -109,6 +118,9 @@ void gw_server_end_job (gw_server_t *self, gw_session_t *session, gw_job_t *job,
 int64_t gw_server_session_deadline (gw_server_t *self, const gw_session_t *session);
 void gw_server_session_tick (gw_server_t *self, gw_session_t *session, int64_t now);
 void gw_server_session_end (gw_server_t *self, gw_session_t *session);
+void gw_server_kernel_msg (gw_server_t *self, gw_session_t *session, jp_channel_t channel,
+                           const jp_msg_t *msg);
+void gw_server_kernel_state (gw_server_t *self, gw_session_t *session, const char *state);
 
 /* The features' services, held for whoever needs them (set by the
  * program that made them, before gw_server_run; it destroys them after

@@ -242,6 +242,14 @@ static void
 s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg)
 {
     gw_session_t *self = arg;
+    const jp_msg_t *msg = *msg_p;
+    if (channel == JP_CHANNEL_IOPUB && strcmp (jp_msg_type (msg), "status") == 0) {
+        const char *state = json_string_value (json_object_get (msg->content,
+                                                                "execution_state"));
+        if (state)
+            snprintf (self->exec_state, sizeof self->exec_state, "%s", state);
+    }
+    gw_server_kernel_msg (self->server, self, channel, msg);
     gw_job_t *job = self->running;
     if (!job || !gw_execution_feed (job->exec, channel, *msg_p))
         return;
@@ -277,6 +285,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         /* it never became ready: a start failure, first or after a restart */
         self->failed = true;
         self->starting_again = false;
+        gw_server_kernel_state (self->server, self, "dead");
         s_answer_start_waiters (self, false);
         s_fail_queue (self, self->error);
         return;
@@ -304,6 +313,8 @@ s_restart (gw_session_t *self)
     self->restart_pending = false;
     ks_kernel_destroy (&self->kernel);
     self->restarts++;
+    self->exec_state[0] = '\0';
+    gw_server_kernel_state (self->server, self, "restarting");
     if (s_start_kernel (self)) {
         self->failed = true;
         s_fail_queue (self, self->error);
@@ -530,6 +541,67 @@ gw_session_tick (gw_session_t *self, int64_t now)
     if (self->restart_pending && self->kernel
         && ks_kernel_state (self->kernel) == KS_KERNEL_DEAD)
         s_restart (self);
+}
+
+int
+gw_session_send (gw_session_t *self, jp_channel_t channel, const jp_msg_t *msg)
+{
+    if (!self->kernel || ks_kernel_state (self->kernel) != KS_KERNEL_READY)
+        return -EAGAIN;
+    self->last_used_ms = jp_time_now_ms ();
+    return ks_kernel_send (self->kernel, channel, msg);
+}
+
+int
+gw_session_interrupt (gw_session_t *self)
+{
+    if (!self->kernel || ks_kernel_state (self->kernel) != KS_KERNEL_READY)
+        return -EAGAIN;
+    self->last_used_ms = jp_time_now_ms ();
+    return ks_kernel_interrupt (self->kernel);
+}
+
+void
+gw_session_restart (gw_session_t *self)
+{
+    gw_job_t *job = self->running;
+    self->last_used_ms = jp_time_now_ms ();
+    if (!self->kernel || self->restart_pending)
+        return;
+    if (job) {
+        job->kernel_restarted = true;
+        if (!job->stop_as)
+            job->stop_as = GW_EXEC_CANCELLED;
+        if (!job->reason)
+            job->reason = "cancelled";
+        gw_execution_abort (job->exec, job->stop_as, "KernelRestarted",
+                            "the kernel was restarted on request; its state is lost");
+    }
+    self->restart_pending = true;
+    ks_kernel_set_handlers (self->kernel, NULL, NULL, NULL);
+    ks_kernel_kill (self->kernel);
+    ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
+    if (job)
+        s_finish_running (self, job->stop_as);
+}
+
+const char *
+gw_session_execution_state (const gw_session_t *self)
+{
+    const char *status = gw_session_status (self);
+    if (strcmp (status, "dead") == 0)
+        return "dead";
+    if (self->restart_pending || self->starting_again)
+        return "restarting";
+    if (strcmp (status, "starting") == 0)
+        return "starting";
+    return self->exec_state[0] ? self->exec_state : "idle";
+}
+
+int64_t
+gw_session_last_used_ms (const gw_session_t *self)
+{
+    return self->last_used_ms;
 }
 
 void

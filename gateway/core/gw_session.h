@@ -106,6 +106,19 @@ int64_t gw_session_deadline (const gw_session_t *self);
 void gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n);
 void gw_session_tick (gw_session_t *self, int64_t now);
 
+/* Sends a client's message to the kernel (signed with its key). Returns 0,
+ * -EAGAIN while the kernel is not ready, or another negative code. */
+int gw_session_send (gw_session_t *self, jp_channel_t channel, const jp_msg_t *msg);
+/* Interrupts the kernel as an interrupt_request would. 0 or negative. */
+int gw_session_interrupt (gw_session_t *self);
+/* Replaces the kernel now (its state is lost): a running job ends
+ * cancelled, queued jobs run on the new kernel. */
+void gw_session_restart (gw_session_t *self);
+/* Jupyter's execution_state: "starting", "idle", "busy", "restarting" or
+ * "dead". */
+const char *gw_session_execution_state (const gw_session_t *self);
+int64_t gw_session_last_used_ms (const gw_session_t *self);
+
 /* Marks the session used now (idle time restarts). */
 void gw_session_touch (gw_session_t *self);
 

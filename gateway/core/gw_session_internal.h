@@ -33,6 +33,7 @@ struct gw_session {
     bool ephemeral;             /* a one-shot run's session: not listed */
     bool doomed;                /* to be removed by the loop after this turn */
     int restarts;
+    char exec_state[12];        /* the kernel's last iopub status ("idle", "busy"...) */
     char error[1024];
 };
 

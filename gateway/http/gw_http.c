@@ -48,6 +48,23 @@ struct gw_http {
     atomic_int unsent;          /* answered by the loop, not yet sent */
 };
 
+/* A 101 answer's hand-over, shared by the connection (which may end
+ * first) and libmicrohttpd's upgrade callback: whichever claims it first
+ * decides; the second frees it. */
+typedef struct {
+    gw_request_upgrade_fn *fn;
+    void *arg;
+    atomic_bool claimed;
+    atomic_int refs;
+} s_upgrade_t;
+
+static void
+s_upgrade_release (s_upgrade_t *up)
+{
+    if (atomic_fetch_sub (&up->refs, 1) == 1)
+        free (up);
+}
+
 /* One connection's request, shared by libmicrohttpd's thread and (while
  * posted) the loop thread. */
 typedef struct {
@@ -65,6 +82,7 @@ typedef struct {
     const char *allow;          /* the route's methods for a 405 or a preflight (static) */
     bool preflight;             /* an OPTIONS preflight, answered here */
     int64_t started_ms;
+    s_upgrade_t *upgrade;       /* a 101 answer's hand-over, or NULL */
 } s_conn_t;
 
 /* Called by the loop thread when the answer is set: wakes the connection. */
@@ -115,7 +133,7 @@ s_copy_argument (void *cls, enum MHD_ValueKind kind, const char *name, const cha
 {
     (void) kind;
     gw_request_t *req = cls;
-    if (name)
+    if (name && strcmp (name, "token") != 0)    /* a credential stays here */
         gw_request_headers_add (&req->query, &req->query_len, GW_REQUEST_HEADERS_MAX, name,
                                 value ? value : "");
     return MHD_YES;
@@ -137,13 +155,71 @@ s_stream_free (void *cls)
     gw_stream_unref (&stream);
 }
 
+static void
+s_upgrade_close (void *handle)
+{
+    MHD_upgrade_action (handle, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+/* libmicrohttpd switched the connection (its thread): hands it over. */
+static void
+s_upgraded (void *cls, struct MHD_Connection *connection, void *con_cls, const char *extra_in,
+            size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+    (void) connection;
+    (void) con_cls;
+    s_upgrade_t *up = cls;
+    gw_upgraded_t *conn = NULL;
+    if (!atomic_exchange (&up->claimed, true)) {
+        conn = calloc (1, sizeof *conn);
+        if (conn && extra_in_size && !(conn->extra = malloc (extra_in_size))) {
+            free (conn);
+            conn = NULL;
+        }
+        if (conn) {
+            conn->fd = sock;
+            if (extra_in_size)
+                memcpy (conn->extra, extra_in, extra_in_size);
+            conn->extra_len = extra_in_size;
+            conn->handle = urh;
+            conn->close = s_upgrade_close;
+        }
+        up->fn (conn, up->arg);
+    }
+    if (!conn)
+        MHD_upgrade_action (urh, MHD_UPGRADE_ACTION_CLOSE);
+    s_upgrade_release (up);
+}
+
+/* The 101 answer that hands the connection to req->upgrade. */
+static struct MHD_Response *
+s_upgrade_response (s_conn_t *c)
+{
+    s_upgrade_t *up = calloc (1, sizeof *up);
+    if (!up)
+        return NULL;
+    up->fn = c->req.upgrade;
+    up->arg = c->req.upgrade_arg;
+    atomic_init (&up->refs, 2);     /* the connection's and the callback's */
+    struct MHD_Response *response = MHD_create_response_for_upgrade (s_upgraded, up);
+    if (!response) {
+        free (up);
+        return NULL;
+    }
+    c->upgrade = up;
+    MHD_add_response_header (response, "Upgrade", "websocket");
+    return response;
+}
+
 /* Builds and queues the HTTP answer for the request. */
 static enum MHD_Result
 s_send (s_conn_t *c)
 {
     gw_request_t *req = &c->req;
     struct MHD_Response *response;
-    if (req->stream) {
+    if (req->status == 101 && req->upgrade) {
+        response = s_upgrade_response (c);
+    } else if (req->stream) {
         gw_stream_t *stream = gw_stream_ref (req->stream);
         gw_stream_attach (stream, c->connection);
         response = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 32 * 1024,
@@ -218,7 +294,7 @@ s_send (s_conn_t *c)
                                  "X-Codebox-Sql-Max-Inline-Rows");
         MHD_add_response_header (response, "Access-Control-Max-Age", "600");
     }
-    if (!req->stream)
+    if (!req->stream && req->status != 101)
         MHD_add_response_header (response, "Cache-Control", "no-store");
     enum MHD_Result rc = MHD_queue_response (c->connection, (unsigned) req->status, response);
     MHD_destroy_response (response);
@@ -294,6 +370,16 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
 
     const char *authorization = MHD_lookup_connection_value (mc, MHD_HEADER_KIND,
                                                              "Authorization");
+    /* a browser cannot set headers on a websocket: ?token=T there, as
+       Jupyter's clients send it (only on a websocket handshake) */
+    char from_query[600];
+    const char *query_token = MHD_lookup_connection_value (mc, MHD_GET_ARGUMENT_KIND, "token");
+    const char *upgrade = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Upgrade");
+    if (!authorization && query_token && upgrade && strcasecmp (upgrade, "websocket") == 0
+        && strlen (query_token) < sizeof from_query - 8) {
+        snprintf (from_query, sizeof from_query, "Bearer %s", query_token);
+        authorization = from_query;
+    }
     /* signed artifact links carry their own signature (gw_signed_url) */
     bool public = strcmp (url, "/healthz") == 0 || strncmp (url, "/signed/", 8) == 0;
     if (!public && !gw_auth_check (http->auth, authorization, c->req.tenant,
@@ -443,6 +529,14 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
         return;
     if (atomic_load (&c->done))
         atomic_fetch_sub (&c->http->unsent, 1);
+    if (c->req.upgrade) {
+        /* the switch never happened (or is done): let the owner know */
+        bool never = c->upgrade ? !atomic_exchange (&c->upgrade->claimed, true) : true;
+        if (never)
+            c->req.upgrade (NULL, c->req.upgrade_arg);
+        if (c->upgrade)
+            s_upgrade_release (c->upgrade);
+    }
     /* a posted request not yet answered is still the loop's: libmicrohttpd
        only ends a suspended connection after it was resumed */
     if (c->http->metrics)
@@ -530,7 +624,7 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
                                 ? ((struct sockaddr_in6 *) &addr)->sin6_port
                                 : ((struct sockaddr_in *) &addr)->sin_port);
     self->daemon = MHD_start_daemon (
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_ITC
         | MHD_USE_ERROR_LOG,
         0, NULL, NULL, s_access, self,
         MHD_OPTION_LISTEN_SOCKET, listen_fd,

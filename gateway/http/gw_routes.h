@@ -23,6 +23,13 @@
     X (api,        "GET, HEAD",         "/api",                   "/api") \
     X (api_kernelspecs, "GET, HEAD",    "/api/kernelspecs",       "/api/kernelspecs") \
     X (api_kernelspec, "GET, HEAD",     "/api/kernelspecs/{}",    "/api/kernelspecs/{name}") \
+    X (api_kernels, "GET, HEAD, POST",  "/api/kernels",           "/api/kernels") \
+    X (api_kernel, "GET, HEAD, DELETE", "/api/kernels/{}",        "/api/kernels/{id}") \
+    X (api_channels, "GET",             "/api/kernels/{}/channels", "/api/kernels/{id}/channels") \
+    X (api_interrupt, "POST",           "/api/kernels/{}/interrupt", "/api/kernels/{id}/interrupt") \
+    X (api_restart, "POST",             "/api/kernels/{}/restart", "/api/kernels/{id}/restart") \
+    X (api_sessions, "GET, HEAD, POST", "/api/sessions",          "/api/sessions") \
+    X (api_session, "GET, HEAD, PATCH, DELETE", "/api/sessions/{}", "/api/sessions/{id}") \
     X (sessions,   "GET, HEAD, POST",   "/sessions",              "/sessions") \
     X (session,    "GET, HEAD, DELETE", "/sessions/{}",           "/sessions/{id}") \
     X (artifacts,  "GET, HEAD",         "/sessions/{}/artifacts", "/sessions/{id}/artifacts") \

@@ -290,7 +290,8 @@ class Server:
         if not self.expect_dead and sig in (signal.SIGTERM, signal.SIGINT):
             assert rc == 0, "codebox serve exited %s after signal %d:\n%s" % (
                 rc, sig, self.log_tail())
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not os.environ.get("CODEBOX_E2E_KEEP"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
         return rc
 
     @staticmethod

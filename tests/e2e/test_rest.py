@@ -890,7 +890,10 @@ def test_kernelspecs(srv):
     specs = j["kernelspecs"]
     for name, lang in (("python3", "python"), ("javascript", "javascript")):
         ks = specs[name]
-        assert ks["name"] == name and ks["resources"] == {}, ks
+        assert ks["name"] == name, ks
+        # resources are URLs of files in the spec's folder (logos, kernel.js)
+        for key, url in ks["resources"].items():
+            assert url.startswith("/kernelspecs/%s/" % name), ks
         assert isinstance(ks["spec"]["argv"], list) and ks["spec"]["argv"], ks
         assert isinstance(ks["spec"]["display_name"], str), ks
         assert ks["spec"]["language"] == lang, ks

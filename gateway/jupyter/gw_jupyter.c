@@ -1,0 +1,629 @@
+/* gw_jupyter: the kernels' websocket channels (RFC 6455 framing by
+ * libwslay) on the loop: the handshake's checks, the hand-over of the
+ * switched connection, one loop source polling every client's socket,
+ * and the routing of kernel messages to clients (see gw_jupyter.h).
+ *
+ * Bounds: a client's message is at most S_MAX_RECV bytes (1009 past it);
+ * a client whose unsent output passes S_SOFT_QUEUE misses iopub messages
+ * (counted, logged) until it catches up, and one past S_HARD_QUEUE is
+ * closed (1008), so a slow reader costs the others nothing; at most
+ * S_MAX_CLIENTS websockets in all and S_MAX_PER_KERNEL per kernel.
+ *
+ * Threads: the loop thread, except s_handed_over (libmicrohttpd's). */
+#include "gw_jupyter_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <wslay/wslay.h>
+
+#include "gw_jupyter_wire.h"
+#include "gw_sessions.h"
+#include "jp_log.h"
+#include "jp_time.h"
+
+#define S_MAX_RECV (16u << 20)
+#define S_SOFT_QUEUE (32u << 20)
+#define S_HARD_QUEUE (128u << 20)
+#define S_MAX_CLIENTS 512
+#define S_MAX_PER_KERNEL 32
+#define S_RECENT 256            /* request ids a client's replies are matched by */
+#define S_PENDING 64            /* messages held while the kernel (re)starts */
+#define S_CLOSE_GRACE_MS 2000
+
+struct gw_ws_client {
+    gw_jupyter_t *owner;
+    gw_ws_client_t *next;
+    char session_id[65];
+    char tenant[65];
+    gw_upgraded_t *conn;
+    wslay_event_context_ptr ws;
+    bool v1;
+    bool dead;                  /* to be freed in tick */
+    int64_t close_by_ms;        /* a close was queued: freed by then at the latest */
+    size_t extra_at;            /* bytes of conn->extra already read */
+    char recent[S_RECENT][64];  /* msg_ids of requests it sent */
+    int recent_at;
+    jp_msg_t *pending[S_PENDING];
+    jp_channel_t pending_ch[S_PENDING];
+    int n_pending;
+    unsigned long long dropped;
+};
+
+/* ---- one client's socket ---- */
+
+static ssize_t
+s_recv_cb (wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *user)
+{
+    (void) flags;
+    gw_ws_client_t *c = user;
+    if (c->conn->extra && c->extra_at < c->conn->extra_len) {
+        size_t n = c->conn->extra_len - c->extra_at;
+        n = n < len ? n : len;
+        memcpy (buf, c->conn->extra + c->extra_at, n);
+        c->extra_at += n;
+        return (ssize_t) n;
+    }
+    ssize_t n = recv (c->conn->fd, buf, len, 0);
+    if (n > 0)
+        return n;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        wslay_event_set_error (ctx, WSLAY_ERR_WOULDBLOCK);
+    else
+        wslay_event_set_error (ctx, WSLAY_ERR_CALLBACK_FAILURE);
+    return -1;
+}
+
+static ssize_t
+s_send_cb (wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *user)
+{
+    gw_ws_client_t *c = user;
+    ssize_t n = send (c->conn->fd, data, len,
+                      MSG_NOSIGNAL | (flags & WSLAY_MSG_MORE ? MSG_MORE : 0));
+    if (n >= 0)
+        return n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        wslay_event_set_error (ctx, WSLAY_ERR_WOULDBLOCK);
+    else
+        wslay_event_set_error (ctx, WSLAY_ERR_CALLBACK_FAILURE);
+    return -1;
+}
+
+/* Queues a close frame; the client is freed once it is sent. */
+static void
+s_close (gw_ws_client_t *c, uint16_t code, const char *reason)
+{
+    if (c->close_by_ms || c->dead)
+        return;
+    c->close_by_ms = jp_time_now_ms () + S_CLOSE_GRACE_MS;
+    wslay_event_queue_close (c->ws, code, (const uint8_t *) reason, strlen (reason));
+    wslay_event_shutdown_read (c->ws);
+}
+
+static void
+s_queue (gw_ws_client_t *c, const uint8_t *data, size_t len, bool binary)
+{
+    struct wslay_event_msg m = {binary ? WSLAY_BINARY_FRAME : WSLAY_TEXT_FRAME, data, len};
+    if (wslay_event_queue_msg (c->ws, &m))
+        c->dead = true;
+}
+
+static void
+s_remember (gw_ws_client_t *c, const char *msg_id)
+{
+    snprintf (c->recent[c->recent_at], sizeof c->recent[0], "%s", msg_id);
+    c->recent_at = (c->recent_at + 1) % S_RECENT;
+}
+
+/* True when the client sent the request parent_id (forgotten when forget). */
+static bool
+s_asked (gw_ws_client_t *c, const char *parent_id, bool forget)
+{
+    if (!parent_id || !parent_id[0])
+        return false;
+    for (int i = 0; i < S_RECENT; i++)
+        if (strcmp (c->recent[i], parent_id) == 0) {
+            if (forget)
+                c->recent[i][0] = '\0';
+            return true;
+        }
+    return false;
+}
+
+static gw_session_t *
+s_session (gw_ws_client_t *c)
+{
+    gw_caller_t caller = {.tenant = c->tenant};
+    gw_error_t e;
+    return gw_sessions_lookup (c->owner->server, &caller, c->session_id, &e);
+}
+
+/* Sends what waited for the kernel to be ready, in order. */
+static void
+s_flush_pending (gw_ws_client_t *c, gw_session_t *session)
+{
+    int sent = 0;
+    while (sent < c->n_pending
+           && gw_session_send (session, c->pending_ch[sent], c->pending[sent]) != -EAGAIN) {
+        jp_msg_destroy (&c->pending[sent]);
+        sent++;
+    }
+    memmove (c->pending, c->pending + sent, (size_t) (c->n_pending - sent) * sizeof c->pending[0]);
+    memmove (c->pending_ch, c->pending_ch + sent,
+             (size_t) (c->n_pending - sent) * sizeof c->pending_ch[0]);
+    c->n_pending -= sent;
+}
+
+/* A whole message from the client. */
+static void
+s_on_msg (wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+          void *user)
+{
+    (void) ctx;
+    gw_ws_client_t *c = user;
+    if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
+        return;     /* ping, pong and close are libwslay's */
+    char err[200];
+    jp_channel_t channel;
+    jp_msg_t *msg = gw_jupyter_decode (arg->msg, arg->msg_length,
+                                       arg->opcode == WSLAY_BINARY_FRAME, c->v1, &channel, err,
+                                       sizeof err);
+    if (!msg) {
+        jp_log_info ("websocket event=bad-message session=%s why=\"%s\"", c->session_id, err);
+        return;     /* as Jupyter Server: a bad message is logged and dropped */
+    }
+    if (channel == JP_CHANNEL_IOPUB || channel == JP_CHANNEL_HB) {
+        jp_msg_destroy (&msg);
+        return;
+    }
+    gw_session_t *session = s_session (c);
+    if (!session) {
+        jp_msg_destroy (&msg);
+        s_close (c, 1011, "the kernel is gone");
+        return;
+    }
+    if (channel != JP_CHANNEL_STDIN)
+        s_remember (c, jp_msg_id (msg));
+    gw_session_touch (session);
+    if (c->n_pending)
+        s_flush_pending (c, session);
+    int rc = c->n_pending ? -EAGAIN : gw_session_send (session, channel, msg);
+    if (rc == -EAGAIN && c->n_pending < S_PENDING) {
+        c->pending[c->n_pending] = msg;
+        c->pending_ch[c->n_pending++] = channel;
+        return;
+    }
+    if (rc)
+        jp_log_info ("websocket event=send-failed session=%s rc=%d", c->session_id, rc);
+    jp_msg_destroy (&msg);
+}
+
+static void
+s_client_free (gw_ws_client_t *c)
+{
+    for (int i = 0; i < c->n_pending; i++)
+        jp_msg_destroy (&c->pending[i]);
+    if (c->ws)
+        wslay_event_context_free (c->ws);
+    if (c->conn) {
+        c->conn->close (c->conn->handle);
+        free (c->conn->extra);
+        free (c->conn);
+    }
+    free (c);
+}
+
+/* Reads and writes what the socket allows. */
+static void
+s_client_io (gw_ws_client_t *c, bool readable, bool writable)
+{
+    if (c->dead)
+        return;
+    if ((readable || c->extra_at < c->conn->extra_len) && wslay_event_want_read (c->ws)
+        && wslay_event_recv (c->ws))
+        c->dead = true;
+    if (!c->dead && (writable || wslay_event_want_write (c->ws)) && wslay_event_send (c->ws))
+        c->dead = true;
+    if (!wslay_event_want_read (c->ws) && !wslay_event_want_write (c->ws))
+        c->dead = true;     /* closed both ways */
+}
+
+/* ---- the loop source ---- */
+
+static int
+s_poll_count (void *arg)
+{
+    return ((gw_jupyter_t *) arg)->n_clients;
+}
+
+static int
+s_poll_items (void *arg, zmq_pollitem_t *items, int max)
+{
+    gw_jupyter_t *self = arg;
+    int n = 0;
+    for (gw_ws_client_t *c = self->clients; c && n < max && n < self->polled_cap; c = c->next) {
+        if (c->dead)
+            continue;
+        short events = 0;
+        if (wslay_event_want_read (c->ws))
+            events |= ZMQ_POLLIN;
+        if (wslay_event_want_write (c->ws))
+            events |= ZMQ_POLLOUT;
+        items[n] = (zmq_pollitem_t) {.socket = NULL, .fd = c->conn->fd, .events = events};
+        self->polled[n++] = c;
+    }
+    return n;
+}
+
+static void
+s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
+{
+    gw_jupyter_t *self = arg;
+    for (int i = 0; i < n; i++) {
+        if (items[i].revents & (ZMQ_POLLERR))
+            self->polled[i]->dead = true;
+        else if (items[i].revents)
+            s_client_io (self->polled[i], items[i].revents & ZMQ_POLLIN,
+                         items[i].revents & ZMQ_POLLOUT);
+    }
+}
+
+static int64_t
+s_deadline (void *arg, int64_t now)
+{
+    (void) now;
+    gw_jupyter_t *self = arg;
+    int64_t d = -1;
+    for (gw_ws_client_t *c = self->clients; c; c = c->next) {
+        int64_t t = c->dead ? 0 : c->n_pending ? jp_time_now_ms () + 100 : c->close_by_ms;
+        if (t && (d < 0 || t < d))
+            d = t;
+        if (c->dead)
+            d = 0;
+    }
+    return d;
+}
+
+static void
+s_tick (void *arg, int64_t now)
+{
+    gw_jupyter_t *self = arg;
+    for (gw_ws_client_t **link = &self->clients; *link;) {
+        gw_ws_client_t *c = *link;
+        if (!c->dead && c->n_pending) {
+            gw_session_t *session = s_session (c);
+            if (session)
+                s_flush_pending (c, session);
+        }
+        if (!c->dead && wslay_event_want_write (c->ws))
+            s_client_io (c, false, true);
+        if (c->dead || (c->close_by_ms && now >= c->close_by_ms)) {
+            *link = c->next;
+            self->n_clients--;
+            jp_log_info ("websocket event=closed session=%s dropped=%llu", c->session_id,
+                         c->dropped);
+            s_client_free (c);
+            continue;
+        }
+        link = &c->next;
+    }
+}
+
+static const gw_loop_source_t s_source = {
+    .poll_count = s_poll_count,
+    .poll_items = s_poll_items,
+    .dispatch = s_dispatch,
+    .deadline = s_deadline,
+    .tick = s_tick,
+};
+
+/* ---- kernel messages to clients ---- */
+
+static bool
+s_of (const gw_ws_client_t *c, const gw_session_t *session)
+{
+    return !c->dead && strcmp (c->session_id, gw_session_id (session)) == 0
+           && strcmp (c->tenant, gw_session_tenant (session)) == 0;
+}
+
+/* Encodes msg once per mode and queues it to the clients of session that
+ * should see it: every one for iopub, else the one that asked. */
+static void
+s_kernel_msg (void *arg, gw_session_t *session, jp_channel_t channel, const jp_msg_t *msg)
+{
+    gw_jupyter_t *self = arg;
+    const char *parent = jp_msg_parent_id (msg);
+    bool reply = channel != JP_CHANNEL_STDIN && channel != JP_CHANNEL_IOPUB;
+    uint8_t *frame[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    bool binary[2] = {false, false};
+    for (gw_ws_client_t *c = self->clients; c; c = c->next) {
+        if (!s_of (c, session))
+            continue;
+        if (channel == JP_CHANNEL_IOPUB) {
+            size_t queued = wslay_event_get_queued_msg_length (c->ws);
+            if (queued > S_HARD_QUEUE) {
+                s_close (c, 1008, "too far behind the kernel's output");
+                continue;
+            }
+            if (queued > S_SOFT_QUEUE) {
+                if (c->dropped++ == 0)
+                    jp_log_info ("websocket event=slow-client session=%s", c->session_id);
+                continue;
+            }
+        } else if (!s_asked (c, parent, reply && strstr (jp_msg_type (msg), "_reply")))
+            continue;
+        int mode = c->v1 ? 1 : 0;
+        if (!frame[mode] && !(frame[mode] = gw_jupyter_encode (msg, channel, c->v1, &len[mode],
+                                                               &binary[mode])))
+            break;
+        s_queue (c, frame[mode], len[mode], binary[mode]);
+        if (!reply && channel != JP_CHANNEL_IOPUB)
+            break;
+    }
+    if (channel == JP_CHANNEL_STDIN && !frame[0] && !frame[1])
+        jp_log_info ("websocket event=unrouted session=%s type=%s", gw_session_id (session),
+                     jp_msg_type (msg));
+    free (frame[0]);
+    free (frame[1]);
+}
+
+/* Tells the clients the kernel restarts or died, as an iopub status. */
+static void
+s_kernel_state (void *arg, gw_session_t *session, const char *state)
+{
+    jp_msg_t *msg = jp_msg_new ("status", "", "codebox");
+    if (!msg)
+        return;
+    jp_msg_set_content (msg, json_pack ("{s:s}", "execution_state", state));
+    s_kernel_msg (arg, session, JP_CHANNEL_IOPUB, msg);
+    jp_msg_destroy (&msg);
+}
+
+static void
+s_session_end (void *arg, gw_session_t *session)
+{
+    gw_jupyter_t *self = arg;
+    for (gw_ws_client_t *c = self->clients; c; c = c->next)
+        if (s_of (c, session))
+            s_close (c, 1001, "the kernel was shut down");
+    gw_jupyter_forget_kernel (self, session);
+}
+
+static const gw_session_hooks_t s_hooks = {
+    .kernel_msg = s_kernel_msg,
+    .kernel_state = s_kernel_state,
+    .session_end = s_session_end,
+};
+
+int
+gw_jupyter_connections (gw_jupyter_t *self, const gw_session_t *session)
+{
+    int n = 0;
+    for (gw_ws_client_t *c = self->clients; c; c = c->next)
+        n += s_of (c, session) && !c->close_by_ms;
+    return n;
+}
+
+/* ---- the handshake and the hand-over ---- */
+
+typedef struct {
+    gw_jupyter_t *self;
+    char session_id[65];
+    char tenant[65];
+    bool v1;
+    gw_upgraded_t *conn;
+} s_handover_t;
+
+static void
+s_attach (gw_server_t *server, void *arg)
+{
+    (void) server;
+    s_handover_t *h = arg;
+    gw_jupyter_t *self = h->self;
+    gw_ws_client_t *c = calloc (1, sizeof *c);
+    static const struct wslay_event_callbacks callbacks = {
+        .recv_callback = s_recv_cb, .send_callback = s_send_cb, .on_msg_recv_callback = s_on_msg,
+    };
+    if (!c || self->closed || wslay_event_context_server_init (&c->ws, &callbacks, c)) {
+        if (c)
+            c->conn = h->conn;
+        else {
+            h->conn->close (h->conn->handle);
+            free (h->conn->extra);
+            free (h->conn);
+        }
+        if (c)
+            s_client_free (c);
+        free (h);
+        return;
+    }
+    c->owner = self;
+    c->conn = h->conn;
+    c->v1 = h->v1;
+    snprintf (c->session_id, sizeof c->session_id, "%s", h->session_id);
+    snprintf (c->tenant, sizeof c->tenant, "%s", h->tenant);
+    free (h);
+    int flags = fcntl (c->conn->fd, F_GETFL);
+    fcntl (c->conn->fd, F_SETFL, flags | O_NONBLOCK);
+    int one = 1;
+    setsockopt (c->conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    wslay_event_config_set_max_recv_msg_length (c->ws, S_MAX_RECV);
+    if (self->n_clients >= self->polled_cap) {
+        int cap = self->polled_cap ? self->polled_cap * 2 : 16;
+        gw_ws_client_t **grown = realloc (self->polled, (size_t) cap * sizeof *grown);
+        if (!grown) {
+            s_client_free (c);
+            return;
+        }
+        self->polled = grown;
+        self->polled_cap = cap;
+    }
+    c->next = self->clients;
+    self->clients = c;
+    self->n_clients++;
+    gw_session_t *session = s_session (c);
+    if (!session)
+        s_close (c, 1011, "the kernel is gone");
+    else
+        gw_session_touch (session);
+    jp_log_info ("websocket event=open session=%s protocol=%s", c->session_id,
+                 c->v1 ? GW_JUPYTER_V1_PROTOCOL : "json");
+    s_client_io (c, true, true);
+}
+
+/* libmicrohttpd's thread: the connection switched (or never will). */
+static void
+s_handed_over (gw_upgraded_t *conn, void *arg)
+{
+    s_handover_t *h = arg;
+    if (!conn) {
+        free (h);
+        return;
+    }
+    h->conn = conn;
+    gw_jupyter_t *self = h->self;
+    atomic_fetch_add (&self->handing_over, 1);
+    if (atomic_load (&self->closing) || gw_server_call (self->server, s_attach, h)) {
+        conn->close (conn->handle);
+        free (conn->extra);
+        free (conn);
+        free (h);
+    }
+    atomic_fetch_sub (&self->handing_over, 1);
+}
+
+/* True when the comma-separated header value lists token. */
+static bool
+s_lists (const char *value, const char *token)
+{
+    size_t n = strlen (token);
+    for (const char *p = value; p && *p;) {
+        while (*p == ' ' || *p == ',' || *p == '\t')
+            p++;
+        const char *end = p + strcspn (p, ", \t");
+        if ((size_t) (end - p) == n && strncasecmp (p, token, n) == 0)
+            return true;
+        p = end;
+    }
+    return false;
+}
+
+void
+gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id)
+{
+    const char *upgrade = gw_request_header (req, "Upgrade");
+    const char *version = gw_request_header (req, "Sec-WebSocket-Version");
+    char accept[64];
+    if (!upgrade || strcasecmp (upgrade, "websocket") != 0
+        || !s_lists (gw_request_header (req, "Connection"), "upgrade")) {
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "this is a websocket: send Upgrade: "
+                                "websocket and Connection: Upgrade");
+        return;
+    }
+    if (!version || strcmp (version, "13") != 0) {
+        gw_request_set_header (req, "Sec-WebSocket-Version", "13");
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "Sec-WebSocket-Version must be 13");
+        return;
+    }
+    if (!gw_jupyter_ws_accept (gw_request_header (req, "Sec-WebSocket-Key"), accept,
+                               sizeof accept)) {
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "Sec-WebSocket-Key must be 16 bytes "
+                                "in base64");
+        return;
+    }
+    gw_caller_t caller = gw_request_caller (req);
+    gw_error_t e;
+    gw_session_t *session = gw_sessions_lookup (self->server, &caller, id, &e);
+    if (!session) {
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no kernel %.80s", id);
+        return;
+    }
+    if (self->closed || self->n_clients >= S_MAX_CLIENTS
+        || gw_jupyter_connections (self, session) >= S_MAX_PER_KERNEL) {
+        gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many websockets (at most %d "
+                                "per kernel, %d in all)", S_MAX_PER_KERNEL, S_MAX_CLIENTS);
+        return;
+    }
+    s_handover_t *h = calloc (1, sizeof *h);
+    if (!h) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    h->self = self;
+    snprintf (h->session_id, sizeof h->session_id, "%s", gw_session_id (session));
+    snprintf (h->tenant, sizeof h->tenant, "%s", gw_session_tenant (session));
+    h->v1 = s_lists (gw_request_header (req, "Sec-WebSocket-Protocol"), GW_JUPYTER_V1_PROTOCOL);
+    gw_request_set_header (req, "Sec-WebSocket-Accept", accept);
+    if (h->v1)
+        gw_request_set_header (req, "Sec-WebSocket-Protocol", GW_JUPYTER_V1_PROTOCOL);
+    gw_session_touch (session);
+    gw_request_reply_upgrade (req, s_handed_over, h);
+}
+
+/* ---- the object ---- */
+
+gw_jupyter_t *
+gw_jupyter_new (gw_server_t *server)
+{
+    gw_jupyter_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->server = server;
+    if (gw_loop_add_source (gw_server_loop (server), &s_source, self)) {
+        free (self);
+        return NULL;
+    }
+    if (gw_server_add_hooks (server, &s_hooks, self)) {
+        gw_loop_remove_source (gw_server_loop (server), &s_source, self);
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+gw_jupyter_close (gw_jupyter_t *self)
+{
+    if (!self)
+        return;
+    self->closed = true;
+    atomic_store (&self->closing, true);
+    while (atomic_load (&self->handing_over))     /* a hand-over between check and post */
+        usleep (1000);
+    while (self->clients) {
+        gw_ws_client_t *c = self->clients;
+        self->clients = c->next;
+        s_close (c, 1001, "the server is shutting down");
+        s_client_io (c, false, true);
+        s_client_free (c);
+    }
+    self->n_clients = 0;
+}
+
+void
+gw_jupyter_destroy (gw_jupyter_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_jupyter_t *self = *self_p;
+    gw_server_remove_hooks (self->server, &s_hooks, self);
+    gw_loop_remove_source (gw_server_loop (self->server), &s_source, self);
+    while (self->clients) {
+        gw_ws_client_t *c = self->clients;
+        self->clients = c->next;
+        s_client_free (c);
+    }
+    free (self->polled);
+    free (self->nb);
+    free (self);
+    *self_p = NULL;
+}

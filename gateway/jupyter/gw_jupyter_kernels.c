@@ -1,0 +1,406 @@
+/* gw_jupyter_kernels: /api/kernels and /api/sessions as Jupyter Kernel
+ * Gateway and Jupyter Server answer them, over the core's sessions: a
+ * kernel is a codebox session of the caller's tenant (one-shot MCP runs
+ * left out); only KERNEL_* variables of a start's "env" reach the kernel,
+ * as kernel_gateway passes them. Notebook sessions (path, name, type, the
+ * kernel) are a bounded table of the gw_jupyter object.
+ *
+ * Threads: the loop thread only. */
+#include "gw_jupyter_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gw_exec_options.h"
+#include "gw_sandbox.h"
+#include "gw_sessions.h"
+#include "jp_random.h"
+#include "jp_time.h"
+
+/* "2026-11-25T10:00:00.123000Z" for a jp_time_now_ms() instant. */
+static void
+s_iso8601 (int64_t mono_ms, char *out, size_t out_len)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    int64_t wall_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000
+                      - (jp_time_now_ms () - mono_ms);
+    time_t secs = (time_t) (wall_ms / 1000);
+    struct tm tm;
+    gmtime_r (&secs, &tm);
+    char date[32];
+    strftime (date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf (out, out_len, "%s.%03dZ", date, (int) (wall_ms % 1000));
+}
+
+json_t *
+gw_jupyter_kernel_model (gw_jupyter_t *self, const gw_session_t *session)
+{
+    char last[48];
+    s_iso8601 (gw_session_last_used_ms (session), last, sizeof last);
+    return json_pack ("{s:s, s:s, s:s, s:s, s:i}", "id", gw_session_id (session), "name",
+                      gw_session_spec (session)->name, "last_activity", last,
+                      "execution_state", gw_session_execution_state (session), "connections",
+                      gw_jupyter_connections (self, session));
+}
+
+/* The request's JSON object body ({} when empty), or NULL after a 400. */
+static json_t *
+s_body (gw_request_t *req)
+{
+    if (!req->body_len)
+        return json_object ();
+    json_error_t jerr;
+    json_t *body = json_loadb (req->body, req->body_len, 0, &jerr);
+    if (!json_is_object (body)) {
+        json_decref (body);
+        gw_request_reply_error (req, GW_E_INVALID_JSON, "the body must be a JSON object");
+        return NULL;
+    }
+    return body;
+}
+
+static gw_session_t *
+s_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *id)
+{
+    gw_caller_t caller = gw_request_caller (req);
+    gw_error_t e;
+    gw_session_t *session = gw_sessions_lookup (self->server, &caller, id, &e);
+    if (!session || gw_session_ephemeral (session)) {
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no kernel %.80s", id);
+        return NULL;
+    }
+    return session;
+}
+
+/* ---- starting a kernel ---- */
+
+typedef struct {
+    gw_session_watch_t watch;
+    gw_jupyter_t *self;
+    gw_request_t *req;
+    gw_nb_session_t nb;         /* for POST /api/sessions: the entry to add */
+    bool with_nb;
+} s_start_t;
+
+static json_t *s_nb_model (gw_jupyter_t *self, const gw_nb_session_t *nb,
+                           const gw_session_t *session);
+static int s_nb_add (gw_jupyter_t *self, const gw_nb_session_t *nb);
+
+static void
+s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
+{
+    s_start_t *start = watch->arg;
+    gw_request_t *req = start->req;
+    if (!ok) {
+        gw_request_reply_error (req, GW_E_KERNEL_START_FAILED, "the kernel failed to start: %s",
+                                gw_session_error (session));
+        gw_session_end_later (session);
+    } else if (start->with_nb) {
+        if (s_nb_add (start->self, &start->nb))
+            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many notebook sessions");
+        else
+            gw_request_reply_json (req, 201, s_nb_model (start->self, &start->nb, session));
+    } else
+        gw_request_reply_json (req, 201, gw_jupyter_kernel_model (start->self, session));
+    free (start);
+}
+
+/* Starts a kernel of name (NULL: the default) with the KERNEL_* entries of
+ * env, and answers when it is ready (start is taken). */
+static void
+s_start_kernel (gw_jupyter_t *self, gw_request_t *req, const char *name, json_t *env,
+                s_start_t *start)
+{
+    json_t *vars = json_object ();
+    const char *key;
+    json_t *value;
+    json_object_foreach (env, key, value) {
+        if (strncmp (key, "KERNEL_", 7) == 0 && json_is_string (value))
+            json_object_set (vars, key, value);
+    }
+    gw_exec_options_t exec;
+    gw_error_t e;
+    char err[1200];
+    gw_exec_rules_t rules = gw_sandbox_exec_rules (gw_server_sandbox (self->server),
+                                                   gw_server_config (self->server));
+    json_t *options = json_pack ("{s:o}", "environment_variables", vars);
+    int rc = gw_exec_options_parse (options, &rules, &exec, &e, err, sizeof err);
+    json_decref (options);
+    if (rc < 0) {
+        gw_exec_options_clear (&exec);
+        free (start);
+        gw_request_reply_error (req, e, "env: %s", err);
+        return;
+    }
+    gw_caller_t caller = gw_request_caller (req);
+    caller.exec_options = &exec;
+    gw_session_t *session = gw_sessions_create (self->server, &caller, NULL, name, NULL, &e, err,
+                                                sizeof err);
+    gw_exec_options_clear (&exec);
+    if (!session) {
+        free (start);
+        gw_request_reply_error (req, e == GW_E_KERNEL_NOT_FOUND ? GW_E_NOT_FOUND : e, "%s", err);
+        return;
+    }
+    start->self = self;
+    start->req = req;
+    start->watch = (gw_session_watch_t) {.fn = s_on_started, .arg = start};
+    if (start->with_nb)
+        snprintf (start->nb.kernel_id, sizeof start->nb.kernel_id, "%s",
+                  gw_session_id (session));
+    gw_session_when_started (session, &start->watch);
+}
+
+/* ---- /api/kernels ---- */
+
+void
+gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
+{
+    if (strcmp (req->method, "GET") == 0) {
+        json_t *list = json_array ();
+        for (size_t i = 0; i < gw_server_session_count (self->server); i++) {
+            gw_session_t *s = gw_server_session_at (self->server, i);
+            if (strcmp (gw_session_tenant (s), req->tenant) == 0 && !gw_session_ephemeral (s))
+                json_array_append_new (list, gw_jupyter_kernel_model (self, s));
+        }
+        gw_request_reply_json (req, 200, list);
+        return;
+    }
+    json_t *body = s_body (req);
+    if (!body)
+        return;
+    json_t *name = json_object_get (body, "name"), *env = json_object_get (body, "env");
+    if ((name && !json_is_string (name) && !json_is_null (name))
+        || (env && !json_is_object (env) && !json_is_null (env))) {
+        json_decref (body);
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "name must be a string and env an "
+                                "object");
+        return;
+    }
+    s_start_t *start = calloc (1, sizeof *start);
+    if (!start)
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+    else
+        s_start_kernel (self, req, json_string_value (name), env, start);
+    json_decref (body);
+}
+
+void
+gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id, const char *action)
+{
+    gw_session_t *session = s_kernel_or_reply (self, req, id);
+    if (!session)
+        return;
+    if (!action && strcmp (req->method, "DELETE") == 0) {
+        gw_sessions_end (self->server, session);
+        gw_request_reply_json (req, 204, NULL);
+    } else if (!action)
+        gw_request_reply_json (req, 200, gw_jupyter_kernel_model (self, session));
+    else if (strcmp (action, "interrupt") == 0) {
+        gw_session_interrupt (session);
+        gw_request_reply_json (req, 204, NULL);
+    } else {
+        gw_session_restart (session);
+        gw_request_reply_json (req, 200, gw_jupyter_kernel_model (self, session));
+    }
+}
+
+/* ---- /api/sessions ---- */
+
+static json_t *
+s_nb_model (gw_jupyter_t *self, const gw_nb_session_t *nb, const gw_session_t *session)
+{
+    return json_pack ("{s:s, s:s, s:s, s:s, s:o, s:{s:s, s:s}}", "id", nb->id, "path", nb->path,
+                      "name", nb->name, "type", nb->type, "kernel",
+                      session ? gw_jupyter_kernel_model (self, session) : json_null (),
+                      "notebook", "path", nb->path, "name", nb->name);
+}
+
+static int
+s_nb_add (gw_jupyter_t *self, const gw_nb_session_t *nb)
+{
+    if (self->n_nb >= GW_JUPYTER_MAX_NB_SESSIONS)
+        return -1;
+    if (!self->nb && !(self->nb = calloc (GW_JUPYTER_MAX_NB_SESSIONS, sizeof *self->nb)))
+        return -1;
+    self->nb[self->n_nb++] = *nb;
+    return 0;
+}
+
+static gw_nb_session_t *
+s_nb_find (gw_jupyter_t *self, const char *tenant, const char *id, const char *path)
+{
+    for (int i = 0; i < self->n_nb; i++) {
+        gw_nb_session_t *nb = &self->nb[i];
+        if (strcmp (nb->tenant, tenant) == 0
+            && ((id && strcmp (nb->id, id) == 0) || (path && strcmp (nb->path, path) == 0)))
+            return nb;
+    }
+    return NULL;
+}
+
+static void
+s_nb_remove (gw_jupyter_t *self, gw_nb_session_t *nb)
+{
+    *nb = self->nb[--self->n_nb];
+}
+
+void
+gw_jupyter_forget_kernel (gw_jupyter_t *self, const gw_session_t *session)
+{
+    for (int i = 0; i < self->n_nb;) {
+        gw_nb_session_t *nb = &self->nb[i];
+        if (strcmp (nb->kernel_id, gw_session_id (session)) == 0
+            && strcmp (nb->tenant, gw_session_tenant (session)) == 0)
+            s_nb_remove (self, nb);
+        else
+            i++;
+    }
+}
+
+static gw_session_t *
+s_nb_kernel (gw_jupyter_t *self, const gw_nb_session_t *nb)
+{
+    gw_caller_t caller = {.tenant = nb->tenant};
+    gw_error_t e;
+    return gw_sessions_lookup (self->server, &caller, nb->kernel_id, &e);
+}
+
+/* Copies the optional string key of body into out; false after a 400. */
+static bool
+s_field (gw_request_t *req, json_t *body, const char *key, char *out, size_t out_len)
+{
+    json_t *v = json_object_get (body, key);
+    if (!v || json_is_null (v))
+        return true;
+    if (!json_is_string (v) || json_string_length (v) >= out_len) {
+        gw_request_reply_error (req, GW_E_BAD_REQUEST, "%s must be a string of at most %zu bytes",
+                                key, out_len - 1);
+        return false;
+    }
+    snprintf (out, out_len, "%s", json_string_value (v));
+    return true;
+}
+
+static void
+s_post_session (gw_jupyter_t *self, gw_request_t *req, json_t *body)
+{
+    gw_nb_session_t nb = {0};
+    if (!s_field (req, body, "path", nb.path, sizeof nb.path)
+        || !s_field (req, body, "name", nb.name, sizeof nb.name)
+        || !s_field (req, body, "type", nb.type, sizeof nb.type))
+        return;
+    if (!nb.type[0])
+        snprintf (nb.type, sizeof nb.type, "notebook");
+    gw_nb_session_t *same = nb.path[0] ? s_nb_find (self, req->tenant, NULL, nb.path) : NULL;
+    gw_session_t *kernel = same ? s_nb_kernel (self, same) : NULL;
+    if (same && kernel) {
+        gw_request_reply_json (req, 201, s_nb_model (self, same, kernel));
+        return;
+    }
+    if (same)
+        s_nb_remove (self, same);
+    snprintf (nb.tenant, sizeof nb.tenant, "%s", req->tenant);
+    jp_random_uuid (nb.id);
+    json_t *k = json_object_get (body, "kernel");
+    const char *kid = json_string_value (json_object_get (k, "id"));
+    if (kid) {
+        gw_session_t *session = s_kernel_or_reply (self, req, kid);
+        if (!session)
+            return;
+        snprintf (nb.kernel_id, sizeof nb.kernel_id, "%s", gw_session_id (session));
+        if (s_nb_add (self, &nb))
+            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many notebook sessions");
+        else
+            gw_request_reply_json (req, 201, s_nb_model (self, &nb, session));
+        return;
+    }
+    s_start_t *start = calloc (1, sizeof *start);
+    if (!start) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    start->nb = nb;
+    start->with_nb = true;
+    s_start_kernel (self, req, json_string_value (json_object_get (k, "name")),
+                    json_object_get (k, "env"), start);
+}
+
+static void
+s_patch_session (gw_jupyter_t *self, gw_request_t *req, gw_nb_session_t *nb, json_t *body)
+{
+    gw_nb_session_t next = *nb;
+    if (!s_field (req, body, "path", next.path, sizeof next.path)
+        || !s_field (req, body, "name", next.name, sizeof next.name)
+        || !s_field (req, body, "type", next.type, sizeof next.type))
+        return;
+    json_t *k = json_object_get (body, "kernel");
+    const char *kid = json_string_value (json_object_get (k, "id"));
+    const char *kname = json_string_value (json_object_get (k, "name"));
+    if (kid) {
+        gw_session_t *session = s_kernel_or_reply (self, req, kid);
+        if (!session)
+            return;
+        snprintf (next.kernel_id, sizeof next.kernel_id, "%s", gw_session_id (session));
+    }
+    gw_session_t *old = s_nb_kernel (self, nb);
+    if (!kid && kname && (!old || strcmp (kname, gw_session_spec (old)->name) != 0)) {
+        /* another kind of kernel: a new one replaces the old */
+        s_start_t *start = calloc (1, sizeof *start);
+        if (!start) {
+            gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+            return;
+        }
+        start->nb = next;
+        start->with_nb = true;
+        s_nb_remove (self, nb);
+        if (old)
+            gw_sessions_end (self->server, old);
+        s_start_kernel (self, req, kname, json_object_get (k, "env"), start);
+        return;
+    }
+    *nb = next;
+    gw_request_reply_json (req, 200, s_nb_model (self, nb, s_nb_kernel (self, nb)));
+}
+
+void
+gw_jupyter_sessions (gw_jupyter_t *self, gw_request_t *req, const char *id)
+{
+    if (!id && strcmp (req->method, "GET") == 0) {
+        json_t *list = json_array ();
+        for (int i = 0; i < self->n_nb; i++)
+            if (strcmp (self->nb[i].tenant, req->tenant) == 0)
+                json_array_append_new (list, s_nb_model (self, &self->nb[i],
+                                                         s_nb_kernel (self, &self->nb[i])));
+        gw_request_reply_json (req, 200, list);
+        return;
+    }
+    gw_nb_session_t *nb = id ? s_nb_find (self, req->tenant, id, NULL) : NULL;
+    if (id && !nb) {
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no session %.80s", id);
+        return;
+    }
+    if (id && strcmp (req->method, "GET") == 0) {
+        gw_request_reply_json (req, 200, s_nb_model (self, nb, s_nb_kernel (self, nb)));
+        return;
+    }
+    if (id && strcmp (req->method, "DELETE") == 0) {
+        gw_session_t *kernel = s_nb_kernel (self, nb);
+        s_nb_remove (self, nb);
+        if (kernel)
+            gw_sessions_end (self->server, kernel);
+        gw_request_reply_json (req, 204, NULL);
+        return;
+    }
+    json_t *body = s_body (req);
+    if (!body)
+        return;
+    if (id)
+        s_patch_session (self, req, nb, body);
+    else
+        s_post_session (self, req, body);
+    json_decref (body);
+}
