@@ -51,7 +51,7 @@ DEBIAN_PACKAGES=(
 TEST_DEBIAN_PACKAGES=(
     clang check libsubunit-dev python3-pytest postgresql
     r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
-    python3-jupyter-server python3-nbclient python3-websocket
+    python3-jupyter-server python3-nbclient python3-websocket python3-notebook
 )
 
 # Maps a pip requirement name to Debian's package for it.

@@ -297,6 +297,13 @@ def test_tokens_origin_and_hostile_frames(server_factory):
     c.ws.send_binary(b"\x00\x00\x00\x07garbage")
     reply, out = c.run("print(6 * 7)")
     assert text_of(out) == "42\n"
+    # ping gets its pong
+    c.ws.ping(b"are you there")
+    while True:
+        op, data = c.ws.recv_data(control_frame=True)
+        if op == websocket.ABNF.OPCODE_PONG:
+            assert data == b"are you there"
+            break
     # a frame over the limit closes that client (1009), nothing else
     big = Client(ws_url(s, k["id"], "?token=sekrit"))
     with pytest.raises((websocket.WebSocketConnectionClosedException, ConnectionError)):

@@ -81,7 +81,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     }
     s_mcp = gw_mcp_new (s_loop);
     s_client = gw_mcp_client_new (s_mcp, "default");
-    s_router = gw_router_new (s_loop, NULL, NULL);
+    s_router = gw_router_new (s_loop, NULL, NULL, NULL);
     return 0;
 }
 

@@ -13,8 +13,10 @@ commit it. (Crash inputs that libFuzzer finds are added to the corpus by
 hand, named crash-*, and are not touched by this script.)
 """
 import datetime
+import json
 import os
 import re
+import struct
 
 from jupyter_client.session import Session
 
@@ -69,6 +71,28 @@ def messages():
     write("message", "no_delimiter", SEP.join([b"a", b"b", b"c", b"d", b"e", b"f"]))
 
 
+def jupyter_wire():
+    """Websocket frames; the first byte picks the form (1: binary, 2: v1)."""
+    hdr = {"msg_id": "1", "msg_type": "execute_request", "session": "s", "username": "u",
+           "version": "5.3", "date": ""}
+    text = json.dumps({"header": hdr, "parent_header": {}, "metadata": {},
+                       "content": {"code": "1"}, "channel": "shell"}).encode()
+    write("jupyter_wire", "text", b"\x00" + text)
+    write("jupyter_wire", "text-nochannel", b"\x00" + json.dumps({"header": hdr}).encode())
+    bufs = [text, b"abc", b""]
+    offs = [4 * (len(bufs) + 1)]
+    for b in bufs[:-1]:
+        offs.append(offs[-1] + len(b))
+    write("jupyter_wire", "json-binary",
+          b"\x01" + struct.pack("!" + "I" * (len(bufs) + 1), len(bufs), *offs) + b"".join(bufs))
+    parts = [b"iopub"] + [json.dumps(x).encode() for x in (hdr, {}, {}, {"a": 1})] + [b"buf"]
+    o = [8 * (1 + 1 + len(parts))]
+    for p in parts:
+        o.append(o[-1] + len(p))
+    write("jupyter_wire", "v1", b"\x03" + struct.pack("<Q", len(o))
+          + b"".join(struct.pack("<Q", x) for x in o) + b"".join(parts))
+
+
 KERNELSPECS = {
     "ipykernel.json": b'{"argv": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],'
                       b' "display_name": "Python 3 (ipykernel)", "language": "python",'
@@ -91,6 +115,7 @@ KERNELSPECS = {
 
 def main():
     messages()
+    jupyter_wire()
     for name, data in KERNELSPECS.items():
         write("kernelspec", name, data)
 

@@ -21,5 +21,6 @@ Suite *download_suite (void);      /* test_download.c */
 Suite *blob_auth_suite (void);     /* test_blob_auth.c */
 Suite *http_edge_suite (void);     /* test_http_edge.c */
 Suite *execution_suite (void);     /* test_execution.c */
+Suite *jupyter_wire_suite (void);  /* test_jupyter_wire.c */
 
 #endif
