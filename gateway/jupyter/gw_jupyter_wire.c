@@ -66,9 +66,11 @@ static json_t *
 s_object (const uint8_t *data, size_t len)
 {
     json_t *v = json_loadb ((const char *) data, len, JSON_REJECT_DUPLICATES, NULL);
-    if (v && !json_is_object (v))
+    if (v && !json_is_object (v)) {
         json_decref (v);
-    return v && json_is_object (v) ? v : NULL;
+        return NULL;
+    }
+    return v;
 }
 
 /* Copies buffers[0..n) (data, len pairs) into msg. */
