@@ -29,8 +29,12 @@ N = int(os.environ.get("BENCH_N", "300"))
 BLOCKS = int(os.environ.get("BENCH_BLOCKS", "6"))
 KG_SRC = os.environ.get("KERNEL_GATEWAY_SRC", "")
 
+# TCP_NODELAY on every connection, kept on (tornado turns it off again
+# between requests, which includes the websocket's own handshake)
 NODELAY_PATCH = """
-import sys, tornado.httpserver
+import sys, tornado.httpserver, tornado.iostream
+_set = tornado.iostream.IOStream.set_nodelay
+tornado.iostream.IOStream.set_nodelay = lambda self, value: _set(self, True)
 _orig = tornado.httpserver.HTTPServer.handle_stream
 def handle_stream(self, stream, address):
     stream.set_nodelay(True)
