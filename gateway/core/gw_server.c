@@ -230,7 +230,12 @@ s_reap (gw_server_t *self, int64_t now)
 {
     for (size_t i = 0; i < self->n_sessions;) {
         gw_session_t *s = self->sessions[i];
-        bool busy = s->running || s->queue_head;
+        /* busy: a job of ours, code a Jupyter client runs (the kernel's
+           own status says so), or a client holding it open, as Jupyter
+           does not cull connected kernels */
+        bool busy = s->running || s->queue_head
+                    || strcmp (gw_session_execution_state (s), "busy") == 0
+                    || gw_server_session_in_use (self, s);
         /* a session whose kernel is still starting is not idle yet: its
            creator is waiting for it */
         bool starting = strcmp (gw_session_status (s), "starting") == 0;
@@ -484,6 +489,16 @@ gw_server_kernel_state (gw_server_t *self, gw_session_t *session, const char *st
     for (int i = 0; i < self->n_hooks; i++)
         if (self->hooks[i].hooks->kernel_state)
             self->hooks[i].hooks->kernel_state (self->hooks[i].arg, session, state);
+}
+
+bool
+gw_server_session_in_use (gw_server_t *self, const gw_session_t *session)
+{
+    for (int i = 0; i < self->n_hooks; i++)
+        if (self->hooks[i].hooks->in_use
+            && self->hooks[i].hooks->in_use (self->hooks[i].arg, session))
+            return true;
+    return false;
 }
 
 void

@@ -97,6 +97,9 @@ typedef struct {
     /* the session's kernel is being replaced ("restarting") or could not
        be started ("dead") */
     void (*kernel_state) (void *arg, gw_session_t *session, const char *state);
+    /* true while a client holds the session open (a Jupyter websocket):
+       it is not idle, whatever its last use */
+    bool (*in_use) (void *arg, const gw_session_t *session);
 } gw_session_hooks_t;
 
 #define GW_SERVER_MAX_HOOKS 8
@@ -121,6 +124,7 @@ void gw_server_session_end (gw_server_t *self, gw_session_t *session);
 void gw_server_kernel_msg (gw_server_t *self, gw_session_t *session, jp_channel_t channel,
                            const jp_msg_t *msg);
 void gw_server_kernel_state (gw_server_t *self, gw_session_t *session, const char *state);
+bool gw_server_session_in_use (gw_server_t *self, const gw_session_t *session);
 
 /* The features' services, held for whoever needs them (set by the
  * program that made them, before gw_server_run; it destroys them after

@@ -148,6 +148,9 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     if (!job)
         return;
     self->running = NULL;
+    /* its execution is over: the kernel is idle, even when its own idle
+       status was lost (a flood the relay cut), until it says otherwise */
+    snprintf (self->exec_state, sizeof self->exec_state, "idle");
     gw_snapshot_t *after = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
     if (job->before && after) {
         json_decref (job->new_artifacts);

@@ -310,6 +310,9 @@ s_tick (void *arg, int64_t now)
             self->n_clients--;
             jp_log_info ("websocket event=closed session=%s dropped=%llu", c->session_id,
                          c->dropped);
+            gw_session_t *session = s_session (c);
+            if (session)
+                gw_session_touch (session);     /* idle from the moment it left */
             s_client_free (c);
             continue;
         }
@@ -398,10 +401,17 @@ s_session_end (void *arg, gw_session_t *session)
     gw_jupyter_forget_kernel (self, session);
 }
 
+static bool
+s_in_use (void *arg, const gw_session_t *session)
+{
+    return gw_jupyter_connections (arg, session) > 0;
+}
+
 static const gw_session_hooks_t s_hooks = {
     .kernel_msg = s_kernel_msg,
     .kernel_state = s_kernel_state,
     .session_end = s_session_end,
+    .in_use = s_in_use,
 };
 
 int

@@ -510,3 +510,27 @@ def test_jupyter_server_with_gateway_url(server_factory, tmp_path):
             js.wait(timeout=20)
         except subprocess.TimeoutExpired:
             js.kill()
+
+
+def test_connected_or_running_kernels_are_not_idle(server_factory):
+    """As Jupyter does not cull connected kernels: a websocket holds its
+    kernel open past the idle timeout, and so does code a client started
+    and left running; once neither holds, the idle timeout applies."""
+    s = server_factory(env=dict(ENV, CODEBOX_IDLE_TIMEOUT="2", CODEBOX_CLEANUP_INTERVAL="1"))
+    held, running = start_kernel(s), start_kernel(s)
+    c = Client(ws_url(s, held["id"]))
+    r = Client(ws_url(s, running["id"]))
+    mid = r.execute("import time; print('go', flush=True); time.sleep(6)")
+    r.until(lambda m: m["msg_type"] == "stream" and m["parent_header"]["msg_id"] == mid)
+    r.close()
+    time.sleep(4.5)
+
+    def listed():   # (the listing touches no kernel; a GET of one would)
+        return {k["id"] for k in s.get("/api/kernels").json()}
+    assert listed() == {held["id"], running["id"]}, s.log_tail()
+    c.close()
+    deadline = time.monotonic() + 20
+    while listed():
+        assert time.monotonic() < deadline, s.log_tail()
+        time.sleep(0.2)
+    assert "why=idle" in s.log()
