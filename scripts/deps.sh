@@ -52,6 +52,7 @@ TEST_DEBIAN_PACKAGES=(
     clang check libsubunit-dev python3-pytest postgresql
     r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
     python3-jupyter-server python3-nbclient python3-websocket python3-notebook
+    xeus-python-dev python3-xeus-python-shell g++ pkg-config
 )
 
 # Maps a pip requirement name to Debian's package for it.
@@ -141,6 +142,32 @@ if ! { [ -f "$SPEC_DIR/kernel.json" ] && [ -f "$KERNEL_JS" ] \
  "language": "javascript"
 }
 JSON
+fi
+# xeus-python's kernel for the tests' existing kernelspecs: Debian 12 has
+# the library but not the xpython program; tests/kernels/xpython_main.cpp
+# is that program, built here, with its kernelspec.
+if [ "$WHAT" = test ]; then
+    XPY_DIR=/usr/local/lib/codebox-tests
+    XPY_SPEC=/usr/local/share/jupyter/kernels/xpython
+    if [ ! -x "$XPY_DIR/xpython" ] || [ tests/kernels/xpython_main.cpp -nt "$XPY_DIR/xpython" ]; then
+        echo "deps: building xpython (xeus-python's kernel) into $XPY_DIR"
+        $SUDO mkdir -p "$XPY_DIR"
+        step "building xpython" bash -c "g++ -O2 -std=c++17 -o '$LOG_DIR/xpython' \
+            tests/kernels/xpython_main.cpp \$(pkg-config --cflags python3-embed) \
+            -lxeus-python -lxeus \$(pkg-config --libs python3-embed) -lzmq -lpthread \
+            && $SUDO install -m 755 '$LOG_DIR/xpython' '$XPY_DIR/xpython'"
+    fi
+    if [ ! -f "$XPY_SPEC/kernel.json" ]; then
+        $SUDO mkdir -p "$XPY_SPEC"
+        $SUDO tee "$XPY_SPEC/kernel.json" > /dev/null <<JSON
+{
+ "argv": ["$XPY_DIR/xpython", "-f", "{connection_file}"],
+ "display_name": "Python 3.11 (XPython)",
+ "language": "python",
+ "metadata": {"debugger": false}
+}
+JSON
+    fi
 fi
 # The tests' npm packages, each pinned by its package-lock.json: the MCP
 # SDK, Inspector and conformance suite (tests/mcp), Azurite, the official

@@ -6,7 +6,7 @@ the results, print their top-level error), and the paths an agent hands
 back to the file tools."""
 import time
 
-from conftest import error_text, mcp_client, ok, rest_run
+from conftest import error_text, mcp_client, ok, rest_run, stream_of
 
 PYTHON_ONLY = {"CODEBOX_POOL_SIZE": "0"}
 
@@ -174,9 +174,10 @@ def test_show_under_agg_gives_the_figure_back(server_factory, tmp_path):
 
 
 def test_debian_kernelspecs_run_keep_state_and_plot(server_factory, tmp_path):
-    """Debian's IRkernel (R reads /usr/lib/R/etc, links into /etc/R) and
-    octave_kernel (argv[0] "python", resolved as Jupyter does) start in the
-    sandbox, keep state and plot; secrets of /etc stay out of sight."""
+    """Debian's IRkernel (R reads /usr/lib/R/etc, links into /etc/R),
+    octave_kernel (argv[0] "python", resolved as Jupyter does) and
+    xeus-python start in the sandbox, keep state and plot; secrets of /etc
+    stay out of sight."""
     s = server_factory(env=PYTHON_ONLY)
     specs = s.get("/kernelspecs").json()["kernelspecs"]
     assert {"ir", "octave"} <= set(specs), sorted(specs)
@@ -192,6 +193,13 @@ def test_debian_kernelspecs_run_keep_state_and_plot(server_factory, tmp_path):
     assert "42" in rest_run(s, "oct", "disp(y)")["output"][0]["content"]
     res = rest_run(s, "oct", "plot([1 2 3])")
     assert len(res["files"]) == 1, res
+    # xeus-python (Debian's library, with the tests' xpython program)
+    assert "xpython" in specs, sorted(specs)
+    assert s.post("/sessions", {"session_id": "xpy", "kernel": "xpython"}).status == 201
+    rest_run(s, "xpy", "z = 6 * 7")
+    assert stream_of(rest_run(s, "xpy", "print(z)")) == "42\n"
+    res = rest_run(s, "xpy", "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3]); plt.show()")
+    assert res["status"] == "completed" and len(res["files"]) == 1, res
     # codebox exec runs them the same way
     from conftest import run_codebox
     (tmp_path / "t.R").write_text("cat(6 * 7)\n")
