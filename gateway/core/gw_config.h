@@ -34,6 +34,7 @@
     X (KERNEL_USER, "CODEBOX_KERNEL_USER", "codebox-kernel", STR, "user kernels run as when the gateway runs as root") \
     X (SANDBOX, "CODEBOX_SANDBOX", "auto", "bwrap|none|auto", "kernel sandbox") \
     X (NETWORK, "CODEBOX_NETWORK", "off", "on|off", "whether kernel code may reach the network") \
+    X (KERNEL_HISTORY, "CODEBOX_KERNEL_HISTORY", "memory", "memory|disk", "where IPython kernels keep their input history: memory (In, Out and %history within the session) or disk (IPython's SQLite file, about 1 ms more per cell)") \
     X (MEMORY_LIMIT_MB, "CODEBOX_MEMORY_LIMIT_MB", "2048", INT, "memory per kernel, MiB") \
     X (MAX_PROCESSES, "CODEBOX_MAX_PROCESSES", "128", INT, "processes and threads per kernel") \
     X (DISK_QUOTA_MB, "CODEBOX_DISK_QUOTA_MB", "1024", INT, "size of a session folder, MiB; also the largest file") \

@@ -75,7 +75,10 @@ static const char S_HOOK_PY[] =
     "else:\n"
     "    sys.meta_path.insert(0, _CodeboxPyplotFinder())\n";
 
-static char *s_argv[2];
+/* {exec_lines, history in memory, NULL}: from [0] with the history in
+   memory, from [1] (the same exec_lines moved there) with it on disk */
+static char *s_argv[3];
+static char *s_argv_disk[2];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 
 /* The exec_lines argument: the hook, base64-encoded so that no quoting
@@ -88,10 +91,13 @@ s_make_argv (void)
                          ".b64decode('%s').decode(), {'__name__': '__codebox__'})", b64) < 0)
         s_argv[0] = NULL;
     free (b64);
+    /* IPython's on-disk history (SQLite) costs about 1 ms per cell */
+    s_argv[1] = s_argv[0] ? (char *) "--HistoryManager.hist_file=:memory:" : NULL;
+    s_argv_disk[0] = s_argv[0];
 }
 
 const char *const *
-gw_figures_argv (const ks_spec_t *spec)
+gw_figures_argv (const ks_spec_t *spec, bool history_on_disk)
 {
     bool ipykernel = false;
     for (size_t i = 0; i < spec->argc && !ipykernel; i++)
@@ -99,5 +105,7 @@ gw_figures_argv (const ks_spec_t *spec)
     if (!ipykernel)
         return NULL;
     pthread_once (&s_once, s_make_argv);
-    return s_argv[0] ? (const char *const *) s_argv : NULL;
+    if (!s_argv[0])
+        return NULL;
+    return history_on_disk ? (const char *const *) s_argv_disk : (const char *const *) s_argv;
 }

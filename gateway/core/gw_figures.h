@@ -1,12 +1,17 @@
-/* gw_figures: the arguments that make plt.show() give figures back under
- * a non-interactive matplotlib backend (see gw_figures.c). Any thread. */
+/* gw_figures: the arguments codebox adds to an ipykernel kernel's argv:
+ * the hook that makes plt.show() give figures back under a
+ * non-interactive matplotlib backend (see gw_figures.c), and IPython's
+ * input history in memory unless the operator keeps it on disk
+ * (CODEBOX_KERNEL_HISTORY). Any thread. */
 #ifndef GW_FIGURES_H
 #define GW_FIGURES_H
+
+#include <stdbool.h>
 
 #include "ks_spec.h"
 
 /* Extra kernel arguments for spec (NULL-terminated, static), or NULL when
  * it is not an ipykernel kernel. */
-const char *const *gw_figures_argv (const ks_spec_t *spec);
+const char *const *gw_figures_argv (const ks_spec_t *spec, bool history_on_disk);
 
 #endif

@@ -1,6 +1,10 @@
 """make bench, the Jupyter websocket part: one execute round trip (`1+1`,
 from execute_request to its `status: idle`) over a kernel's websocket
-channels, p50 and p99, measured interleaved in one run against:
+channels, p50 and p99, measured interleaved in one run. Every peer runs as
+users run it: `store_history=True` (what JupyterLab, Notebook and
+jupyter_client send), each gateway with its own kernel configuration
+(codebox keeps IPython's history in memory by default; the others on
+disk). Against:
 
   - jupyter_client talking to its own ipykernel directly (ZeroMQ);
   - codebox's /api/kernels/{id}/channels (sandboxed kernel, through its relay);
@@ -94,7 +98,7 @@ class WsPeer:
             "header": {"msg_id": mid, "msg_type": "execute_request", "session": "bench",
                        "username": "b", "version": "5.3", "date": ""},
             "parent_header": {}, "metadata": {}, "channel": "shell",
-            "content": {"code": "1+1", "silent": False, "store_history": False,
+            "content": {"code": "1+1", "silent": False, "store_history": True,
                         "user_expressions": {}, "allow_stdin": False}}))
         while True:
             m = json.loads(self.ws.recv())
@@ -116,7 +120,7 @@ class DirectPeer:
 
     def round_trip(self):
         t = time.perf_counter()
-        mid = self.kc.execute("1+1", store_history=False)
+        mid = self.kc.execute("1+1", store_history=True)
         while True:
             m = self.kc.get_iopub_msg(timeout=60)
             if (m["msg_type"] == "status" and m["parent_header"].get("msg_id") == mid
@@ -128,11 +132,11 @@ class DirectPeer:
         self.km.shutdown_kernel(now=True)
 
 
-def start_codebox():
+def start_codebox(env=None):
     state = tempfile.mkdtemp(prefix="codebox-bench-ws-")
     os.chmod(state, 0o755)
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", state + "/s"],
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, **(env or {})))
     while True:
         line = p.stderr.readline()
         m = re.search(r"serving http://127\.0\.0\.1:(\d+)", line)
@@ -160,6 +164,10 @@ def main():
         cb, cb_url = start_codebox()
         procs.append(cb)
         peers.append(("codebox websocket", WsPeer(cb_url)))
+        # the same kernel configuration as the peers' (history on disk)
+        cb2, cb2_url = start_codebox({"CODEBOX_KERNEL_HISTORY": "disk"})
+        procs.append(cb2)
+        peers.append(("codebox websocket, history on disk", WsPeer(cb2_url)))
         peers.append(("jupyter_client direct", DirectPeer()))
         if KG_SRC and os.path.isdir(os.path.join(KG_SRC, "kernel_gateway")):
             for patched in (False, True):

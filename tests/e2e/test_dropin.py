@@ -256,3 +256,27 @@ def test_execution_options_are_honoured(server_factory, tmp_path):
         "environment_variables": {"LD_PRELOAD": "/tmp/x.so"}}})
     assert r.status == 400 and "LD_PRELOAD" in r.text, r.text
     assert s.get("/sessions/eo2").status == 404
+
+
+
+def test_ipython_history_in_memory_by_default(server_factory):
+    """IPython's input history is kept in memory (its SQLite file costs
+    about 1 ms a cell): In, Out, _ and %history work within the session,
+    nothing is written; CODEBOX_KERNEL_HISTORY=disk brings the file back."""
+    for setting, on_disk in ((None, False), ("disk", True)):
+        env = dict(PYTHON_ONLY)
+        if setting:
+            env["CODEBOX_KERNEL_HISTORY"] = setting
+        s = server_factory(env=env)
+        assert s.post("/sessions", {"session_id": "h"}).status == 201
+        rest_run(s, "h", "x = 41")
+        rest_run(s, "h", "x + 1")
+        res = rest_run(s, "h", "print(In[1], Out[2], _ + 0)\n%history -n 1-2")
+        text = stream_of(res)
+        assert text.startswith("x = 41 42 42\n"), res
+        assert "1: x = 41" in text and "2: x + 1" in text, text
+        res = rest_run(s, "h", "import os, IPython\n"
+                               "print(os.path.exists(os.path.join(IPython.paths.get_ipython_dir(), "
+                               "'profile_default', 'history.sqlite')))")
+        assert stream_of(res) == "%s\n" % on_disk, (setting, res)
+        s.stop()
