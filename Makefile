@@ -31,7 +31,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps test check layers unit e2e mcp-test bench run fuzz fuzz-build fuzz-replay valgrind clean
+.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run fuzz fuzz-build fuzz-replay valgrind clean
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -73,7 +73,7 @@ ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit e2e
 endif
 
-check: layers unit fuzz-replay e2e mcp-test
+check: layers unit fuzz-replay e2e mcp-test jupyterlab-test
 
 # The folders of gateway/ are layers; an include may only go downwards.
 layers:
@@ -92,6 +92,11 @@ e2e: $(BUILD)/codebox
 mcp-test: $(BUILD)/codebox $(BUILD)/codebox-conformance
 	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) \
 	    CODEBOX_CONFORMANCE_BIN=$(abspath $(BUILD)/codebox-conformance) $(SAN_ENV) \
+	    node --test --test-concurrency=1 .
+
+# JupyterLab's own kernel client (@jupyterlab/services) against the Jupyter API.
+jupyterlab-test: $(BUILD)/codebox
+	cd tests/jupyterlab && CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) \
 	    node --test --test-concurrency=1 .
 
 # `make valgrind`: memcheck over a short end-to-end scenario (not in `make test`).

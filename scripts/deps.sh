@@ -10,7 +10,8 @@
 #   `deps.sh test` (make test-deps, make test): all that, and what only the
 #                  tests use: Check, pytest, clang for the fuzzers, a
 #                  PostgreSQL server, the npm packages of tests/mcp (the MCP
-#                  SDK, Inspector, conformance suite) and tests/azurite.
+#                  SDK, Inspector, conformance suite), tests/azurite and
+#                  tests/jupyterlab (JupyterLab's kernel client).
 # A step that fails prints its own output and says which step it was.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -173,7 +174,7 @@ fi
 # SDK, Inspector and conformance suite (tests/mcp), Azurite, the official
 # Azure Storage emulator, for the Azure Blob tests (tests/azurite).
 if [ "$WHAT" = test ]; then
-    for dir in tests/mcp tests/azurite; do
+    for dir in tests/mcp tests/azurite tests/jupyterlab; do
         [ -f "$dir/package-lock.json" ] || continue
         if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
             echo "deps: npm ci in $dir"
