@@ -10,6 +10,7 @@
 #include "gw_jupyter.h"
 
 #define GW_JUPYTER_MAX_NB_SESSIONS 4096
+#define GW_JUPYTER_MAX_NB_PER_TENANT 512     /* one tenant cannot fill the table */
 
 /* One /api/sessions entry: a notebook (path) and the kernel it uses. */
 typedef struct {

@@ -75,6 +75,14 @@ s_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *id)
     return session;
 }
 
+static void
+s_reply_nb_full (gw_request_t *req)
+{
+    gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many notebook sessions (at most "
+                            "%d per tenant, %d in all)", GW_JUPYTER_MAX_NB_PER_TENANT,
+                            GW_JUPYTER_MAX_NB_SESSIONS);
+}
+
 /* ---- starting a kernel ---- */
 
 typedef struct {
@@ -100,7 +108,7 @@ s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
         gw_session_end_later (session);
     } else if (start->with_nb) {
         if (s_nb_add (start->self, &start->nb))
-            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many notebook sessions");
+            s_reply_nb_full (req);
         else
             gw_request_reply_json (req, 201, s_nb_model (start->self, &start->nb, session));
     } else
@@ -222,7 +230,10 @@ s_nb_model (gw_jupyter_t *self, const gw_nb_session_t *nb, const gw_session_t *s
 static int
 s_nb_add (gw_jupyter_t *self, const gw_nb_session_t *nb)
 {
-    if (self->n_nb >= GW_JUPYTER_MAX_NB_SESSIONS)
+    int of_tenant = 0;
+    for (int i = 0; i < self->n_nb; i++)
+        of_tenant += strcmp (self->nb[i].tenant, nb->tenant) == 0;
+    if (self->n_nb >= GW_JUPYTER_MAX_NB_SESSIONS || of_tenant >= GW_JUPYTER_MAX_NB_PER_TENANT)
         return -1;
     if (!self->nb && !(self->nb = calloc (GW_JUPYTER_MAX_NB_SESSIONS, sizeof *self->nb)))
         return -1;
@@ -313,7 +324,7 @@ s_post_session (gw_jupyter_t *self, gw_request_t *req, json_t *body)
             return;
         snprintf (nb.kernel_id, sizeof nb.kernel_id, "%s", gw_session_id (session));
         if (s_nb_add (self, &nb))
-            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many notebook sessions");
+            s_reply_nb_full (req);
         else
             gw_request_reply_json (req, 201, s_nb_model (self, &nb, session));
         return;

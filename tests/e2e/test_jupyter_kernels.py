@@ -534,3 +534,40 @@ def test_connected_or_running_kernels_are_not_idle(server_factory):
         assert time.monotonic() < deadline, s.log_tail()
         time.sleep(0.2)
     assert "why=idle" in s.log()
+
+
+def test_tenants_do_not_see_each_others_kernels(server_factory):
+    """A kernel belongs to its tenant: another tenant's token lists none of
+    it, gets 404 for it on every route and its websocket, and cannot fill
+    the notebook-session table for everybody."""
+    s = server_factory(env=dict(ENV, CODEBOX_API_TOKENS="a:tok-a,b:tok-b"), token="tok-a")
+    k = start_kernel(s)
+    b = {"token": "tok-b"}
+    assert s.get("/api/kernels", **b).json() == []
+    for method, path in (("GET", "/api/kernels/%s"), ("DELETE", "/api/kernels/%s"),
+                         ("POST", "/api/kernels/%s/interrupt"),
+                         ("POST", "/api/kernels/%s/restart")):
+        assert s.request(method, path % k["id"], **b).status == 404, (method, path)
+    with pytest.raises(websocket.WebSocketBadStatusException) as other:
+        websocket.create_connection(ws_url(s, k["id"], "?token=tok-b"), timeout=10)
+    assert other.value.status_code == 404
+    assert s.post("/api/sessions", {"path": "x.ipynb", "kernel": {"id": k["id"]}},
+                  **b).status == 404
+    # a notebook session of a, invisible to b
+    r = s.post("/api/sessions", {"path": "a.ipynb", "kernel": {"id": k["id"]}})
+    assert r.status == 201
+    assert s.get("/api/sessions", **b).json() == []
+    assert s.get("/api/sessions/" + r.json()["id"], **b).status == 404
+    # the kernel still works for a
+    c = Client(ws_url(s, k["id"], "?token=tok-a"))
+    reply, out = c.run("print('mine')")
+    assert text_of(out) == "mine\n"
+    # one tenant's notebook sessions are bounded (512), others still get theirs
+    for i in range(511):
+        assert s.post("/api/sessions", {"path": "n%d.ipynb" % i,
+                                        "kernel": {"id": k["id"]}}).status == 201
+    r = s.post("/api/sessions", {"path": "over.ipynb", "kernel": {"id": k["id"]}})
+    assert r.status == 429 and "per tenant" in r.text
+    kb = start_kernel(s, **b)
+    assert s.post("/api/sessions", {"path": "b.ipynb", "kernel": {"id": kb["id"]}},
+                  **b).status == 201
