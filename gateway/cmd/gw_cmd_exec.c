@@ -356,8 +356,7 @@ gw_cmd_exec (int argc, char **argv)
         goto out;
     }
     ks_kernel_options_t kopts = {
-        .extra_argv = gw_figures_argv (spec, strcmp (gw_config_str (config, GW_SET_KERNEL_HISTORY),
-                                                     "disk") == 0),
+        .extra_argv = gw_figures_argv (spec, config),
         .runtime_dir = runtime_dir,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
     };

@@ -41,11 +41,11 @@
 #define RELAY_HWM 4                     /* messages waiting per socket */
 #define PARENT_MAX (64u << 10)          /* a parent header we read for the note */
 
-/* One whole message from the kernel that waits for the gateway's side. */
-#define RELAY_UNREACHABLE_MS 5000         /* how long a message waits for the gateway's
+#define RELAY_UNREACHABLE_MS 5000       /* how long a message waits for the gateway's
                                            peer to connect (its stdin socket may
                                            connect after the kernel is ready) */
 
+/* One whole message from the kernel that waits for the gateway's side. */
 typedef struct {
     zmq_msg_t parts[RELAY_PARTS_MAX];
     int n, sent;
@@ -165,8 +165,8 @@ s_give_to_gateway (s_relay_t *self, int ch)
             if (errno == EAGAIN && held->sent == 0)
                 return false;
             /* not connected yet (ROUTER_MANDATORY): wait a little for it */
-            int64_t now = jp_time_now_ms ();
             if (errno == EHOSTUNREACH && held->sent == 0) {
+                int64_t now = jp_time_now_ms ();
                 if (!held->unreachable_since_ms)
                     held->unreachable_since_ms = now;
                 if (now - held->unreachable_since_ms < RELAY_UNREACHABLE_MS)

@@ -75,10 +75,9 @@ static const char S_HOOK_PY[] =
     "else:\n"
     "    sys.meta_path.insert(0, _CodeboxPyplotFinder())\n";
 
-/* {exec_lines, history in memory, NULL}: from [0] with the history in
-   memory, from [1] (the same exec_lines moved there) with it on disk */
+/* {history in memory, exec_lines, NULL}: from [0] with the history in
+   memory, from [1] with it on disk */
 static char *s_argv[3];
-static char *s_argv_disk[2];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 
 /* The exec_lines argument: the hook, base64-encoded so that no quoting
@@ -87,17 +86,16 @@ static void
 s_make_argv (void)
 {
     char *b64 = gw_base64_encode ((const uint8_t *) S_HOOK_PY, sizeof S_HOOK_PY - 1);
-    if (b64 && asprintf (&s_argv[0], "--IPKernelApp.exec_lines=exec(__import__('base64')"
-                         ".b64decode('%s').decode(), {'__name__': '__codebox__'})", b64) < 0)
-        s_argv[0] = NULL;
-    free (b64);
     /* IPython's on-disk history (SQLite) costs about 1 ms per cell */
-    s_argv[1] = s_argv[0] ? (char *) "--HistoryManager.hist_file=:memory:" : NULL;
-    s_argv_disk[0] = s_argv[0];
+    s_argv[0] = (char *) "--HistoryManager.hist_file=:memory:";
+    if (b64 && asprintf (&s_argv[1], "--IPKernelApp.exec_lines=exec(__import__('base64')"
+                         ".b64decode('%s').decode(), {'__name__': '__codebox__'})", b64) < 0)
+        s_argv[1] = NULL;
+    free (b64);
 }
 
 const char *const *
-gw_figures_argv (const ks_spec_t *spec, bool history_on_disk)
+gw_figures_argv (const ks_spec_t *spec, const gw_config_t *config)
 {
     bool ipykernel = false;
     for (size_t i = 0; i < spec->argc && !ipykernel; i++)
@@ -105,7 +103,8 @@ gw_figures_argv (const ks_spec_t *spec, bool history_on_disk)
     if (!ipykernel)
         return NULL;
     pthread_once (&s_once, s_make_argv);
-    if (!s_argv[0])
+    if (!s_argv[1])
         return NULL;
-    return history_on_disk ? (const char *const *) s_argv_disk : (const char *const *) s_argv;
+    bool on_disk = strcmp (gw_config_str (config, GW_SET_KERNEL_HISTORY), "disk") == 0;
+    return (const char *const *) s_argv + (on_disk ? 1 : 0);
 }

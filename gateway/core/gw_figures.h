@@ -6,12 +6,11 @@
 #ifndef GW_FIGURES_H
 #define GW_FIGURES_H
 
-#include <stdbool.h>
-
+#include "gw_config.h"
 #include "ks_spec.h"
 
-/* Extra kernel arguments for spec (NULL-terminated, static), or NULL when
- * it is not an ipykernel kernel. */
-const char *const *gw_figures_argv (const ks_spec_t *spec, bool history_on_disk);
+/* Extra kernel arguments for spec under config (NULL-terminated, static),
+ * or NULL when it is not an ipykernel kernel. */
+const char *const *gw_figures_argv (const ks_spec_t *spec, const gw_config_t *config);
 
 #endif

@@ -138,3 +138,15 @@ gw_request_reply_upgrade (gw_request_t *req, gw_request_upgrade_fn *fn, void *ar
     req->upgrade_arg = arg;
     req->complete (req);
 }
+
+void
+gw_upgraded_close (gw_upgraded_t **up_p)
+{
+    if (!up_p || !*up_p)
+        return;
+    gw_upgraded_t *up = *up_p;
+    up->close (up->handle);
+    free (up->extra);
+    free (up);
+    *up_p = NULL;
+}

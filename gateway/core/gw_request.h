@@ -36,10 +36,13 @@ typedef struct {
     void *handle;
     void (*close) (void *handle);
 } gw_upgraded_t;
-/* Gets the connection (owned: call up->close(up->handle), then free up),
- * or NULL when the client left before the switch; runs in the transport's
- * thread. */
+/* Gets the connection (owned: gw_upgraded_close ends it), or NULL when the
+ * client left before the switch; runs in the transport's thread. */
 typedef void (gw_request_upgrade_fn) (gw_upgraded_t *up, void *arg);
+
+/* Closes a switched connection through its transport, frees it, and nulls
+ * *up_p. Safe on NULL. */
+void gw_upgraded_close (gw_upgraded_t **up_p);
 
 struct gw_request {
     /* request, set by the transport */

@@ -482,6 +482,17 @@ gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n)
         ks_kernel_dispatch (self->kernel, items, n);
 }
 
+/* Kills the kernel now, quietly (no death handling: the caller ends the
+ * running job itself), for tick to start a fresh one. */
+static void
+s_kill_for_restart (gw_session_t *self)
+{
+    self->restart_pending = true;
+    ks_kernel_set_handlers (self->kernel, NULL, NULL, NULL);
+    ks_kernel_kill (self->kernel);
+    ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
+}
+
 /* Stops the running job once it used more CPU time than allowed (all the
  * kernel's processes and threads count), as a timeout does. */
 static void
@@ -535,10 +546,7 @@ gw_session_tick (gw_session_t *self, int64_t now)
                             job->stop_as == GW_EXEC_TIMEOUT ? "TimeoutError" : "Cancelled",
                             "the execution did not stop after an interrupt; the kernel was "
                             "restarted and its state is lost");
-        self->restart_pending = true;
-        ks_kernel_set_handlers (self->kernel, NULL, NULL, NULL);
-        ks_kernel_kill (self->kernel);
-        ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
+        s_kill_for_restart (self);
         s_finish_running (self, job->stop_as);
     }
     if (self->restart_pending && self->kernel
@@ -546,22 +554,26 @@ gw_session_tick (gw_session_t *self, int64_t now)
         s_restart (self);
 }
 
+/* True when a client's message can go to the kernel now (it is used). */
+static bool
+s_ready_for_client (gw_session_t *self)
+{
+    if (!self->kernel || ks_kernel_state (self->kernel) != KS_KERNEL_READY)
+        return false;
+    self->last_used_ms = jp_time_now_ms ();
+    return true;
+}
+
 int
 gw_session_send (gw_session_t *self, jp_channel_t channel, const jp_msg_t *msg)
 {
-    if (!self->kernel || ks_kernel_state (self->kernel) != KS_KERNEL_READY)
-        return -EAGAIN;
-    self->last_used_ms = jp_time_now_ms ();
-    return ks_kernel_send (self->kernel, channel, msg);
+    return s_ready_for_client (self) ? ks_kernel_send (self->kernel, channel, msg) : -EAGAIN;
 }
 
 int
 gw_session_interrupt (gw_session_t *self)
 {
-    if (!self->kernel || ks_kernel_state (self->kernel) != KS_KERNEL_READY)
-        return -EAGAIN;
-    self->last_used_ms = jp_time_now_ms ();
-    return ks_kernel_interrupt (self->kernel);
+    return s_ready_for_client (self) ? ks_kernel_interrupt (self->kernel) : -EAGAIN;
 }
 
 void
@@ -580,10 +592,7 @@ gw_session_restart (gw_session_t *self)
         gw_execution_abort (job->exec, job->stop_as, "KernelRestarted",
                             "the kernel was restarted on request; its state is lost");
     }
-    self->restart_pending = true;
-    ks_kernel_set_handlers (self->kernel, NULL, NULL, NULL);
-    ks_kernel_kill (self->kernel);
-    ks_kernel_set_handlers (self->kernel, s_on_msg, s_on_state, self);
+    s_kill_for_restart (self);
     if (job)
         s_finish_running (self, job->stop_as);
 }

@@ -213,11 +213,7 @@ s_client_free (gw_ws_client_t *c)
         jp_msg_destroy (&c->pending[i]);
     if (c->ws)
         wslay_event_context_free (c->ws);
-    if (c->conn) {
-        c->conn->close (c->conn->handle);
-        free (c->conn->extra);
-        free (c->conn);
-    }
+    gw_upgraded_close (&c->conn);
     free (c);
 }
 
@@ -279,15 +275,15 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
 static int64_t
 s_deadline (void *arg, int64_t now)
 {
-    (void) now;
     gw_jupyter_t *self = arg;
     int64_t d = -1;
     for (gw_ws_client_t *c = self->clients; c; c = c->next) {
-        int64_t t = c->dead ? 0 : c->n_pending ? jp_time_now_ms () + 100 : c->close_by_ms;
+        if (c->dead)
+            return 0;   /* freed in this turn's tick */
+        /* held messages retried every 100 ms; a closing client's last moment */
+        int64_t t = c->n_pending ? now + 100 : c->close_by_ms;
         if (t && (d < 0 || t < d))
             d = t;
-        if (c->dead)
-            d = 0;
     }
     return d;
 }
@@ -444,13 +440,7 @@ s_attach (gw_server_t *server, void *arg)
         .recv_callback = s_recv_cb, .send_callback = s_send_cb, .on_msg_recv_callback = s_on_msg,
     };
     if (!c || self->closed || wslay_event_context_server_init (&c->ws, &callbacks, c)) {
-        if (c)
-            c->conn = h->conn;
-        else {
-            h->conn->close (h->conn->handle);
-            free (h->conn->extra);
-            free (h->conn);
-        }
+        gw_upgraded_close (&h->conn);
         if (c)
             s_client_free (c);
         free (h);
@@ -503,9 +493,7 @@ s_handed_over (gw_upgraded_t *conn, void *arg)
     gw_jupyter_t *self = h->self;
     atomic_fetch_add (&self->handing_over, 1);
     if (atomic_load (&self->closing) || gw_server_call (self->server, s_attach, h)) {
-        conn->close (conn->handle);
-        free (conn->extra);
-        free (conn);
+        gw_upgraded_close (&h->conn);
         free (h);
     }
     atomic_fetch_sub (&self->handing_over, 1);
@@ -550,13 +538,9 @@ gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id)
                                 "in base64");
         return;
     }
-    gw_caller_t caller = gw_request_caller (req);
-    gw_error_t e;
-    gw_session_t *session = gw_sessions_lookup (self->server, &caller, id, &e);
-    if (!session) {
-        gw_request_reply_error (req, GW_E_NOT_FOUND, "no kernel %.80s", id);
+    gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
+    if (!session)
         return;
-    }
     if (self->closed || self->n_clients >= S_MAX_CLIENTS
         || gw_jupyter_connections (self, session) >= S_MAX_PER_KERNEL) {
         gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many websockets (at most %d "

@@ -41,6 +41,11 @@ struct gw_jupyter {
  * execution_state, connections. */
 json_t *gw_jupyter_kernel_model (gw_jupyter_t *self, const gw_session_t *session);
 
+/* The caller's kernel id names (one-shot MCP runs are no kernels), or
+ * NULL after answering 404. */
+gw_session_t *gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req,
+                                          const char *id);
+
 /* Ends the notebook sessions that use the kernel session (it ends). */
 void gw_jupyter_forget_kernel (gw_jupyter_t *self, const gw_session_t *session);
 

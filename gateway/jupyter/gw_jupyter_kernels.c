@@ -62,8 +62,8 @@ s_body (gw_request_t *req)
     return body;
 }
 
-static gw_session_t *
-s_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *id)
+gw_session_t *
+gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *id)
 {
     gw_caller_t caller = gw_request_caller (req);
     gw_error_t e;
@@ -117,11 +117,21 @@ s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
 }
 
 /* Starts a kernel of name (NULL: the default) with the KERNEL_* entries of
- * env, and answers when it is ready (start is taken). */
+ * env, and answers when it is ready: with the kernel's model, or with nb's
+ * (a notebook session added for it) when nb is given. */
 static void
 s_start_kernel (gw_jupyter_t *self, gw_request_t *req, const char *name, json_t *env,
-                s_start_t *start)
+                const gw_nb_session_t *nb)
 {
+    s_start_t *start = calloc (1, sizeof *start);
+    if (!start) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    if (nb) {
+        start->nb = *nb;
+        start->with_nb = true;
+    }
     json_t *vars = json_object ();
     const char *key;
     json_t *value;
@@ -188,18 +198,14 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
                                 "object");
         return;
     }
-    s_start_t *start = calloc (1, sizeof *start);
-    if (!start)
-        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
-    else
-        s_start_kernel (self, req, json_string_value (name), env, start);
+    s_start_kernel (self, req, json_string_value (name), env, NULL);
     json_decref (body);
 }
 
 void
 gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id, const char *action)
 {
-    gw_session_t *session = s_kernel_or_reply (self, req, id);
+    gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
     if (!session)
         return;
     if (!action && strcmp (req->method, "DELETE") == 0) {
@@ -319,7 +325,7 @@ s_post_session (gw_jupyter_t *self, gw_request_t *req, json_t *body)
     json_t *k = json_object_get (body, "kernel");
     const char *kid = json_string_value (json_object_get (k, "id"));
     if (kid) {
-        gw_session_t *session = s_kernel_or_reply (self, req, kid);
+        gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, kid);
         if (!session)
             return;
         snprintf (nb.kernel_id, sizeof nb.kernel_id, "%s", gw_session_id (session));
@@ -329,15 +335,8 @@ s_post_session (gw_jupyter_t *self, gw_request_t *req, json_t *body)
             gw_request_reply_json (req, 201, s_nb_model (self, &nb, session));
         return;
     }
-    s_start_t *start = calloc (1, sizeof *start);
-    if (!start) {
-        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
-        return;
-    }
-    start->nb = nb;
-    start->with_nb = true;
     s_start_kernel (self, req, json_string_value (json_object_get (k, "name")),
-                    json_object_get (k, "env"), start);
+                    json_object_get (k, "env"), &nb);
 }
 
 static void
@@ -352,7 +351,7 @@ s_patch_session (gw_jupyter_t *self, gw_request_t *req, gw_nb_session_t *nb, jso
     const char *kid = json_string_value (json_object_get (k, "id"));
     const char *kname = json_string_value (json_object_get (k, "name"));
     if (kid) {
-        gw_session_t *session = s_kernel_or_reply (self, req, kid);
+        gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, kid);
         if (!session)
             return;
         snprintf (next.kernel_id, sizeof next.kernel_id, "%s", gw_session_id (session));
@@ -360,17 +359,10 @@ s_patch_session (gw_jupyter_t *self, gw_request_t *req, gw_nb_session_t *nb, jso
     gw_session_t *old = s_nb_kernel (self, nb);
     if (!kid && kname && (!old || strcmp (kname, gw_session_spec (old)->name) != 0)) {
         /* another kind of kernel: a new one replaces the old */
-        s_start_t *start = calloc (1, sizeof *start);
-        if (!start) {
-            gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
-            return;
-        }
-        start->nb = next;
-        start->with_nb = true;
         s_nb_remove (self, nb);
         if (old)
             gw_sessions_end (self->server, old);
-        s_start_kernel (self, req, kname, json_object_get (k, "env"), start);
+        s_start_kernel (self, req, kname, json_object_get (k, "env"), &next);
         return;
     }
     *nb = next;

@@ -10,24 +10,13 @@
 
 #include "gw_base64.h"
 
-static const char *const s_names[JP_CHANNEL_COUNT] = {
-    [JP_CHANNEL_SHELL] = "shell", [JP_CHANNEL_IOPUB] = "iopub", [JP_CHANNEL_STDIN] = "stdin",
-    [JP_CHANNEL_CONTROL] = "control", [JP_CHANNEL_HB] = "hb",
-};
-
 int
 gw_jupyter_channel (const char *name)
 {
     for (int i = 0; name && i < JP_CHANNEL_COUNT; i++)
-        if (strcmp (name, s_names[i]) == 0)
+        if (strcmp (name, jp_channel_name ((jp_channel_t) i)) == 0)
             return i;
     return -1;
-}
-
-const char *
-gw_jupyter_channel_name (jp_channel_t channel)
-{
-    return (int) channel >= 0 && channel < JP_CHANNEL_COUNT ? s_names[channel] : "?";
 }
 
 static uint64_t
@@ -268,7 +257,7 @@ gw_jupyter_decode (const uint8_t *data, size_t len, bool binary, bool v1,
 static uint8_t *
 s_encode_v1 (const jp_msg_t *msg, jp_channel_t channel, size_t *len)
 {
-    const char *name = gw_jupyter_channel_name (channel);
+    const char *name = jp_channel_name (channel);
     char *json[4] = {
         json_dumps (msg->header, JSON_COMPACT), json_dumps (msg->parent_header, JSON_COMPACT),
         json_dumps (msg->metadata, JSON_COMPACT), json_dumps (msg->content, JSON_COMPACT),
@@ -314,7 +303,7 @@ s_encode_json_mode (const jp_msg_t *msg, jp_channel_t channel, size_t *len, bool
     json_t *root = json_pack ("{s:O, s:O, s:O, s:O, s:s, s:O, s:O, s:[]}", "header",
                               msg->header, "parent_header", msg->parent_header, "metadata",
                               msg->metadata, "content", msg->content, "channel",
-                              gw_jupyter_channel_name (channel), "msg_id",
+                              jp_channel_name (channel), "msg_id",
                               json_object_get (msg->header, "msg_id"), "msg_type",
                               json_object_get (msg->header, "msg_type"), "buffers");
     char *text = root ? json_dumps (root, JSON_COMPACT) : NULL;

@@ -27,10 +27,9 @@
 #define GW_JUPYTER_V1_PROTOCOL "v1.kernel.websocket.jupyter.org"
 #define GW_JUPYTER_MAX_BUFFERS 64
 
-/* The channel named name ("shell", "iopub", "stdin", "control", "hb"), or
- * -1. */
+/* The channel named name (jp_channel_name's "shell", "iopub", "stdin",
+ * "control", "hb"), or -1. */
 int gw_jupyter_channel (const char *name);
-const char *gw_jupyter_channel_name (jp_channel_t channel);
 
 /* Parses one frame from a client: text (a JSON message) or binary (in v1
  * when v1, else the JSON mode's buffers format). On success returns the

@@ -1,6 +1,6 @@
-/* gw_rest: the REST API's session, execution
- * and metrics handlers (files are in gw_rest_files.c). Every route of the
- * contract; errors as {"error":{"code","message"}}.
+/* gw_rest: the REST API's session, execution and metrics handlers (files
+ * are in gw_rest_files.c, kernelspecs in gw_rest_kernelspecs.c). Every
+ * route of the contract; errors as {"error":{"code","message"}}.
  *
  * Threads: the loop thread only. */
 #include "gw_rest.h"
@@ -304,7 +304,6 @@ s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const
         gw_request_reply_json (req, 200, gw_job_status_json (job));
     }
 }
-
 
 void
 gw_rest_metrics (gw_server_t *server, gw_request_t *req)
