@@ -67,8 +67,8 @@ s_line (s_stdio_t *io, const char *line, size_t len)
         return;
     *reply = (gw_mcp_reply_t) {.send = s_send, .end = s_end,
         .keepalive = NULL, .can_stream = true};
-    gw_overrides_t none = {0};
-    gw_mcp_handle_text (io->mcp, io->client, line, len, &none, reply);
+    gw_mcp_in_t in = {0};   /* the era: what each message says */
+    gw_mcp_handle_text (io->mcp, io->client, line, len, &in, reply);
 }
 
 /* stdin is readable: read what is there and handle whole lines. */

@@ -2,6 +2,7 @@
  * whose parent it is. Threads: the thread that owns the kernel. */
 #include "gw_execution.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,9 @@ struct gw_execution {
     int64_t started_ms, finished_ms;
     gw_output_fn *on_output;
     void *arg;
+    gw_input_fn *on_input;      /* set: input() asks it instead of failing */
+    void *input_arg;
+    json_t *input_header;       /* the header of the input_request waiting */
 };
 
 gw_execution_t *
@@ -63,6 +67,7 @@ gw_execution_destroy (gw_execution_t **self_p)
     free (self->open_text);
     json_decref (self->items);
     json_decref (self->reply);
+    json_decref (self->input_header);
     free (self);
     *self_p = NULL;
 }
@@ -74,6 +79,37 @@ gw_execution_set_output_handler (gw_execution_t *self, gw_output_fn *fn, void *a
     self->arg = arg;
 }
 
+void
+gw_execution_set_input_handler (gw_execution_t *self, gw_input_fn *fn, void *arg)
+{
+    self->on_input = fn;
+    self->input_arg = arg;
+}
+
+bool
+gw_execution_waiting_input (const gw_execution_t *self)
+{
+    return self->input_header != NULL;
+}
+
+int
+gw_execution_answer_input (gw_execution_t *self, const char *value)
+{
+    if (!self->input_header || !self->kernel || self->status != GW_EXEC_RUNNING)
+        return -ENOENT;
+    jp_msg_t *reply = ks_kernel_msg_new (self->kernel, "input_reply");
+    if (!reply)
+        return -ENOMEM;
+    jp_msg_t parent = {.header = self->input_header};
+    jp_msg_set_parent (reply, &parent);
+    jp_msg_set_content (reply, json_pack ("{s:s}", "value", value));
+    int rc = ks_kernel_send (self->kernel, JP_CHANNEL_STDIN, reply);
+    jp_msg_destroy (&reply);
+    json_decref (self->input_header);
+    self->input_header = NULL;
+    return rc;
+}
+
 int
 gw_execution_start (gw_execution_t *self, ks_kernel_t *kernel)
 {
@@ -82,7 +118,7 @@ gw_execution_start (gw_execution_t *self, ks_kernel_t *kernel)
         return -1;
     jp_msg_set_content (msg, json_pack ("{s:s, s:b, s:b, s:{}, s:b, s:b}", "code",
                                         self->code, "silent", 0, "store_history", 1,
-                                        "user_expressions", "allow_stdin", 0,
+                                        "user_expressions", "allow_stdin", self->on_input != NULL,
                                         /* we send one request at a time: a
                                            kernel that aborts its queue after
                                            an error would only abort the next
@@ -425,10 +461,19 @@ s_maybe_finish (gw_execution_t *self)
     self->finished_ms = jp_time_now_ms ();
 }
 
-/* Answers an input_request so input() returns at once. */
+/* An input_request: asks the input handler, or answers an empty line so
+ * input() returns at once. */
 static void
 s_on_input_request (gw_execution_t *self, const jp_msg_t *request)
 {
+    if (self->on_input) {
+        json_decref (self->input_header);
+        self->input_header = json_deep_copy (request->header);
+        json_t *content = request->content;
+        self->on_input (self, json_string_value (json_object_get (content, "prompt")),
+                        json_is_true (json_object_get (content, "password")), self->input_arg);
+        return;
+    }
     jp_msg_t *reply = self->kernel ? ks_kernel_msg_new (self->kernel, "input_reply") : NULL;
     if (!reply)
         return;

@@ -11,8 +11,9 @@
  * It is finished only when both its execute_reply and the kernel's
  * status: idle for it arrived, in either order, or when the owner aborts it
  * (kernel died, timeout, cancel). Text beyond max_output_bytes is cut with a
- * visible marker. input() fails fast: requests go out with allow_stdin false
- * and any input_request is answered with an empty line.
+ * visible marker. input() fails fast (requests go out with allow_stdin false
+ * and any input_request is answered with an empty line) unless an input
+ * handler is set: then the kernel waits until gw_execution_answer_input.
  *
  * Threads: used only by the thread that owns the kernel. */
 #ifndef GW_EXECUTION_H
@@ -42,6 +43,11 @@ typedef struct gw_execution gw_execution_t;
  * only the new text). */
 typedef void (gw_output_fn) (gw_execution_t *exec, json_t *item, void *arg);
 
+/* Called when the code asks for input (prompt borrowed); the kernel waits
+ * for gw_execution_answer_input. */
+typedef void (gw_input_fn) (gw_execution_t *exec, const char *prompt, bool password,
+                            void *arg);
+
 /* A new queued execution of code (copied). max_output_bytes 0 = no limit. */
 gw_execution_t *gw_execution_new (const char *code, size_t max_output_bytes);
 
@@ -49,6 +55,16 @@ gw_execution_t *gw_execution_new (const char *code, size_t max_output_bytes);
 void gw_execution_destroy (gw_execution_t **self_p);
 
 void gw_execution_set_output_handler (gw_execution_t *self, gw_output_fn *fn, void *arg);
+
+/* Lets the code's input() ask fn (before gw_execution_start). */
+void gw_execution_set_input_handler (gw_execution_t *self, gw_input_fn *fn, void *arg);
+
+/* True while an input() waits for its answer. */
+bool gw_execution_waiting_input (const gw_execution_t *self);
+
+/* Answers the waiting input() with value. Returns 0, -ENOENT when none
+ * waits, or a negative send error. */
+int gw_execution_answer_input (gw_execution_t *self, const char *value);
 
 /* Sends the execute_request to kernel (borrowed, must stay alive while the
  * execution runs) and marks it running. Returns 0 or a negative code. */

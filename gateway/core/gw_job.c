@@ -2,6 +2,8 @@
  * Threads: the loop thread only. */
 #include "gw_job_internal.h"
 
+#include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +62,43 @@ gw_job_output (gw_job_t *job, json_t *item)
         o->fn (job, GW_JOB_OUTPUT, item, o);
 }
 
+void
+gw_job_allow_input (gw_job_t *job)
+{
+    job->allow_input = true;
+}
+
+json_t *
+gw_job_input_waiting (const gw_job_t *job)
+{
+    return job->input;
+}
+
+int
+gw_job_answer_input (gw_job_t *job, const char *value)
+{
+    if (!job->input || !job->exec)
+        return -ENOENT;
+    json_decref (job->input);
+    job->input = NULL;
+    return gw_execution_answer_input (job->exec, value);
+}
+
+void
+gw_job_input (gw_job_t *job, json_t *item)
+{
+    json_decref (job->input);
+    job->input = json_incref (item);
+    for (gw_job_observer_t *o = job->observers, *next; o; o = next) {
+        next = o->next;
+        o->fn (job, GW_JOB_INPUT, item, o);
+    }
+}
+
 static void
 s_job_free (gw_job_t *job)
 {
+    json_decref (job->input);
     s_tell_all (job, GW_JOB_SHUTDOWN);
     gw_execution_destroy (&job->exec);
     gw_snapshot_destroy (&job->before);
@@ -219,6 +255,8 @@ gw_job_finish (gw_job_t *job, gw_exec_status_t status)
     job->status = status;
     job->held = false;
     job->finished_ms = jp_time_now_ms ();
+    json_decref (job->input);
+    job->input = NULL;
     free (job->code);           /* a queue of big cells must not outlive it */
     job->code = NULL;
     s_tell_all (job, GW_JOB_FINISHED);

@@ -28,6 +28,7 @@ typedef struct gw_job gw_job_t;
  * job is dropped from the store). */
 typedef enum {
     GW_JOB_OUTPUT,
+    GW_JOB_INPUT,               /* the code's input() waits: item {"prompt","password"} */
     GW_JOB_FINISHED,
     GW_JOB_WAIT_OVER,
     GW_JOB_SHUTDOWN,
@@ -99,6 +100,19 @@ void gw_job_observe (gw_job_t *job, gw_job_observer_t *observer);
 
 /* Takes observer off job's list, if it is on it. */
 void gw_job_unobserve (gw_job_t *job, gw_job_observer_t *observer);
+
+/* Lets the job's input() wait for an answer (gw_job_answer_input) and
+ * tell its observers GW_JOB_INPUT, instead of failing at once. Before it
+ * starts. */
+void gw_job_allow_input (gw_job_t *job);
+/* The prompt of the input() that waits ({"prompt","password"}, borrowed),
+ * or NULL when none waits. */
+json_t *gw_job_input_waiting (const gw_job_t *job);
+/* Answers the waiting input(). Returns 0 or -ENOENT (none waits). */
+int gw_job_answer_input (gw_job_t *job, const char *value);
+/* Tells every observer that input() waits (item borrowed); the session
+ * calls it. */
+void gw_job_input (gw_job_t *job, json_t *item);
 
 /* Tells every observer of an output item (borrowed). */
 void gw_job_output (gw_job_t *job, json_t *item);

@@ -22,6 +22,8 @@ struct gw_job {
     json_t *new_artifacts;
     gw_snapshot_t *before;
     gw_job_observer_t *observers;   /* long polls, MCP calls, installs */
+    bool allow_input;           /* input() asks the observers (MCP) */
+    json_t *input;              /* the prompt input() waits on, or NULL */
     bool transient;             /* nobody will ask for it once finished (MCP):
                                    dropped at the next expiry pass */
     gw_job_t *next_queued;

@@ -190,6 +190,7 @@ s_fail_queued (gw_job_t *job, gw_exec_status_t status, const char *ename, const 
 }
 
 static void s_on_job_output (gw_execution_t *exec, json_t *item, void *arg);
+static void s_on_job_input (gw_execution_t *exec, const char *prompt, bool password, void *arg);
 
 static void
 s_start_next (gw_session_t *self)
@@ -205,6 +206,8 @@ s_start_next (gw_session_t *self)
         job->before = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
         if (job->exec)
             gw_execution_set_output_handler (job->exec, s_on_job_output, job);
+        if (job->exec && job->allow_input)
+            gw_execution_set_input_handler (job->exec, s_on_job_input, job);
         if (!job->exec || gw_execution_start (job->exec, self->kernel) != 0) {
             s_fail_queued (job, GW_EXEC_ERROR, "InternalError",
                            "the code could not be sent to the kernel");
@@ -226,6 +229,17 @@ s_on_job_output (gw_execution_t *exec, json_t *item, void *arg)
     (void) exec;
     gw_job_t *job = arg;
     gw_job_output (job, item);
+}
+
+/* The running job's input() waits: its observers are told. */
+static void
+s_on_job_input (gw_execution_t *exec, const char *prompt, bool password, void *arg)
+{
+    (void) exec;
+    json_t *item = json_pack ("{s:s, s:b}", "prompt", prompt ? prompt : "", "password", password);
+    if (item)
+        gw_job_input (arg, item);
+    json_decref (item);
 }
 
 /* Fails everything queued (the kernel cannot run it). */

@@ -38,6 +38,7 @@ s_call_free (gw_mcp_call_t *call)
         gw_job_unobserve (call->job, &call->watch);
     json_decref (call->id);
     json_decref (call->progress_token);
+    json_decref (call->task_ids);
     free (call->pending);
     free (call);
 }
@@ -65,16 +66,27 @@ static void
 s_call_cancel (gw_mcp_t *self, gw_mcp_call_t *call)
 {
     (void) self;
+    if (call->cancelled)
+        return;
     call->cancelled = true;
     if (call->reply) {
         gw_mcp_reply_t *reply = call->reply;
         call->reply = NULL;
         reply->end (reply);
     }
+    /* a queued job ends at once, and its end frees the call */
+    void (*on_cancel) (void *arg) = call->on_cancel;
+    void *cancel_arg = call->cancel_arg;
     if (call->job && gw_job_session (call->job) && !gw_job_finished (call->job))
         gw_session_cancel (gw_job_session (call->job), call->job);
-    if (call->on_cancel)
-        call->on_cancel (call->cancel_arg);
+    if (on_cancel)
+        on_cancel (cancel_arg);
+}
+
+void
+gw_mcp_call_cancel (gw_mcp_call_t *call)
+{
+    s_call_cancel (call->mcp, call);
 }
 
 void
@@ -96,6 +108,8 @@ gw_mcp_destroy (gw_mcp_t **self_p)
         self->clients = c->next;
         free (c);
     }
+    gw_mcp_tasks_destroy (self);
+    json_decref (self->tools);
     free (self);
     *self_p = NULL;
 }
@@ -155,11 +169,16 @@ gw_mcp_clients_expire (gw_mcp_t *self, int64_t now, int64_t idle_ms,
 void
 gw_mcp_client_end (gw_mcp_t *self, gw_mcp_client_t *client)
 {
-    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
-        if (call->client == client) {
-            s_call_cancel (self, call);
-            call->client = NULL;
-        }
+    /* a cancel may free the call (and change the list): look again each time */
+    for (;;) {
+        gw_mcp_call_t *call = self->calls;
+        while (call && call->client != client)
+            call = call->next;
+        if (!call)
+            break;
+        call->client = NULL;
+        s_call_cancel (self, call);
+    }
     for (gw_mcp_client_t **link = &self->clients; *link; link = &(*link)->next)
         if (*link == client) {
             *link = client->next;
@@ -213,12 +232,57 @@ gw_mcp_respond (gw_mcp_reply_t *reply, json_t *id, json_t *result)
     if (strstr (reply->log, " tool="))
         s_log_field (reply, "is_error",
                      json_is_true (json_object_get (result, "isError")) ? "true" : "false");
+    if (!result)
+        result = json_object ();
+    if (reply->stateless && result && !json_object_get (result, "resultType"))
+        json_object_set_new (result, "resultType", json_string ("complete"));
     json_t *msg = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null (),
-                             "result", result ? result : json_object ());
+                             "result", result);
     if (msg)
         reply->send (reply, msg);
     json_decref (msg);
     reply->end (reply);
+}
+
+/* The HTTP status of an error of the stateless era. */
+static int
+s_error_status (int code)
+{
+    return code == -32601 ? 404 : code == -32603 ? 500 : 400;
+}
+
+/* Sends an error response {"code","message","data"?} (data stolen) and
+ * ends. */
+static void
+s_respond_error_data (gw_mcp_reply_t *reply, json_t *id, int code, json_t *data,
+                      const char *message)
+{
+    char code_text[16];
+    snprintf (code_text, sizeof code_text, "%d", code);
+    s_log_field (reply, "error", code_text);
+    if (reply->stateless && !reply->status)
+        reply->status = s_error_status (code);
+    json_t *msg = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                             id ? id : json_null (), "error", "code", code, "message", message);
+    if (msg && data)
+        json_object_set (json_object_get (msg, "error"), "data", data);
+    json_decref (data);
+    if (msg)
+        reply->send (reply, msg);
+    json_decref (msg);
+    reply->end (reply);
+}
+
+void
+gw_mcp_respond_error (gw_mcp_reply_t *reply, json_t *id, int code, json_t *data,
+                      const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (message, sizeof message, fmt, ap);
+    va_end (ap);
+    s_respond_error_data (reply, id, code, data, message);
 }
 
 /* Sends an error response and ends. */
@@ -234,15 +298,7 @@ s_respond_error (gw_mcp_reply_t *reply, json_t *id, int code, const char *fmt, .
     va_start (ap, fmt);
     vsnprintf (message, sizeof message, fmt, ap);
     va_end (ap);
-    char code_text[16];
-    snprintf (code_text, sizeof code_text, "%d", code);
-    s_log_field (reply, "error", code_text);
-    json_t *msg = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-                             id ? id : json_null (), "error", "code", code, "message", message);
-    if (msg)
-        reply->send (reply, msg);
-    json_decref (msg);
-    reply->end (reply);
+    s_respond_error_data (reply, id, code, NULL, message);
 }
 
 void
@@ -261,6 +317,27 @@ gw_mcp_log (gw_mcp_ctx_t *ctx, const char *level, const char *text)
     json_decref (msg);
 }
 
+const char gw_mcp_instructions[] =
+    "Run code in persistent Jupyter kernels (Python, JavaScript, ...). Call session_info "
+    "first, reuse one session_id so variables persist, save files for the user under "
+    "output/, and read the codebox://guide resource for more.";
+
+json_t *
+gw_mcp_capabilities (gw_mcp_t *self, bool stateless)
+{
+    (void) self;
+    if (!stateless)
+        return json_pack ("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}}", "tools", "listChanged", 0,
+                          "resources", "subscribe", 0, "listChanged", 0, "prompts",
+                          "listChanged", 0, "logging");
+    /* 2026-07-28: lists change for subscriptions/listen as they do for
+       anyone: resources when a run leaves new files under output/ */
+    return json_pack ("{s:{s:b}, s:{s:b}, s:{s:b}, s:{}, s:{}, s:{s:{}}}", "tools",
+                      "listChanged", 0, "resources", "listChanged", 1, "prompts",
+                      "listChanged", 0, "completions", "logging", "extensions",
+                      GW_MCP_TASKS_EXTENSION);
+}
+
 /* initialize: agree on a version; answer capabilities and server info. */
 static json_t *
 s_initialize (gw_mcp_t *self, gw_mcp_client_t *client, json_t *params)
@@ -272,23 +349,17 @@ s_initialize (gw_mcp_t *self, gw_mcp_client_t *client, json_t *params)
             version = gw_mcp_versions[i];
     snprintf (client->version, sizeof client->version, "%s", version);
     client->initialized = true;
-    (void) self;
-    return json_pack ("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
-                      "protocolVersion", version, "capabilities", "tools", "listChanged", 0,
-                      "resources", "subscribe", 0, "listChanged", 0, "prompts", "listChanged",
-                      0, "logging", "serverInfo", "name", "codebox", "title",
-                      "codebox code interpreter", "version", CODEBOX_VERSION, "instructions",
-                      "Run code in persistent Jupyter kernels (Python, JavaScript, ...). "
-                      "Call session_info first, reuse one session_id so variables persist, "
-                      "save files for the user under output/, and read the codebox://guide "
-                      "resource for more.");
+    return json_pack ("{s:s, s:o, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
+                      "capabilities", gw_mcp_capabilities (self, false), "serverInfo", "name",
+                      "codebox", "title", "codebox code interpreter", "version",
+                      CODEBOX_VERSION, "instructions", gw_mcp_instructions);
 }
 
 /* Handles a notification (no response). */
 static void
 s_notification (gw_mcp_t *self, gw_mcp_client_t *client, const char *method, json_t *params)
 {
-    if (strcmp (method, "notifications/cancelled") != 0)
+    if (!client || strcmp (method, "notifications/cancelled") != 0)
         return;     /* initialized, roots changes...: nothing to do */
     json_t *rid = json_object_get (params, "requestId");
     for (gw_mcp_call_t *call = self->calls; rid && call; call = call->next)
@@ -306,18 +377,164 @@ s_conformance (gw_mcp_t *self)
     return gw_config_bool (gw_server_config (self->server), GW_SET_MCP_CONFORMANCE);
 }
 
-/* Dispatches one request. Ends reply on every path (maybe later). */
-static void
-s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *method,
-           json_t *params, const gw_overrides_t *overrides, gw_mcp_reply_t *reply)
+json_t *
+gw_mcp_tools (gw_mcp_t *self)
 {
-    if (params && !json_is_object (params)) {
-        s_respond_error (reply, id, -32602, "params must be an object");
+    if (!self->tools)
+        self->tools = gw_mcp_tools_list (s_conformance (self));
+    return self->tools;
+}
+
+json_t *
+gw_mcp_tool_find (gw_mcp_t *self, const char *name)
+{
+    size_t i;
+    json_t *tool;
+    json_array_foreach (json_object_get (gw_mcp_tools (self), "tools"), i, tool)
+        if (name && strcmp (json_string_value (json_object_get (tool, "name")), name) == 0)
+            return tool;
+    return NULL;
+}
+
+/* Tools that run code, whose input() a client may answer. */
+static bool
+s_runs_code (const char *tool)
+{
+    return strcmp (tool, "exec_code") == 0 || strcmp (tool, "run_python_code") == 0
+           || strcmp (tool, "run_javascript_code") == 0;
+}
+
+/* Tools whose calls may become tasks: they can run for minutes. */
+static bool
+s_task_capable (const char *tool)
+{
+    static const char *const names[] = {"exec_code", "run_python_code", "run_javascript_code",
+                                        "install_package", "upload_file", "exec_sql", NULL};
+    for (int i = 0; names[i]; i++)
+        if (strcmp (names[i], tool) == 0)
+            return true;
+    return false;
+}
+
+/* tools/call, either era. */
+static void
+s_tools_call (gw_mcp_ctx_t *ctx, json_t *params)
+{
+    gw_mcp_reply_t *reply = ctx->reply;
+    const char *name = json_string_value (json_object_get (params, "name"));
+    json_t *args = json_object_get (params, "arguments");
+    if (name)
+        s_log_field (reply, "tool", name);
+    if (!name) {
+        s_respond_error (reply, ctx->id, -32602, "tools/call needs params.name");
         return;
     }
-    gw_mcp_ctx_t ctx = {self, client, id, NULL, reply, overrides};
+    if (args && !json_is_object (args)) {
+        s_respond_error (reply, ctx->id, -32602, "arguments must be an object");
+        return;
+    }
+    ctx->progress_token = json_object_get (json_object_get (params, "_meta"), "progressToken");
+    /* an answer to a kernel's input() that an earlier call of this
+       request returned as input_required */
+    if (ctx->stateless && json_object_get (params, "requestState") && s_runs_code (name)
+        && gw_mcp_input_resume (ctx, params))
+        return;
+    json_t *owned_args = args ? json_incref (args) : json_object ();
+    int rpc_error = 0;
+    char err[512] = "";
+    gw_mcp_call_t *before = ctx->mcp->calls;
+    json_t *result = gw_mcp_tools_call (ctx, name, owned_args, &rpc_error, err, sizeof err);
+    json_decref (owned_args);
+    if (result)
+        gw_mcp_respond (reply, ctx->id, result);
+    else if (rpc_error)
+        s_respond_error_data (reply, ctx->id, rpc_error, NULL, err);
+    else if (ctx->mcp->calls != before && ctx->mcp->calls->reply == reply
+             && gw_mcp_tasks_declared (ctx) && s_task_capable (name)) {
+        /* still running: a task if it goes on past the first second */
+        ctx->mcp->calls->task_after_ms = jp_time_now_ms () + GW_MCP_TASK_AFTER_MS;
+    }
+}
+
+/* The methods of both eras: tools, resources, prompts, completion.
+ * Returns false when method is none of them. */
+static bool
+s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
+{
+    gw_mcp_t *self = ctx->mcp;
+    gw_mcp_reply_t *reply = ctx->reply;
+    json_t *id = ctx->id;
+    json_t *result = NULL;
+    if (strcmp (method, "tools/list") == 0) {
+        result = json_deep_copy (gw_mcp_tools (self));
+        if (ctx->stateless)
+            gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
+    } else if (strcmp (method, "tools/call") == 0) {
+        s_tools_call (ctx, params);
+        return true;
+    } else if (strcmp (method, "resources/list") == 0) {
+        result = gw_mcp_resources_list (ctx, json_string_value (json_object_get (params,
+                                                                                 "cursor")));
+        if (!result) {
+            s_respond_error (reply, id, -32602, "invalid cursor");
+            return true;
+        }
+        if (ctx->stateless)
+            gw_mcp_cacheable (result, 0, false);
+    } else if (strcmp (method, "resources/templates/list") == 0) {
+        result = gw_mcp_resource_templates (s_conformance (self));
+        if (ctx->stateless)
+            gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
+    } else if (strcmp (method, "resources/read") == 0) {
+        const char *uri = json_string_value (json_object_get (params, "uri"));
+        int code = -32602;
+        char err[512] = "resources/read needs params.uri";
+        result = uri ? gw_mcp_resources_read (ctx, uri, &code, err, sizeof err) : NULL;
+        if (!result) {
+            /* 2026-07-28: an unknown resource is -32602 with the uri (it
+               was -32002 before) */
+            if (ctx->stateless && code == -32002)
+                code = -32602;
+            json_t *data = uri && (code == -32602 || code == -32002)
+                               ? json_pack ("{s:s}", "uri", uri) : NULL;
+            s_respond_error_data (reply, id, code, data, err);
+            return true;
+        }
+        if (ctx->stateless)
+            gw_mcp_cacheable (result, 0, false);
+    } else if (strcmp (method, "prompts/list") == 0) {
+        result = gw_mcp_prompts_list (s_conformance (self));
+        if (ctx->stateless)
+            gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
+    } else if (strcmp (method, "prompts/get") == 0) {
+        char err[256] = "";
+        const char *name = json_string_value (json_object_get (params, "name"));
+        result = name ? gw_mcp_prompts_get (name, params,
+                                            s_conformance (self), err, sizeof err)
+                      : NULL;
+        if (!result) {
+            s_respond_error (reply, id, -32602, "%s", name ? err : "prompts/get needs "
+                             "params.name");
+            return true;
+        }
+    } else if (strcmp (method, "completion/complete") == 0)
+        result = json_pack ("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0,
+                            "hasMore", 0);
+    else
+        return false;
+    gw_mcp_respond (reply, id, result);
+    return true;
+}
+
+/* A request of the stateful era (2025-11-25 and before). */
+static void
+s_request_stateful (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
+{
+    gw_mcp_client_t *client = ctx->client;
+    gw_mcp_reply_t *reply = ctx->reply;
+    json_t *id = ctx->id;
     if (strcmp (method, "initialize") == 0)
-        gw_mcp_respond (reply, id, s_initialize (self, client, params));
+        gw_mcp_respond (reply, id, s_initialize (ctx->mcp, client, params));
     else if (strcmp (method, "ping") == 0)
         gw_mcp_respond (reply, id, json_object ());
     else if (strcmp (method, "logging/setLevel") == 0) {
@@ -332,76 +549,76 @@ s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *meth
             client->log_level = rank;
             gw_mcp_respond (reply, id, json_object ());
         }
-    } else if (strcmp (method, "tools/list") == 0)
-        gw_mcp_respond (reply, id, gw_mcp_tools_list (s_conformance (self)));
-    else if (strcmp (method, "tools/call") == 0) {
-        const char *name = json_string_value (json_object_get (params, "name"));
-        json_t *args = json_object_get (params, "arguments");
-        if (name)
-            s_log_field (reply, "tool", name);
-        if (!name) {
-            s_respond_error (reply, id, -32602, "tools/call needs params.name");
-            return;
-        }
-        if (args && !json_is_object (args)) {
-            s_respond_error (reply, id, -32602, "arguments must be an object");
-            return;
-        }
-        ctx.progress_token = json_object_get (json_object_get (params, "_meta"), "progressToken");
-        json_t *owned_args = args ? json_incref (args) : json_object ();
-        int rpc_error = 0;
-        char err[512] = "";
-        json_t *result = gw_mcp_tools_call (&ctx, name, owned_args, &rpc_error, err, sizeof err);
-        json_decref (owned_args);
-        if (result)
-            gw_mcp_respond (reply, id, result);
-        else if (rpc_error)
-            s_respond_error (reply, id, rpc_error, "%s", err);
-    } else if (strcmp (method, "resources/list") == 0) {
-        json_t *result = gw_mcp_resources_list (
-            &ctx, json_string_value (json_object_get (params, "cursor")));
-        if (result)
-            gw_mcp_respond (reply, id, result);
-        else
-            s_respond_error (reply, id, -32602, "invalid cursor");
-    } else if (strcmp (method, "resources/templates/list") == 0)
-        gw_mcp_respond (reply, id, gw_mcp_resource_templates (s_conformance (self)));
-    else if (strcmp (method, "resources/read") == 0) {
-        const char *uri = json_string_value (json_object_get (params, "uri"));
-        int code = -32602;
-        char err[512] = "resources/read needs params.uri";
-        json_t *result = uri ? gw_mcp_resources_read (&ctx, uri, &code, err, sizeof err) : NULL;
-        if (result)
-            gw_mcp_respond (reply, id, result);
-        else
-            s_respond_error (reply, id, code, "%s", err);
     } else if (strcmp (method, "resources/subscribe") == 0
                || strcmp (method, "resources/unsubscribe") == 0)
         gw_mcp_respond (reply, id, json_object ());
-    else if (strcmp (method, "prompts/list") == 0)
-        gw_mcp_respond (reply, id, gw_mcp_prompts_list (s_conformance (self)));
-    else if (strcmp (method, "prompts/get") == 0) {
-        char err[256] = "";
-        const char *name = json_string_value (json_object_get (params, "name"));
-        json_t *result = name ? gw_mcp_prompts_get (name, json_object_get (params, "arguments"),
-                                                    s_conformance (self), err, sizeof err)
-                              : NULL;
-        if (result)
-            gw_mcp_respond (reply, id, result);
-        else
-            s_respond_error (reply, id, -32602, "%s", name ? err : "prompts/get needs params.name");
-    } else if (strcmp (method, "completion/complete") == 0)
-        gw_mcp_respond (reply, id, json_pack ("{s:{s:[], s:i, s:b}}", "completion", "values",
-                                         "total", 0, "hasMore", 0));
-    else
+    else if (!s_common (ctx, method, params))
         s_respond_error (reply, id, -32601, "method not found: %s", method);
+}
+
+/* A request of the stateless era (2026-07-28): checked, then run with
+ * the capabilities and log level it carries. */
+static void
+s_request_stateless (gw_mcp_ctx_t *ctx, const gw_mcp_in_t *in, const char *method,
+                     json_t *params)
+{
+    gw_mcp_reply_t *reply = ctx->reply;
+    gw_mcp_error_t err;
+    if (gw_mcp_stateless_check (ctx->mcp, method, params, in->http, &err)) {
+        reply->status = err.status;
+        s_respond_error_data (reply, ctx->id, err.code, err.data, err.message);
+        return;
+    }
+    json_t *meta = json_object_get (params, "_meta");
+    ctx->capabilities = json_object_get (meta, GW_MCP_META_CAPABILITIES);
+    /* no notifications/message unless the request asks for a level */
+    const char *level = json_string_value (json_object_get (meta, GW_MCP_META_LOG_LEVEL));
+    int rank = 0;
+    while (level && s_levels[rank] && strcmp (s_levels[rank], level) != 0)
+        rank++;
+    ctx->client->log_level = level && s_levels[rank] ? rank : GW_MCP_LOG_NONE;
+    if (strcmp (method, "server/discover") == 0)
+        gw_mcp_respond (reply, ctx->id, gw_mcp_discover (ctx->mcp));
+    else if (strcmp (method, "subscriptions/listen") == 0)
+        gw_mcp_listen (ctx, params);
+    else if (strncmp (method, "tasks/", 6) == 0)
+        gw_mcp_tasks_request (ctx, method, params);
+    else if (!s_common (ctx, method, params))
+        s_respond_error (reply, ctx->id, -32601, "method not found: %s", method);
+}
+
+/* Dispatches one request. Ends reply on every path (maybe later). */
+static void
+s_request (gw_mcp_t *self, gw_mcp_client_t *client, json_t *id, const char *method,
+           json_t *params, const gw_mcp_in_t *in, gw_mcp_reply_t *reply)
+{
+    if (params && !json_is_object (params)) {
+        s_respond_error (reply, id, -32602, "params must be an object");
+        return;
+    }
+    gw_mcp_ctx_t ctx = {.mcp = self, .client = client, .id = id, .reply = reply,
+        .overrides = in->overrides, .params = params, .owner = client};
+    if (!reply->stateless) {
+        s_request_stateful (&ctx, method, params);
+        return;
+    }
+    /* a stateless request has a client of its own for this call only
+       (the stdio transport's, or the HTTP caller's tenant) */
+    gw_mcp_client_t own = {.ephemeral = true, .initialized = true};
+    snprintf (own.tenant, sizeof own.tenant, "%s",
+              client ? client->tenant : in->tenant ? in->tenant : "default");
+    snprintf (own.version, sizeof own.version, "%s", gw_mcp_stateless_versions[0]);
+    ctx.client = &own;
+    ctx.stateless = true;
+    s_request_stateless (&ctx, in, method, params);
 }
 
 void
 gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text, size_t len,
-                    const gw_overrides_t *overrides, gw_mcp_reply_t *reply)
+                    const gw_mcp_in_t *in, gw_mcp_reply_t *reply)
 {
     json_error_t jerr;
+    reply->stateless = in->stateless;
     json_t *msg = json_loadb (text, len, 0, &jerr);
     if (!msg) {
         s_respond_error (reply, NULL, -32700, "parse error: %s (line %d, column %d)", jerr.text,
@@ -413,6 +630,8 @@ gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text, s
     const char *method = json_string_value (method_json);
     if (method)
         s_log_field (reply, "rpc", method);
+    if (method && !reply->stateless && json_is_object (msg))
+        reply->stateless = gw_mcp_stateless_wanted (method, json_object_get (msg, "params"));
     bool valid_id = id && (json_is_string (id) || json_is_integer (id));
     if (!json_is_object (msg)) {
         s_respond_error (reply, NULL, -32600, "invalid request: send one JSON-RPC object "
@@ -430,7 +649,7 @@ gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text, s
     } else if (!valid_id) {
         s_respond_error (reply, NULL, -32600, "invalid request: id must be a string or an integer");
     } else
-        s_request (self, client, id, method, json_object_get (msg, "params"), overrides, reply);
+        s_request (self, client, id, method, json_object_get (msg, "params"), in, reply);
     json_decref (msg);
 }
 
@@ -506,12 +725,18 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
             s_flush_progress (call);
         return;
     }
+    if (event == GW_JOB_INPUT) {
+        gw_mcp_input_asked (call, job, item);   /* may free call */
+        return;
+    }
     if (event != GW_JOB_FINISHED) {
         call->job = NULL;   /* shutdown: gw_mcp_destroy ends the call */
         return;
     }
     /* finished: its result goes out now; nobody asks for it later */
     gw_job_set_transient (job);
+    if (json_array_size (gw_job_new_artifacts (job)))
+        gw_mcp_notify_resources_changed (self, call->tenant);
     call->job = NULL;
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
@@ -545,7 +770,8 @@ void
 gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx)
 {
     call->mcp = ctx->mcp;
-    call->client = ctx->client;
+    call->client = ctx->owner;
+    snprintf (call->tenant, sizeof call->tenant, "%s", ctx->client->tenant);
     call->id = json_incref (ctx->id);
     call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
     call->reply = ctx->reply;
@@ -561,12 +787,15 @@ gw_mcp_deadline (gw_mcp_t *self)
     if (!self->calls)
         return -1;
     int64_t next = self->next_keepalive;
-    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
+    for (gw_mcp_call_t *call = self->calls; call; call = call->next) {
         if (call->pending_len && call->reply) {
             int64_t due = call->last_progress_ms + GW_MCP_PROGRESS_MIN_MS;
             if (due < next)
                 next = due;
         }
+        if (call->task_after_ms && call->task_after_ms < next)
+            next = call->task_after_ms;
+    }
     return next;
 }
 
@@ -574,11 +803,18 @@ void
 gw_mcp_tick (gw_mcp_t *self, int64_t now)
 {
     bool keepalive = self->next_keepalive && now >= self->next_keepalive;
-    for (gw_mcp_call_t *call = self->calls; call; call = call->next) {
+    for (gw_mcp_call_t *call = self->calls, *next; call; call = next) {
+        next = call->next;
+        if (call->listen && call->cancelled) {
+            gw_mcp_call_drop (call);    /* a listener whose client left */
+            continue;
+        }
+        if (call->task_after_ms && now >= call->task_after_ms)
+            gw_mcp_task_promote (call);
         if (call->pending_len && now - call->last_progress_ms >= GW_MCP_PROGRESS_MIN_MS)
             s_flush_progress (call);
         if (keepalive && call->reply && call->reply->keepalive)
-            call->reply->keepalive (call->reply);
+            call->reply->keepalive (call->reply);   /* may cancel (and keep) call */
     }
     if (keepalive || !self->calls)
         self->next_keepalive = self->calls ? now + GW_MCP_PROBE_MS : 0;

@@ -1,10 +1,15 @@
 /* gw_mcp: the MCP server core, whatever the transport: JSON-RPC 2.0
- * framing and errors, the lifecycle (initialize and version negotiation
- * for 2025-11-25, 2025-06-18 and 2025-03-26), ping, logging/setLevel,
- * tools, resources, prompts, progress and cancellation. A transport
- * (stdio, Streamable HTTP) gives each incoming message with a reply sink;
- * the core sends notifications and the response through it and ends it
- * exactly once, at once or when a tool call finishes.
+ * framing and errors; both eras of the protocol: the stateful one
+ * (initialize and version negotiation for 2025-11-25, 2025-06-18,
+ * 2025-03-26 and 2024-11-05, ping, logging/setLevel) and the stateless
+ * 2026-07-28 (server/discover, every request carrying its version and
+ * capabilities in _meta, the standard HTTP headers checked against the
+ * body: gw_mcp_stateless.c); tools, resources, prompts, progress,
+ * cancellation, tasks (gw_mcp_tasks.c), kernel input() as an
+ * input_required result, and subscriptions/listen. A transport (stdio,
+ * Streamable HTTP, HTTP+SSE) gives each incoming message with a reply
+ * sink; the core sends notifications and the response through it and ends
+ * it exactly once, at once or when a tool call finishes.
  *
  * Threads: the loop thread only. */
 #ifndef GW_MCP_H
@@ -34,6 +39,12 @@ struct gw_mcp_reply {
     void (*keepalive) (gw_mcp_reply_t *self);
     /* True when notifications may go out before the response. */
     bool can_stream;
+    /* Set by the core: the message is of the stateless 2026-07-28 era
+       (results carry resultType; errors choose an HTTP status). */
+    bool stateless;
+    /* Set by the core with an error of the stateless era: the HTTP status
+       to answer with (0: the transport's default). */
+    int status;
     /* What the transport's log line says of this message, written by the
        core: " rpc=METHOD", then " tool=NAME" and " is_error=true|false"
        for tools/call, or " error=CODE" (never arguments or code). */
@@ -60,9 +71,23 @@ const char *gw_mcp_client_tenant (const gw_mcp_client_t *client);
 /* The protocol version agreed at initialize ("" before). */
 const char *gw_mcp_client_version (const gw_mcp_client_t *client);
 
-/* Handles one message's text. Parse errors answer -32700. */
+/* What the transport knows of one message besides its text. */
+typedef struct {
+    const gw_overrides_t *overrides;    /* the caller's lowered limits, or NULL */
+    /* HTTP: the request, whose headers (MCP-Protocol-Version, Mcp-Method,
+       Mcp-Name, Mcp-Param-*) the 2026-07-28 rules check; read only during
+       gw_mcp_handle_text. NULL on stdio and the 2024 SSE transport. */
+    const gw_request_t *http;
+    /* HTTP without an MCP session: the 2026-07-28 rules apply whatever the
+       body says (client is then NULL). */
+    bool stateless;
+    const char *tenant;                 /* with stateless: the caller's */
+} gw_mcp_in_t;
+
+/* Handles one message's text. Parse errors answer -32700. client is the
+ * MCP session (2025 era), or NULL with in->stateless. */
 void gw_mcp_handle_text (gw_mcp_t *self, gw_mcp_client_t *client, const char *text,
-                         size_t len, const gw_overrides_t *overrides, gw_mcp_reply_t *reply);
+                         size_t len, const gw_mcp_in_t *in, gw_mcp_reply_t *reply);
 
 /* True when text is a JSON-RPC request (has "method" and "id"), so the
  * transport knows whether to expect a response. */
@@ -76,7 +101,9 @@ void gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply);
 int64_t gw_mcp_deadline (gw_mcp_t *self);
 void gw_mcp_tick (gw_mcp_t *self, int64_t now);
 
-/* Protocol revisions, newest first. */
+/* Protocol revisions of the stateful era (initialize), newest first. */
 extern const char *const gw_mcp_versions[];
+/* Protocol revisions of the stateless era (_meta on every request). */
+extern const char *const gw_mcp_stateless_versions[];
 
 #endif

@@ -13,9 +13,10 @@ gw_mcp_conformance_tools (json_t *tools)
 }
 
 __attribute__ ((weak)) json_t *
-gw_mcp_conformance_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args)
+gw_mcp_conformance_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, bool *handled)
 {
     (void) ctx, (void) name, (void) args;
+    *handled = false;
     return NULL;
 }
 
@@ -39,8 +40,8 @@ gw_mcp_conformance_prompts (json_t *prompts)
 }
 
 __attribute__ ((weak)) json_t *
-gw_mcp_conformance_prompt (const char *name, json_t *args)
+gw_mcp_conformance_prompt (const char *name, json_t *args, json_t *params)
 {
-    (void) name, (void) args;
+    (void) name, (void) args, (void) params;
     return NULL;
 }

@@ -1,9 +1,12 @@
 /* gw_mcp_http: MCP's Streamable HTTP transport at /mcp: one JSON-RPC
- * message per POST; Mcp-Session-Id issued at initialize and required
- * after (400 missing, 404 unknown or another tenant's); 202 for
- * notifications and responses; a JSON answer, or Server-Sent Events when
- * the client accepts them and the call streams (tools/call: progress,
- * log messages, then the result); GET is 405; DELETE ends the MCP session;
+ * message per POST. Two eras: a POST with Mcp-Session-Id (issued at
+ * initialize; 404 unknown or another tenant's) is of the stateful one
+ * (2025-11-25 and before); any other POST but initialize is of the
+ * stateless 2026-07-28, whose headers the core checks. 202 for
+ * notifications and responses; a JSON answer, or Server-Sent Events once
+ * a call that the client lets stream has something to say before its
+ * answer (progress, log messages, a keep-alive each second, listening);
+ * GET is 405; DELETE ends the MCP session;
  * Origin and Host are checked against DNS rebinding; a client that leaves
  * mid-stream has its call cancelled (an SSE comment each second finds out).
  *
@@ -27,14 +30,17 @@ struct gw_mcp_http {
     s_reply_t *streams;         /* replies with an open SSE stream */
 };
 
-/* One POST's reply: JSON (the response is kept until end) or SSE. */
+/* One POST's reply: JSON (the response is kept until end) until a
+ * notification or a keep-alive of a client that accepts Server-Sent
+ * Events switches it to a stream. */
 struct s_reply {
     gw_mcp_reply_t base;
     gw_mcp_http_t *http;
-    gw_request_t *req;          /* JSON mode, until answered */
-    gw_stream_t *stream;        /* SSE mode */
+    gw_request_t *req;          /* until answered */
+    gw_stream_t *stream;        /* once streaming */
     json_t *response;
     char session_out[40];
+    char prime[96];             /* the first event of a 2025-11-25 stream, or "" */
     s_reply_t *next;
 };
 
@@ -68,46 +74,39 @@ s_unlink_stream (gw_mcp_http_t *self, s_reply_t *reply)
         }
 }
 
-static void
-s_json_send (gw_mcp_reply_t *base, json_t *message)
+/* Answers the HTTP request with an event stream; what follows goes on it.
+ * Returns false when out of memory (the reply stays JSON). */
+static bool
+s_open_stream (s_reply_t *r)
 {
-    s_reply_t *r = (s_reply_t *) base;
-    if (json_object_get (message, "id") && !json_object_get (message, "method")) {
-        json_decref (r->response);
-        r->response = json_incref (message);
-    }
-}
-
-static void
-s_json_end (gw_mcp_reply_t *base)
-{
-    s_reply_t *r = (s_reply_t *) base;
+    if (r->stream || !r->req || !(r->stream = gw_stream_new ()))
+        return r->stream != NULL;
+    r->next = r->http->streams;
+    r->http->streams = r;
+    if (r->prime[0])
+        gw_stream_write (r->stream, r->prime, strlen (r->prime));
     gw_request_t *req = r->req;
+    r->req = NULL;
     if (r->session_out[0])
         gw_request_set_header (req, "Mcp-Session-Id", r->session_out);
-    snprintf (req->log_extra, sizeof req->log_extra, "%s", base->log);
-    if (r->response)
-        gw_request_reply_json (req, 200, r->response);
-    else
-        gw_request_reply_json (req, 202, NULL);
-    free (r);
-}
-
-/* Called every GW_MCP_PROBE_MS while a call waits: a JSON reply cannot
- * write anything before its answer, and libmicrohttpd does not watch a
- * suspended connection, so look at the socket for a client that left. */
-static void
-s_json_probe (gw_mcp_reply_t *base)
-{
-    s_reply_t *r = (s_reply_t *) base;
-    if (gw_request_client_gone (r->req))
-        gw_mcp_reply_gone (r->http->mcp, base);     /* ends (and frees) r */
+    req->stream = gw_stream_ref (r->stream);
+    req->status = 200;
+    req->complete (req);
+    return true;
 }
 
 static void
-s_sse_send (gw_mcp_reply_t *base, json_t *message)
+s_send (gw_mcp_reply_t *base, json_t *message)
 {
     s_reply_t *r = (s_reply_t *) base;
+    bool response = json_object_get (message, "id") && !json_object_get (message, "method");
+    if (!r->stream && response) {
+        json_decref (r->response);
+        r->response = json_incref (message);
+        return;
+    }
+    if (!r->stream && !(base->can_stream && s_open_stream (r)))
+        return;
     char *text = json_dumps (message, JSON_COMPACT);
     if (text)
         gw_stream_write_event (r->stream, text);
@@ -115,33 +114,43 @@ s_sse_send (gw_mcp_reply_t *base, json_t *message)
 }
 
 static void
-s_sse_end (gw_mcp_reply_t *base)
+s_end (gw_mcp_reply_t *base)
 {
     s_reply_t *r = (s_reply_t *) base;
-    /* the HTTP thread logs the request once the stream has ended */
-    gw_stream_close_noted (r->stream, base->log);
-    s_unlink_stream (r->http, r);
-    gw_stream_unref (&r->stream);
+    if (r->stream) {
+        /* the HTTP thread logs the request once the stream has ended */
+        gw_stream_close_noted (r->stream, base->log);
+        s_unlink_stream (r->http, r);
+        gw_stream_unref (&r->stream);
+        json_decref (r->response);
+        free (r);
+        return;
+    }
+    gw_request_t *req = r->req;
+    if (r->session_out[0])
+        gw_request_set_header (req, "Mcp-Session-Id", r->session_out);
+    snprintf (req->log_extra, sizeof req->log_extra, "%s", base->log);
+    int status = base->status ? base->status : 200;
+    if (r->response)
+        gw_request_reply_json (req, status, r->response);  /* stolen */
+    else
+        gw_request_reply_json (req, 202, NULL);
     free (r);
 }
 
-/* Called every GW_MCP_PROBE_MS while a call streams: a short comment,
- * which lets libmicrohttpd find out if the client has gone, and keeps
- * proxies from closing a quiet stream. */
+/* Called every GW_MCP_PROBE_MS while a call waits. A client that takes
+ * events gets a stream and a comment (which lets libmicrohttpd find out
+ * if the client has gone, and keeps proxies from closing a quiet
+ * stream); for one that does not, libmicrohttpd does not watch a
+ * suspended connection, so look at the socket for a client that left. */
 static void
-s_sse_keepalive (gw_mcp_reply_t *base)
+s_keepalive (gw_mcp_reply_t *base)
 {
     s_reply_t *r = (s_reply_t *) base;
-    gw_stream_write (r->stream, ":\n\n", 3);
-}
-
-static bool
-s_version_supported (const char *v)
-{
-    for (int i = 0; gw_mcp_versions[i]; i++)
-        if (strcmp (v, gw_mcp_versions[i]) == 0)
-            return true;
-    return false;
+    if (r->stream || (base->can_stream && s_open_stream (r)))
+        gw_stream_write (r->stream, ":\n\n", 3);
+    else if (r->req && gw_request_client_gone (r->req))
+        gw_mcp_reply_gone (r->http->mcp, base);     /* ends (and frees) r */
 }
 
 /* POST /mcp: one message. */
@@ -152,7 +161,7 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     const char *mcp_version = gw_request_header (req, "MCP-Protocol-Version");
     const char *accept = gw_request_header (req, "Accept");
     bool is_initialize = false;
-    bool is_request = gw_mcp_is_request (req->body, req->body_len, &is_initialize);
+    gw_mcp_is_request (req->body, req->body_len, &is_initialize);
     gw_mcp_client_t *client = NULL;
     /* MCP sessions are bounded: idle ones expire (their id is then
        unknown, so the client initializes again), and past the count a new
@@ -161,7 +170,10 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     int64_t now = jp_time_now_ms ();
     size_t live = gw_mcp_clients_expire (
         self->mcp, now, gw_config_int (config, GW_SET_MCP_SESSION_IDLE_TIMEOUT) * 1000, NULL);
-    if (is_initialize) {
+    /* without an MCP session and not initialize: the stateless era
+       (2026-07-28), whose rules the core checks */
+    bool stateless = !mcp_session && !is_initialize;
+    if (is_initialize && !mcp_session) {
         if (live >= (size_t) gw_config_int (config, GW_SET_MAX_MCP_SESSIONS)) {
             gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many MCP sessions (%zu, "
                                     "CODEBOX_MAX_MCP_SESSIONS): end one with DELETE /mcp, "
@@ -173,11 +185,7 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
             gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
             return;
         }
-    } else if (!mcp_session) {
-        gw_request_reply_error (req, GW_E_BAD_REQUEST,
-                                "missing Mcp-Session-Id header: initialize first");
-        return;
-    } else {
+    } else if (mcp_session) {
         client = gw_mcp_client_find (self->mcp, mcp_session);
         if (client)
             gw_mcp_client_touch (client);
@@ -186,7 +194,10 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
                                     "unknown or ended MCP session: initialize again");
             return;
         }
-        if (mcp_version && !s_version_supported (mcp_version)) {
+        bool known = false;
+        for (int i = 0; mcp_version && gw_mcp_versions[i]; i++)
+            known = known || strcmp (mcp_version, gw_mcp_versions[i]) == 0;
+        if (mcp_version && !known) {
             gw_request_reply_error (req, GW_E_BAD_REQUEST,
                                     "unsupported MCP-Protocol-Version %.40s", mcp_version);
             return;
@@ -198,35 +209,21 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
         return;
     }
     r->http = self;
+    r->req = req;
     snprintf (r->session_out, sizeof r->session_out, "%s",
-              is_initialize ? gw_mcp_client_id (client) : "");
-    bool sse = is_request && !is_initialize && accept
-               && strstr (accept, "text/event-stream")
-               && strstr (req->body, "\"tools/call\"");
-    if (sse && (r->stream = gw_stream_new ())) {
-        r->base = (gw_mcp_reply_t) {.send = s_sse_send, .end = s_sse_end,
-            .keepalive = s_sse_keepalive, .can_stream = true};
-        r->next = self->streams;
-        self->streams = r;
-        /* 2025-11-25 (SEP-1699): prime the stream with an event id and
-           empty data, and say how soon to reconnect; older clients would
-           choke on an empty event */
-        if (strcmp (gw_mcp_client_version (client), "2025-11-25") == 0) {
-            char prime[96];
-            int n = snprintf (prime, sizeof prime, "id: %s-0\nretry: 1000\ndata: \n\n",
-                              gw_mcp_client_id (client));
-            gw_stream_write (r->stream, prime, (size_t) n);
-        }
-        /* answer the HTTP request now: the events follow on the stream */
-        req->stream = gw_stream_ref (r->stream);
-        req->status = 200;
-        req->complete (req);
-    } else {
-        r->base = (gw_mcp_reply_t) {.send = s_json_send, .end = s_json_end,
-            .keepalive = s_json_probe, .can_stream = false};
-        r->req = req;
-    }
-    gw_mcp_handle_text (self->mcp, client, req->body, req->body_len, &req->overrides, &r->base);
+              is_initialize && client ? gw_mcp_client_id (client) : "");
+    bool sse = !is_initialize && accept && strstr (accept, "text/event-stream");
+    r->base = (gw_mcp_reply_t) {.send = s_send, .end = s_end, .keepalive = s_keepalive,
+        .can_stream = sse};
+    /* 2025-11-25 (SEP-1699): prime a stream with an event id and empty
+       data, and say how soon to reconnect; older clients would choke on an
+       empty event, and 2026-07-28 has no resuming */
+    if (client && strcmp (gw_mcp_client_version (client), "2025-11-25") == 0)
+        snprintf (r->prime, sizeof r->prime, "id: %s-0\nretry: 1000\ndata: \n\n",
+                  gw_mcp_client_id (client));
+    gw_mcp_in_t in = {.overrides = &req->overrides, .http = req, .stateless = stateless,
+        .tenant = req->tenant};
+    gw_mcp_handle_text (self->mcp, client, req->body, req->body_len, &in, &r->base);
 }
 
 void

@@ -208,7 +208,8 @@ const gw_mcp_tool_t gw_mcp_tool_install_package = {
     "packages its lists deny or do not allow; each refusal names its rule. The session is "
     "created on first use, in Python unless you give language or kernel.",
     "{\"type\": \"object\", \"properties\": {"
-    "\"session_id\": {\"type\": \"string\", \"description\": \"Your session's name, 1-64 "
+    "\"session_id\": {\"type\": \"string\", \"x-mcp-header\": \"Session-Id\", "
+    "\"description\": \"Your session's name, 1-64 "
     "characters of A-Z a-z 0-9 _ . - (for example 'main').\"}, "
     "\"packages\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": 1, "
     "\"description\": \"Requirements: a name with an optional version, such as 'requests', "

@@ -225,8 +225,10 @@ gw_mcp_prompts_list (bool conformance)
 }
 
 json_t *
-gw_mcp_prompts_get (const char *name, json_t *args, bool conformance, char *err, size_t err_len)
+gw_mcp_prompts_get (const char *name, json_t *params, bool conformance, char *err,
+                    size_t err_len)
 {
+    json_t *args = json_object_get (params, "arguments");
     if (strcmp (name, "analyze_data") == 0) {
         const char *path = json_string_value (json_object_get (args, "path"));
         if (!path) {
@@ -241,7 +243,7 @@ gw_mcp_prompts_get (const char *name, json_t *args, bool conformance, char *err,
         return json_pack ("{s:s, s:[{s:s, s:{s:s, s:s}}]}", "description", "Analyze a data file",
                           "messages", "role", "user", "content", "type", "text", "text", text);
     }
-    json_t *result = conformance ? gw_mcp_conformance_prompt (name, args) : NULL;
+    json_t *result = conformance ? gw_mcp_conformance_prompt (name, args, params) : NULL;
     if (!result)
         snprintf (err, err_len, "no prompt '%s'; prompts/list shows them", name);
     return result;

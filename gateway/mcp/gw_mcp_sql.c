@@ -116,7 +116,8 @@ const gw_mcp_tool_t gw_mcp_tool_exec_sql = {
     "can load it in exec_code, with the first rows shown. Without a configured database this "
     "is a small sample shop (tables categories, products, customers, orders, order_items).",
     "{\"type\": \"object\", \"properties\": {"
-    "\"session_id\": {\"type\": \"string\", \"description\": \"Your session's name; the CSV of "
+    "\"session_id\": {\"type\": \"string\", \"x-mcp-header\": \"Session-Id\", "
+    "\"description\": \"Your session's name; the CSV of "
     "a large result goes to its input/ folder.\"}, "
     "\"query\": {\"type\": \"string\", \"description\": \"One read-only SQL statement.\"}, "
     "\"max_inline_rows\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"Rows to "

@@ -194,8 +194,9 @@ s_message (gw_mcp_sse_t *self, gw_request_t *req)
     r->sse = self;
     snprintf (r->id, sizeof r->id, "%s", conn->id);
     gw_mcp_client_touch (client);
-    gw_mcp_handle_text (self->mcp, client, req->body ? req->body : "", req->body_len,
-                        &req->overrides, &r->base);
+    gw_mcp_in_t in = {.overrides = &req->overrides};
+    gw_mcp_handle_text (self->mcp, client, req->body ? req->body : "", req->body_len, &in,
+                        &r->base);
     snprintf (req->log_extra, sizeof req->log_extra, " mcp_session=%.8s", conn->id);
     gw_request_reply_raw (req, 202, strdup ("Accepted"), 8, "text/plain");
 }

@@ -29,7 +29,8 @@
 #define MAX_FILE_BYTES (64u << 20)
 
 #define SESSION_ID_PROP \
-    "\"session_id\": {\"type\": \"string\", \"description\": \"Your session's name, 1-64 " \
+    "\"session_id\": {\"type\": \"string\", \"x-mcp-header\": \"Session-Id\", " \
+    "\"description\": \"Your session's name, 1-64 " \
     "characters of A-Z a-z 0-9 _ . - (for example 'main'). Reuse it so variables and " \
     "files persist; a new name starts a new session.\"}"
 
@@ -213,8 +214,9 @@ gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, int *rpc_e
         if (strcmp ((*t)->name, name) == 0)
             return (*t)->fn (ctx, args);
     if (gw_config_bool (gw_server_config (ctx->mcp->server), GW_SET_MCP_CONFORMANCE)) {
-        json_t *result = gw_mcp_conformance_call (ctx, name, args);
-        if (result)
+        bool handled = false;
+        json_t *result = gw_mcp_conformance_call (ctx, name, args, &handled);
+        if (result || handled)
             return result;
     }
     *rpc_error = -32602;
@@ -302,6 +304,8 @@ s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_
     seconds = gw_caller_clamp (timeout_s, seconds);
     gw_job_t *job = gw_jobs_add (gw_server_jobs (ctx->mcp->server), session, gw_session_id (session),
                                  gw_session_tenant (session), code, seconds * 1000);
+    if (job && gw_mcp_input_wanted (ctx))
+        gw_job_allow_input (job);   /* input() asks the client (2026-07-28) */
     if (!job || !gw_mcp_call_start (ctx, job, oneshot))
         return gw_mcp_tool_error ("out of memory");
     gw_session_enqueue (session, job);

@@ -282,6 +282,7 @@ const gw_mcp_tool_t gw_mcp_tool_upload_file = {
     "An existing file is never replaced: a new one of the same name gets -1, -2... before "
     "its extension.",
     "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\", "
+    "\"x-mcp-header\": \"Session-Id\", "
     "\"description\": \"Your session's name, 1-64 characters of A-Z a-z 0-9 _ . - (for "
     "example 'main'); created on first use.\"}, \"url\": {\"type\": \"string\", "
     "\"description\": \"The http or https URL of the file.\"}, \"blob_url\": {\"type\": "

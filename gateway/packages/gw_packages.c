@@ -334,7 +334,7 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
 {
     (void) item;
     s_op_t *op = watch->arg;
-    if (event == GW_JOB_OUTPUT)
+    if (event == GW_JOB_OUTPUT || event == GW_JOB_INPUT)
         return;
     if (event == GW_JOB_FINISHED && op->stage == S_SETUP) {
         s_on_setup (job, op);

@@ -231,7 +231,7 @@ s_long_poll (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_
 {
     (void) item;
     gw_request_t *req = poll->arg;
-    if (event == GW_JOB_OUTPUT)
+    if (event == GW_JOB_OUTPUT || event == GW_JOB_INPUT)
         return;
     if (event == GW_JOB_FINISHED)
         gw_request_reply_json (req, 200, gw_job_results_json (job));

@@ -116,6 +116,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     memcpy (text, data, size);
     text[size] = '\0';
     if (strstr (text, "kernel") || strstr (text, "language") || strstr (text, "run_")
+        || strstr (text, "listen")
         || strlen (text) != size) {
         free (text);
         return 0;
@@ -125,9 +126,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         free (text);
         return 0;
     }
-    s_reply_t reply = {{s_send, s_end, NULL, true}, 0, 0};
-    gw_overrides_t none = {0};
-    gw_mcp_handle_text (s_mcp, s_client, text, size, &none, &reply.base);
+    s_reply_t reply = {{.send = s_send, .end = s_end, .can_stream = true}, 0, 0};
+    gw_mcp_in_t in = {0};
+    gw_mcp_handle_text (s_mcp, s_client, text, size, &in, &reply.base);
     /* nothing starts a kernel, so every message is answered at once */
     if (reply.ends != 1 || reply.responses > 1)
         abort ();

@@ -231,7 +231,7 @@ describe('Streamable HTTP at /mcp, raw', () => {
     const invalid = await readMessages(await post({ jsonrpc: '1.0', id: 5, method: 'ping' },
       inSession(session)));
     assert.equal(invalid[0].error.code, -32600);
-    const unknown = await readMessages(await post({ jsonrpc: '2.0', id: 6, method: 'server/discover' },
+    const unknown = await readMessages(await post({ jsonrpc: '2.0', id: 6, method: 'no/such/method' },
       inSession(session)));
     assert.deepEqual(unknown[0].id, 6);
     assert.equal(unknown[0].error.code, -32601);

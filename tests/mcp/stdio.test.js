@@ -89,9 +89,12 @@ describe('codebox mcp over raw stdio', () => {
     assert.equal(msg.error.code, -32600);
   });
 
-  test('server/discover is method not found and the server keeps serving', T, async () => {
+  test('server/discover without its _meta is invalid params; an unknown method is not found; the server keeps serving', T, async () => {
     const msg = await ask({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: {} });
-    assert.equal(msg.error.code, -32601);
+    assert.equal(msg.error.code, -32602);
+    assert.match(msg.error.message, /protocolVersion/);
+    const unknown = await ask({ jsonrpc: '2.0', id: 'u', method: 'no/such/method', params: {} });
+    assert.equal(unknown.error.code, -32601);
     const pong = await ask({ jsonrpc: '2.0', id: 'p', method: 'ping' });
     assert.deepEqual(pong.result, {});
   });

@@ -429,9 +429,9 @@ for (const kind of ['stdio', 'http']) {
       await client.setLoggingLevel('info');
     });
 
-    test('an unknown method (server/discover) is method not found', async () => {
+    test('an unknown method is method not found', async () => {
       await assert.rejects(
-        client.request({ method: 'server/discover', params: {} }, EmptyResultSchema),
+        client.request({ method: 'codebox/no-such-method', params: {} }, EmptyResultSchema),
         (e) => {
           assert.equal(e.code, -32601);
           return true;
