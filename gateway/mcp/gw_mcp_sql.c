@@ -47,16 +47,12 @@ s_render (json_t *result)
     return text;
 }
 
-/* A waiting exec_sql call. */
-typedef struct {
-    gw_mcp_reply_t *reply;
-    json_t *id;
-} s_call_t;
-
+/* The query ended: answer the call (a plain one, or a task's), unless it
+ * was cancelled or its client left. */
 static void
 s_mcp_done (json_t *result, void *arg)
 {
-    s_call_t *call = arg;
+    gw_mcp_call_t *call = arg;
     json_t *error = json_object_get (result, "error");
     json_t *tool;
     if (error)
@@ -66,10 +62,14 @@ s_mcp_done (json_t *result, void *arg)
         tool = gw_mcp_tool_ok (json_incref (result), text ? text : "");
         free (text);
     }
-    gw_mcp_respond (call->reply, call->id, tool);
-    json_decref (call->id);
+    if (call->reply && !call->cancelled) {
+        gw_mcp_reply_t *reply = call->reply;
+        call->reply = NULL;
+        gw_mcp_respond (reply, call->id, tool);
+    } else
+        json_decref (tool);
+    gw_mcp_call_drop (call);
     json_decref (result);
-    free (call);
 }
 
 static json_t *
@@ -89,23 +89,24 @@ s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
     if (error)
         return error;
     gw_server_t *server = ctx->mcp->server;
-    s_call_t *call = calloc (1, sizeof *call);
+    /* on the core's call list: keep-alives, a client leaving, and a task
+       when it runs long */
+    gw_mcp_call_t *call = calloc (1, sizeof *call);
     if (!call)
         return gw_mcp_tool_error ("out of memory");
-    call->reply = ctx->reply;
-    call->id = json_incref (ctx->id);
     long max_rows = gw_caller_clamp (json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
                                        ctx->overrides ? ctx->overrides->sql_max_inline_rows : 0);
     gw_sql_request_t r;
     char key[140];
     gw_sql_request_for (&r, server, session, key, sizeof key, NULL, query, max_rows,
                ctx->overrides ? ctx->overrides->exec_timeout : 0);
+    gw_mcp_call_attach (call, ctx);
     if (gw_sql_query (gw_server_sql (server), &r, s_mcp_done, call) != 0) {
-        json_decref (call->id);
-        free (call);
+        call->reply = NULL;
+        gw_mcp_call_drop (call);
         return gw_mcp_tool_error ("the SQL workers are not running");
     }
-    return NULL;    /* answered by s_mcp_done */
+    return NULL;    /* answered by s_mcp_done, in a later turn of the loop */
 }
 
 const gw_mcp_tool_t gw_mcp_tool_exec_sql = {

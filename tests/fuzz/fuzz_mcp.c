@@ -13,6 +13,7 @@
 #include "gw_server.h"
 #include "gw_mcp.h"
 #include "gw_features.h"
+#include "gw_jupyter.h"
 #include "gw_router.h"
 
 static gw_config_t *s_config;
@@ -81,7 +82,9 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     }
     s_mcp = gw_mcp_new (s_loop);
     s_client = gw_mcp_client_new (s_mcp, "default");
-    s_router = gw_router_new (s_loop, NULL, NULL, NULL);
+    /* the Jupyter API as `codebox serve` has it (its routes are fuzzed
+       too); MCP over HTTP stays out: the core is fuzzed directly */
+    s_router = gw_router_new (s_loop, NULL, NULL, gw_jupyter_new (s_loop));
     return 0;
 }
 

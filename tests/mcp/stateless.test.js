@@ -47,9 +47,9 @@ async function post(url, method, params, { headers = {}, token, caps, raw } = {}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/* Polls tasks/get until the task's status is one of want (10 s at most). */
+/* Polls tasks/get until the task's status is one of want (30 s at most). */
 async function waitTask(url, taskId, want, opts = {}) {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 300; i++) {
     const { reply } = await post(url, 'tasks/get', { taskId }, { caps: { extensions: { [TASKS]: {} } }, ...opts });
     assert.ok(reply.result, JSON.stringify(reply));
     if (want.includes(reply.result.status)) return reply.result;
@@ -185,6 +185,19 @@ describe('MCP 2026-07-28 over raw HTTP', () => {
     const quick = await post(url, 'tools/call', { name: 'exec_code', arguments: {
       session_id: 'task', code: 'print(1)' } }, { token: alice, caps });
     assert.equal(quick.reply.result.resultType, 'complete');
+  });
+
+  test('a long exec_sql becomes a task too', async () => {
+    const caps = { extensions: { [TASKS]: {} } };
+    const query = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c '
+      + 'WHERE x < 15000000) SELECT count(*) FROM c';
+    const { reply } = await post(url, 'tools/call', { name: 'exec_sql', arguments: {
+      session_id: 'sqltask', query } }, { token: alice, caps });
+    assert.equal(reply.result.resultType, 'task', JSON.stringify(reply));
+    const done = await waitTask(url, reply.result.taskId, ['completed', 'failed', 'cancelled'],
+      { token: alice });
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.result.structuredContent.rows, [[15000000]]);
   });
 
   test('tasks/cancel interrupts the kernel; the session lives on', async () => {
