@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gw_disk.h"
@@ -141,6 +142,17 @@ s_answer_start_waiters (gw_session_t *self, bool ok)
  * then starts the next. */
 static void s_start_next (gw_session_t *self);
 
+/* True when folder is the root of a file system of its own (a mount: its
+ * device differs from its parent's). */
+static bool
+s_own_file_system (const char *folder)
+{
+    char parent[1100];
+    snprintf (parent, sizeof parent, "%s/..", folder);
+    struct stat here, up;
+    return stat (folder, &here) == 0 && stat (parent, &up) == 0 && here.st_dev != up.st_dev;
+}
+
 static void
 s_finish_running (gw_session_t *self, gw_exec_status_t status)
 {
@@ -159,7 +171,10 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
     long long quota = gw_config_int (gw_server_config (self->server), GW_SET_DISK_QUOTA_MB) << 20;
-    long long used = gw_fs_tree_size (self->workdir);
+    /* a session folder that is a file system of its own (gw_disk) cannot
+       hold more than its quota: only a plain folder is walked and summed,
+       which costs a walk of everything the kernel keeps there each run */
+    long long used = s_own_file_system (self->workdir) ? 0 : gw_fs_tree_size (self->workdir);
     if (used > quota && job->exec) {
         char why[300];
         snprintf (why, sizeof why, "the session folder holds %lld MiB, over its quota of %lld "

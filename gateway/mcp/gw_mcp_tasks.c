@@ -33,6 +33,7 @@
 #define S_TASKS_PER_TENANT 100              /* running, per tenant */
 #define S_TASK_BYTES_MAX ((size_t) 256 << 20)   /* of kept results */
 #define S_INPUTS_MAX 1024                   /* input() waits remembered */
+#define S_LISTENERS_PER_TENANT 64           /* open subscriptions/listen */
 #define S_INPUT_KEY "input"
 
 typedef enum {
@@ -534,6 +535,15 @@ gw_mcp_listen (gw_mcp_ctx_t *ctx, json_t *params)
     if (!ctx->reply->can_stream) {
         gw_mcp_respond_error (ctx->reply, ctx->id, -32600, NULL, "subscriptions/listen "
                               "streams: send Accept: text/event-stream");
+        return;
+    }
+    size_t open = 0;
+    for (gw_mcp_call_t *c = ctx->mcp->calls; c; c = c->next)
+        open += c->listen && !c->cancelled && strcmp (c->tenant, ctx->client->tenant) == 0;
+    if (open >= S_LISTENERS_PER_TENANT) {
+        gw_mcp_respond_error (ctx->reply, ctx->id, -32603, NULL, "subscription limit reached "
+                              "(%d open for this tenant): close one first",
+                              S_LISTENERS_PER_TENANT);
         return;
     }
     /* only what the capabilities say changes: resources (new files under
