@@ -21,6 +21,12 @@
 #define MAX_KINDS 16
 #define MAX_BACKOFF_MS 60000
 
+/* A replacement starts this long after a kernel is taken: making its
+ * folder (a file system of its own: mkfs and a loop mount) and spawning it
+ * hold the loop for tens of milliseconds, which the new session's first
+ * cell would otherwise wait out. */
+#define REFILL_AFTER_TAKE_MS 1000
+
 typedef struct {
     ks_spec_t *spec;
     ks_kernel_t *kernel;
@@ -159,6 +165,10 @@ gw_pool_take (gw_pool_t *self, const char *spec_name, const char *workdir, ks_sp
             continue;
         if (gw_disk_move (slot->folder, workdir) != 0)
             return NULL;    /* the session folder exists already: start cold */
+        s_kind_t *kind = &self->kinds[slot->kind];
+        int64_t later = jp_time_now_ms () + REFILL_AFTER_TAKE_MS;
+        if (kind->retry_after < later)
+            kind->retry_after = later;
         ks_kernel_t *kernel = slot->kernel;
         ks_kernel_set_handlers (kernel, NULL, NULL, NULL);
         *spec_p = slot->spec;
