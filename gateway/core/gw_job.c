@@ -137,7 +137,9 @@ gw_jobs_add (gw_jobs_t *self, gw_session_t *session, const char *session_id,
         free (job);
         return NULL;
     }
-    jp_random_uuid (job->id);
+    char uuid[JP_UUID_LEN + 1];
+    jp_random_uuid (uuid);
+    snprintf (job->id, sizeof job->id, "%.64s~%s", session_id, uuid);
     snprintf (job->session_id, sizeof job->session_id, "%s", session_id);
     snprintf (job->tenant, sizeof job->tenant, "%s", tenant);
     job->session = session;

@@ -17,6 +17,10 @@
 #include "gw_execution.h"
 
 #define GW_JOBS_MAX 2000
+
+/* A request id: "<session id>~<uuid>", so that an HTTP router in front of
+ * many nodes can send /execute/{rid}/... to the node of its session. */
+#define GW_JOB_ID_SIZE (64 + 1 + 36 + 1)
 #define GW_JOB_KEEP_MS (3600 * 1000)
 
 typedef struct gw_session gw_session_t;

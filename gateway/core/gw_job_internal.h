@@ -7,7 +7,7 @@
 #include "gw_job.h"
 
 struct gw_job {
-    char id[40];
+    char id[GW_JOB_ID_SIZE];
     char session_id[65];
     char tenant[65];
     gw_session_t *session;      /* NULL once the session is gone */

@@ -66,6 +66,20 @@ gw_request_set_header (gw_request_t *req, const char *name, const char *value)
     return 0;
 }
 
+void
+gw_request_name_session (gw_request_t *req, const char *session_id)
+{
+    for (size_t at = 0; at < req->reply_headers_len;) {
+        const char *name = req->reply_headers + at;
+        const char *value = name + strlen (name) + 1;
+        if (strcasecmp (name, GW_SESSION_HEADER) == 0)
+            return;     /* named already */
+        at = (size_t) (value - req->reply_headers) + strlen (value) + 1;
+    }
+    if (session_id && *session_id)
+        gw_request_set_header (req, GW_SESSION_HEADER, session_id);
+}
+
 bool
 gw_request_client_gone (const gw_request_t *req)
 {

@@ -96,6 +96,13 @@ const char *gw_request_header (const gw_request_t *req, const char *name);
 /* The value of the query argument name (case-sensitive), or NULL. */
 const char *gw_request_query (const gw_request_t *req, const char *name);
 
+/* The header that names the session an answer is about, so an HTTP
+ * router in front of many nodes can learn where a session lives. */
+#define GW_SESSION_HEADER "X-Codebox-Session"
+
+/* Names the session the answer is about (GW_SESSION_HEADER), once. */
+void gw_request_name_session (gw_request_t *req, const char *session_id);
+
 /* Adds a header to the answer (before it completes). Returns 0, or
  * -ENOSPC when the answer's GW_REQUEST_REPLY_HEADERS bytes are full. */
 int gw_request_set_header (gw_request_t *req, const char *name, const char *value);

@@ -69,7 +69,7 @@ typedef struct {
     struct gw_artifact_upload *self;
     char tenant[65];
     char session[65];
-    char job[40];
+    char job[GW_JOB_ID_SIZE];
     int64_t created_ms;         /* tells a session from a later one of the same id */
     char *rel;
 } s_owner_t;

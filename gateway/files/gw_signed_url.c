@@ -241,6 +241,8 @@ gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
         return;
     }
     gw_session_t *session = gw_server_find_session (server, session_id, tenant);
+    if (session)
+        gw_request_name_session (req, session_id);
     int dirfd = session ? open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int fd = dirfd < 0 ? -ENOENT : gw_path_open_beneath (dirfd, path, O_RDONLY | O_CLOEXEC, 0);
     if (dirfd >= 0)

@@ -72,6 +72,7 @@ gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *i
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no kernel %.80s", id);
         return NULL;
     }
+    gw_request_name_session (req, gw_session_id (session));
     return session;
 }
 
@@ -163,6 +164,7 @@ s_start_kernel (gw_jupyter_t *self, gw_request_t *req, const char *name, json_t 
         gw_request_reply_error (req, e == GW_E_KERNEL_NOT_FOUND ? GW_E_NOT_FOUND : e, "%s", err);
         return;
     }
+    gw_request_name_session (req, gw_session_id (session));
     start->self = self;
     start->req = req;
     start->watch = (gw_session_watch_t) {.fn = s_on_started, .arg = start};

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "gw_mcp.h"
+#include "gw_path.h"
 #include "gw_stream.h"
 #include "jp_time.h"
 
@@ -221,6 +222,11 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     if (client && strcmp (gw_mcp_client_version (client), "2025-11-25") == 0)
         snprintf (r->prime, sizeof r->prime, "id: %s-0\nretry: 1000\ndata: \n\n",
                   gw_mcp_client_id (client));
+    /* the session a 2026-07-28 call names (the core checks it against
+       session_id) names the answer too, for routers in front of many nodes */
+    const char *named = stateless ? gw_request_header (req, "Mcp-Param-Session-Id") : NULL;
+    if (named && gw_path_valid_session_id (named))
+        gw_request_name_session (req, named);
     gw_mcp_in_t in = {.overrides = &req->overrides, .http = req, .stateless = stateless,
         .tenant = req->tenant};
     gw_mcp_handle_text (self->mcp, client, req->body, req->body_len, &in, &r->base);

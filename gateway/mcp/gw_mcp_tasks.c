@@ -67,7 +67,7 @@ struct gw_mcp_task {
 struct gw_mcp_input {
     char state[40];             /* the requestState: random, unguessable */
     char tenant[65];
-    char job_id[40];
+    char job_id[GW_JOB_ID_SIZE];
     bool oneshot;
     gw_mcp_input_t *next;
 };

@@ -135,6 +135,7 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
         gw_request_reply_error (req, e, "%s", err);
         return;
     }
+    gw_request_name_session (req, gw_session_id (session));
     /* dependencies: answered once installed and importable (gw_packages.c) */
     gw_packages_t *packages = gw_server_packages (server);
     bool taken = packages && gw_packages_rest_start (packages, req, session, deps);
@@ -161,6 +162,8 @@ gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id
         gw_request_reply_error (req, e, "%s", gw_sessions_id_rule);
     else if (!session)
         gw_request_reply_error (req, e, "no session '%s'; create it with POST /sessions", id);
+    else
+        gw_request_name_session (req, gw_session_id (session));
     return session;
 }
 
@@ -219,6 +222,7 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
         return;
     }
     gw_session_enqueue (session, job);
+    gw_request_name_session (req, gw_session_id (session));
     /* accepted means queued, as the contract shows, even if it already runs */
     gw_request_reply_json (req, 202, json_pack ("{s:s, s:s}", "request_id", gw_job_id (job), "status",
                                                 "queued"));
@@ -294,6 +298,7 @@ s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const
                                 "no execution '%s' (results are kept for an hour)", rid);
         return;
     }
+    gw_request_name_session (req, gw_job_session_id (job));
     if (strcmp (action, "status") == 0)
         gw_request_reply_json (req, 200, gw_job_status_json (job));
     else if (strcmp (action, "results") == 0)

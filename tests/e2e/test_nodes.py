@@ -1,0 +1,253 @@
+"""Many nodes behind HAProxy (deploy/haproxy.cfg as it is): three codebox
+nodes, sessions made over REST, MCP 2026-07-28 (Mcp-Param-Session-Id), MCP
+2025-11-25 (Mcp-Session-Id) and the Jupyter API spread over them and keep
+their state on every later call, whichever way the call names its session
+(path, request id, header, JSON body); a fourth node joins through
+HAProxy's runtime API; a killed node costs only its own sessions, which
+then get a clear 404 within seconds."""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import Server
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CFG = os.path.join(HERE, "..", "..", "deploy", "haproxy.cfg")
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+NODE_ENV = {"CODEBOX_POOL_SIZE": "0"}
+
+pytestmark = pytest.mark.skipif(not os.path.exists(HAPROXY), reason="haproxy not installed")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Front:
+    """HAProxy on deploy/haproxy.cfg in front of the nodes."""
+
+    def __init__(self, nodes):
+        self.tmp = tempfile.mkdtemp(prefix="codebox-haproxy-")
+        self.port = free_port()
+        self.sock = os.path.join(self.tmp, "admin.sock")
+        env = dict(os.environ, HAPROXY_SOCKET=self.sock,
+                   CODEBOX_FRONT="127.0.0.1:%d" % self.port,
+                   NODE4="127.0.0.1:%d" % free_port())
+        for i, n in enumerate(nodes, 1):
+            env["NODE%d" % i] = "127.0.0.1:%d" % n.port
+        self.log = open(os.path.join(self.tmp, "haproxy.log"), "wb")
+        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", CFG], env=env, stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while not self.all_up(len(nodes)):
+            assert self.proc.poll() is None, open(self.log.name).read()
+            assert time.monotonic() < deadline, self.admin("show servers state")
+            time.sleep(0.1)
+
+    def admin(self, command):
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(self.sock)
+            s.sendall(command.encode() + b"\n")
+            out = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return out.decode()
+                out += chunk
+
+    def all_up(self, n):
+        try:
+            state = self.admin("show stat")
+        except OSError:
+            return False
+        up = [line for line in state.splitlines() if line.startswith("nodes,node")
+              and ",UP," in line]
+        return len(up) >= n
+
+    def request(self, method, path, body=None, headers=None):
+        hdrs = dict(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            conn.request(method, path, body=body, headers=hdrs)
+            r = conn.getresponse()
+            data = r.read()
+            ctype = r.headers.get("Content-Type", "")
+            if "text/event-stream" in ctype:
+                msgs = [json.loads(l[6:]) for l in data.decode().splitlines() if l.startswith("data: ")]
+                doc = msgs[-1] if msgs else None
+            else:
+                try:
+                    doc = json.loads(data) if data else None
+                except ValueError:
+                    doc = data.decode(errors="replace")   # HAProxy's own page
+            return r.status, r.headers, doc
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def rest_exec(front, session, code):
+    status, headers, r = front.request("POST", "/execute", {"session_id": session, "code": code})
+    assert status == 202, (status, r)
+    assert r["request_id"].startswith(session + "~")
+    assert headers["X-Codebox-Session"] == session
+    status, headers, res = front.request("GET", "/execute/%s/results?wait=60" % r["request_id"])
+    assert status == 200, (status, res)
+    assert headers["X-Codebox-Session"] == session
+    return res
+
+
+def stdout_of(res):
+    return "".join(o.get("content", "") for o in res["output"] if o.get("type") == "stream")
+
+
+def mcp26(front, session, code):
+    status, headers, r = front.request("POST", "/mcp", {
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "exec_code", "arguments": {"session_id": session, "code": code},
+            "_meta": META}}, headers={
+        "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call", "Mcp-Name": "exec_code", "Mcp-Param-Session-Id": session})
+    assert status == 200, (status, r)
+    assert headers["X-Codebox-Session"] == session
+    return r["result"]["structuredContent"]
+
+
+class Mcp25:
+    """A 2025-11-25 client: an MCP session, sticky by Mcp-Session-Id."""
+
+    def __init__(self, front):
+        self.front = front
+        status, headers, r = front.request("POST", "/mcp", {
+            "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "nodes", "version": "1"}}},
+            headers={"Accept": "application/json"})
+        assert status == 200, r
+        self.sid = headers["Mcp-Session-Id"]
+
+    def exec(self, session, code):
+        status, _, r = self.front.request("POST", "/mcp", {
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "exec_code", "arguments": {"session_id": session, "code": code}}},
+            headers={"Accept": "application/json", "Mcp-Session-Id": self.sid,
+                     "MCP-Protocol-Version": "2025-11-25"})
+        assert status == 200, (status, r)
+        return r["result"]["structuredContent"]
+
+
+def holders(nodes, session):
+    """The nodes that hold session (asked directly)."""
+    return [i for i, n in enumerate(nodes) if n.get("/sessions/%s" % session).status == 200]
+
+
+def test_sessions_stick_to_their_node_through_haproxy():
+    nodes = [Server(env=NODE_ENV) for _ in range(3)]
+    front = Front(nodes)
+    extra = None
+    try:
+        rest = ["r%d" % i for i in range(8)]
+        for i, s in enumerate(rest):
+            status, headers, r = front.request("POST", "/sessions", {"session_id": s})
+            assert status == 201, (status, r)
+            assert headers["X-Codebox-Session"] == s
+            assert stdout_of(rest_exec(front, s, "x = %d\nprint('set')" % i)) == "set\n"
+        mcp = ["m%d" % i for i in range(8)]
+        for i, s in enumerate(mcp):
+            assert mcp26(front, s, "y = %d" % (i * 10))["status"] == "completed"
+        old = [Mcp25(front) for _ in range(3)]
+        for i, c in enumerate(old):
+            assert c.exec("o%d" % i, "z = %d" % (i * 100))["status"] == "completed"
+        kernels = []
+        for _ in range(4):
+            status, headers, k = front.request("POST", "/api/kernels", {"name": "python3"})
+            assert status == 201, (status, k)
+            assert headers["X-Codebox-Session"] == k["id"]
+            kernels.append(k["id"])
+
+        # spread over the nodes, each session on exactly one
+        where = {s: holders(nodes, s) for s in rest + mcp + ["o0", "o1", "o2"] + kernels}
+        for s, h in where.items():
+            assert len(h) == 1, (s, h)
+        assert len({h[0] for h in where.values()}) == 3, where
+
+        # every later call finds its state, whichever way it names the session
+        for _ in range(2):
+            for i, s in enumerate(rest):
+                assert stdout_of(rest_exec(front, s, "print(x)")) == "%d\n" % i
+                status, headers, _ = front.request("GET", "/sessions/%s" % s)
+                assert status == 200 and headers["X-Codebox-Session"] == s
+            for i, s in enumerate(mcp):
+                assert mcp26(front, s, "print(y)")["stdout"] == "%d\n" % (i * 10)
+            for i, c in enumerate(old):
+                assert c.exec("o%d" % i, "print(z)")["stdout"] == "%d\n" % (i * 100)
+            for k in kernels:
+                status, headers, r = front.request("GET", "/api/kernels/%s" % k)
+                assert status == 200 and r["id"] == k
+
+        # a fourth node joins through the runtime API and takes new sessions
+        extra = Server(env=NODE_ENV)
+        out = front.admin("set server nodes/node4 addr 127.0.0.1 port %d" % extra.port)
+        assert "not found" not in out.lower(), out
+        front.admin("set server nodes/node4 state ready")
+        deadline = time.monotonic() + 15
+        while not front.all_up(4):
+            assert time.monotonic() < deadline, front.admin("show stat")
+            time.sleep(0.1)
+        nodes.append(extra)
+        late = ["n%d" % i for i in range(4)]
+        for i, s in enumerate(late):
+            assert mcp26(front, s, "w = %d" % i)["status"] == "completed"
+        assert any(holders(nodes, s) == [3] for s in late), {s: holders(nodes, s) for s in late}
+        for i, s in enumerate(rest):
+            assert stdout_of(rest_exec(front, s, "print(x)")) == "%d\n" % i
+
+        # a node dies: its sessions get a clear 404 within seconds, the
+        # others go on
+        victim = where["r0"][0]
+        lost = [s for s, h in where.items() if h == [victim] and s in rest]
+        kept = [s for s, h in where.items() if h != [victim] and s in rest]
+        assert lost and kept
+        nodes[victim].expect_dead = True
+        nodes[victim].proc.kill()
+        t0 = time.monotonic()
+        while True:
+            status, _, r = front.request("GET", "/sessions/%s" % lost[0])
+            if status == 404:
+                break
+            assert time.monotonic() - t0 < 10, (status, r)
+            time.sleep(0.2)
+        assert "no session" in r["error"]["message"]
+        for s in lost:
+            status, _, r = front.request("POST", "/execute", {"session_id": s, "code": "1"})
+            assert status == 404, (s, status, r)
+        for s in kept:
+            i = rest.index(s)
+            assert stdout_of(rest_exec(front, s, "print(x)")) == "%d\n" % i
+    finally:
+        front.stop()
+        for n in nodes + ([extra] if extra and extra not in nodes else []):
+            if n.proc.poll() is None:
+                n.stop()
+            else:
+                n.stop(sig=signal.SIGKILL)
