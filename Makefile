@@ -4,7 +4,7 @@
 # runs the suite against a sanitizer build in build/sanitize/.
 
 CC        ?= cc
-PKGS      := libzmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp
+PKGS      := libzmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis
 SANITIZE  ?=
 PYTHON    ?= /usr/bin/python3
 

@@ -41,7 +41,7 @@ DEBIAN_PACKAGES=(
     build-essential pkg-config
     libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
-    bubblewrap libseccomp-dev libwslay-dev
+    bubblewrap libseccomp-dev libwslay-dev libhiredis-dev
     python3
 )
 # What only the tests use (the PostgreSQL server: the SQL tests start their
@@ -53,7 +53,7 @@ TEST_DEBIAN_PACKAGES=(
     clang check libsubunit-dev python3-pytest postgresql
     r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
     python3-jupyter-server python3-nbclient python3-websocket python3-notebook
-    xeus-python-dev python3-xeus-python-shell g++ pkg-config haproxy
+    xeus-python-dev python3-xeus-python-shell g++ pkg-config haproxy redis-server
 )
 
 # Maps a pip requirement name to Debian's package for it.

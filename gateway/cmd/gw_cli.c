@@ -46,6 +46,8 @@ gw_cli_block_signals (void)
     sigemptyset (&mask);
     sigaddset (&mask, SIGTERM);
     sigaddset (&mask, SIGINT);
+    sigaddset (&mask, SIGUSR1);     /* drain (gw_loop) */
+    sigaddset (&mask, SIGUSR2);     /* serve again */
     pthread_sigmask (SIG_BLOCK, &mask, NULL);
     signal (SIGPIPE, SIG_IGN);
 }

@@ -1,7 +1,9 @@
 /* gw_cmd_serve: `codebox serve`: the HTTP server. The main thread blocks
- * SIGTERM and SIGINT (every thread inherits that; the loop reads them from
- * a signalfd), starts libmicrohttpd's threads, then becomes the loop
- * thread until a signal; then it ends every kernel and exits 0. */
+ * SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 (every thread inherits that; the
+ * loop reads them from a signalfd), starts libmicrohttpd's threads, then
+ * becomes the loop thread until SIGTERM or SIGINT; then it ends every
+ * kernel and exits 0. SIGUSR1 drains the node (no new sessions), SIGUSR2
+ * ends that. */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <signal.h>
@@ -77,6 +79,13 @@ static const gw_loop_source_t s_mcp_source = {
     .deadline = s_mcp_deadline,
     .tick = s_mcp_tick,
 };
+
+/* For /healthz, from libmicrohttpd's threads. */
+static bool
+s_draining (void *arg)
+{
+    return gw_server_draining (arg);
+}
 
 int
 gw_cmd_serve (int argc, char **argv)
@@ -202,6 +211,7 @@ gw_cmd_serve (int argc, char **argv)
         exit_code = GW_EXIT_USAGE;
     } else {
         gw_http_set_metrics (http, gw_server_metrics (server));
+        gw_http_set_draining (http, s_draining, server);
         jp_log (JP_LOG_ALWAYS, "serving http://%s:%d (REST API; MCP at /mcp) state=%s "
                  "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_server_state_dir (server),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),

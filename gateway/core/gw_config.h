@@ -29,6 +29,8 @@
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, "seconds one execution may run; then interrupt, then restart") \
     X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \
     X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, "live sessions at once") \
+    X (NODE_NAME, "CODEBOX_NODE_NAME", "", STR, "this node's name among many (default: the host name)") \
+    X (DIRECTORY_URL, "CODEBOX_DIRECTORY_URL", "", STR, "redis://HOST[:PORT][/DB]: the session directory many nodes share (listings span the nodes; a session another node holds is refused naming it)") \
     X (POOL_SIZE, "CODEBOX_POOL_SIZE", "2", UINT, "warm kernels kept per pooled kernelspec") \
     X (POOL_KERNELS, "CODEBOX_POOL_KERNELS", "", STR, "kernelspecs with a warm pool (default: the default kernel)") \
     X (KERNEL_USER, "CODEBOX_KERNEL_USER", "codebox-kernel", STR, "user kernels run as when the gateway runs as root") \

@@ -27,7 +27,10 @@
     X (INTERNAL, "internal_error", 500, -32603) \
     X (NOT_IMPLEMENTED, "not_implemented", 501, -32601) \
     X (KERNEL_START_FAILED, "kernel_start_failed", 503, -32000) \
-    X (SHUTTING_DOWN, "shutting_down", 503, -32000)
+    X (SHUTTING_DOWN, "shutting_down", 503, -32000) \
+    X (WRONG_NODE, "wrong_node", 421, -32000) \
+    X (SESSION_LOST, "session_lost", 404, -32602) \
+    X (DRAINING, "draining", 503, -32000)
 
 #define GW_ERROR_ID(id, code, http, rpc) GW_E_##id,
 typedef enum { GW_ERRORS (GW_ERROR_ID) GW_E_COUNT } gw_error_t;

@@ -28,7 +28,16 @@ struct gw_loop {
     volatile int stopping;
     s_source_t sources[GW_LOOP_MAX_SOURCES];
     int n_sources;
+    void (*on_user_signal) (bool first, void *arg);
+    void *on_user_signal_arg;
 };
+
+void
+gw_loop_on_user_signal (gw_loop_t *self, void (*fn) (bool first, void *arg), void *arg)
+{
+    self->on_user_signal = fn;
+    self->on_user_signal_arg = arg;
+}
 
 gw_loop_t *
 gw_loop_new (char *err, size_t err_len)
@@ -42,6 +51,8 @@ gw_loop_new (char *err, size_t err_len)
     sigemptyset (&mask);
     sigaddset (&mask, SIGTERM);
     sigaddset (&mask, SIGINT);
+    sigaddset (&mask, SIGUSR1);
+    sigaddset (&mask, SIGUSR2);
     self->signal_fd = signalfd (-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     self->mailbox = gw_mailbox_new ();
     if (self->signal_fd < 0 || !self->mailbox) {
@@ -208,7 +219,12 @@ s_turn (gw_loop_t *self)
                                          first[i + 1] - first[i]);
     if (rc > 0 && (items[1].revents & ZMQ_POLLIN)) {
         struct signalfd_siginfo info;
-        if (read (self->signal_fd, &info, sizeof info) == (ssize_t) sizeof info) {
+        if (read (self->signal_fd, &info, sizeof info) != (ssize_t) sizeof info)
+            ;
+        else if (info.ssi_signo == SIGUSR1 || info.ssi_signo == SIGUSR2) {
+            if (self->on_user_signal)
+                self->on_user_signal (info.ssi_signo == SIGUSR1, self->on_user_signal_arg);
+        } else {
             jp_log_info ("signal %u: shutting down", info.ssi_signo);
             self->stopping = 1;
         }

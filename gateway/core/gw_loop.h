@@ -58,6 +58,10 @@ gw_loop_t *gw_loop_new (char *err, size_t err_len);
 /* Runs what is left in the mailbox (as stopping), frees. */
 void gw_loop_destroy (gw_loop_t **self_p);
 
+/* SIGUSR1 (first true) and SIGUSR2 (false) call fn in the loop thread;
+ * without it they are ignored. SIGTERM and SIGINT stop the loop. */
+void gw_loop_on_user_signal (gw_loop_t *self, void (*fn) (bool first, void *arg), void *arg);
+
 /* Adds a source (source is borrowed and must outlive the loop). Returns 0
  * or -ENOSPC past GW_LOOP_MAX_SOURCES. */
 int gw_loop_add_source (gw_loop_t *self, const gw_loop_source_t *source, void *arg);

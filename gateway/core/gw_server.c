@@ -7,6 +7,7 @@
 #include "gw_session_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 
 #include <zmq.h>
 
+#include "gw_directory.h"
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_pool.h"
@@ -52,6 +54,8 @@ struct gw_server {
     struct gw_blob *blob;       /* Azure Blob upload of artifacts, or NULL (off) */
     struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
     struct gw_packages *packages;       /* package installs, or NULL */
+    gw_directory_t *directory;  /* shared with other nodes, or NULL (one machine) */
+    atomic_bool draining;       /* refuses new sessions (SIGUSR1); read by HTTP threads */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
     char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;
@@ -63,6 +67,14 @@ struct gw_server {
 };
 
 static const gw_loop_source_t s_source;
+
+/* SIGUSR1 drains the node (no new sessions; the live ones go on), SIGUSR2
+ * ends draining. */
+static void
+s_on_user_signal (bool first, void *arg)
+{
+    gw_server_set_draining (arg, first);
+}
 
 /* A posted request, in the loop thread: to the handler, or 503 once the
  * loop is stopping. */
@@ -126,6 +138,19 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         gw_server_destroy (&self);
         return NULL;
     }
+    gw_loop_on_user_signal (self->loop, s_on_user_signal, self);
+    const char *dir_url = gw_config_str (config, GW_SET_DIRECTORY_URL);
+    if (dir_url[0]) {
+        char host[65] = "";
+        const char *node = gw_config_str (config, GW_SET_NODE_NAME);
+        if (!node[0] && gethostname (host, sizeof host - 1) == 0)
+            node = host;
+        self->directory = gw_directory_new (dir_url, node[0] ? node : "codebox", err, err_len);
+        if (!self->directory) {
+            gw_server_destroy (&self);
+            return NULL;
+        }
+    }
     self->zmq = zmq_ctx_new ();
     self->jobs = gw_jobs_new ();
     if (self->jobs)
@@ -158,6 +183,7 @@ gw_server_destroy (gw_server_t **self_p)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
     gw_pool_destroy (&self->pool);
+    gw_directory_destroy (&self->directory);    /* its sessions are gone: it says so */
     gw_sandbox_destroy (&self->sandbox);
     gw_loop_destroy (&self->loop);     /* its last calls and requests first */
     gw_jobs_destroy (&self->jobs);
@@ -628,7 +654,30 @@ gw_server_add_session (gw_server_t *self, gw_session_t *session)
         self->cap_sessions = cap;
     }
     self->sessions[self->n_sessions++] = session;
+    if (self->directory)
+        gw_directory_put (self->directory, session->tenant, session->id, session->spec->name);
     return 0;
+}
+
+gw_directory_t *
+gw_server_directory (gw_server_t *self)
+{
+    return self->directory;
+}
+
+void
+gw_server_set_draining (gw_server_t *self, bool draining)
+{
+    atomic_store (&self->draining, draining);
+    if (self->directory)
+        gw_directory_set_draining (self->directory, draining);
+    jp_log_info ("node event=%s", draining ? "draining" : "serving");
+}
+
+bool
+gw_server_draining (gw_server_t *self)
+{
+    return atomic_load (&self->draining);
 }
 
 size_t
@@ -651,6 +700,8 @@ gw_server_remove_session (gw_server_t *self, gw_session_t *session)
             memmove (&self->sessions[i], &self->sessions[i + 1],
                      (self->n_sessions - i - 1) * sizeof *self->sessions);
             self->n_sessions--;
+            if (self->directory)
+                gw_directory_drop (self->directory, session->tenant, session->id);
             break;
         }
     gw_session_destroy (&session, true);

@@ -143,6 +143,15 @@ gw_jobs_t *gw_server_jobs (gw_server_t *self);
 gw_metrics_t *gw_server_metrics (gw_server_t *self);
 /* The SQL workers (exec_sql). */
 struct gw_sql *gw_server_sql (gw_server_t *self);
+
+/* The session directory shared with other nodes (CODEBOX_DIRECTORY_URL),
+ * or NULL on one machine. */
+struct gw_directory *gw_server_directory (gw_server_t *self);
+
+/* Draining: the node takes no new session (its live ones go on); /healthz
+ * says so. Any thread may read it. */
+void gw_server_set_draining (gw_server_t *self, bool draining);
+bool gw_server_draining (gw_server_t *self);
 /* The Azure Blob uploader, or NULL when blob upload is off. */
 struct gw_blob *gw_server_blob (gw_server_t *self);
 /* upload_file's downloads, or NULL (none, or the server stops). */

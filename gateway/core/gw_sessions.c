@@ -1,13 +1,13 @@
 /* gw_sessions: creating, finding, listing and ending sessions for any
  * transport. Threads: the loop thread only. */
 #include "gw_sessions.h"
-
 #include "gw_session_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "gw_directory.h"
 #include "gw_path.h"
 #include "jp_log.h"
 #include "jp_random.h"
@@ -83,6 +83,22 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
                   "it first");
         return NULL;
     }
+    if (gw_server_draining (server)) {
+        *e = GW_E_DRAINING;
+        snprintf (err, err_len, "this node is draining: it takes no new session (try another "
+                  "node)");
+        return NULL;
+    }
+    /* never a second kernel for a session another node holds */
+    gw_directory_t *dir = gw_server_directory (server);
+    char node[65];
+    if (dir && gw_directory_where (dir, caller->tenant, id, node, sizeof node)
+                   == GW_DIR_ELSEWHERE) {
+        *e = GW_E_WRONG_NODE;
+        snprintf (err, err_len, "session '%s' lives on node %s: send its requests there",
+                  id, node);
+        return NULL;
+    }
     long max = gw_config_int (gw_server_config (server), GW_SET_MAX_SESSIONS);
     if ((long) gw_server_session_count (server) >= max) {
         *e = GW_E_TOO_MANY_SESSIONS;
@@ -124,17 +140,54 @@ gw_sessions_lookup (gw_server_t *server, const gw_caller_t *caller, const char *
     }
     gw_session_t *session = gw_server_find_session (server, id, caller->tenant);
     *e = session ? GW_E_OK : GW_E_SESSION_NOT_FOUND;
+    gw_directory_t *dir = gw_server_directory (server);
+    char node[65];
+    if (!session && dir) {
+        gw_dir_where_t where = gw_directory_where (dir, caller->tenant, id, node, sizeof node);
+        *e = where == GW_DIR_ELSEWHERE ? GW_E_WRONG_NODE
+             : where == GW_DIR_LOST ? GW_E_SESSION_LOST : GW_E_SESSION_NOT_FOUND;
+    }
     return session;
 }
 
-json_t *
-gw_sessions_list (gw_server_t *server, const gw_caller_t *caller)
+void
+gw_sessions_missing_why (gw_server_t *server, const gw_caller_t *caller, const char *id,
+                         gw_error_t e, char *msg, size_t msg_len)
 {
+    char node[65] = "?";
+    gw_directory_t *dir = gw_server_directory (server);
+    if (dir)
+        gw_directory_where (dir, caller->tenant, id, node, sizeof node);
+    if (e == GW_E_WRONG_NODE)
+        snprintf (msg, msg_len, "session '%s' lives on node %s: send its requests there "
+                  "(this is node %s)", id, node, gw_directory_node (dir));
+    else if (e == GW_E_SESSION_LOST)
+        snprintf (msg, msg_len, "session '%s' was lost: its node %s is gone, and its "
+                  "variables and files with it", id, node);
+    else if (e == GW_E_INVALID_SESSION_ID)
+        snprintf (msg, msg_len, "%s", gw_sessions_id_rule);
+    else
+        snprintf (msg, msg_len, "no session '%s'", id);
+}
+
+json_t *
+gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes)
+{
+    gw_directory_t *dir = gw_server_directory (server);
     json_t *list = json_array ();
     for (size_t i = 0; list && i < gw_server_session_count (server); i++) {
         gw_session_t *s = gw_server_session_at (server, i);
-        if (strcmp (s->tenant, caller->tenant) == 0 && !s->ephemeral)
-            json_array_append_new (list, gw_session_json (s, false));
+        if (strcmp (s->tenant, caller->tenant) != 0 || s->ephemeral)
+            continue;
+        json_t *entry = gw_session_json (s, false);
+        if (entry && dir)
+            json_object_set_new (entry, "node", json_string (gw_directory_node (dir)));
+        json_array_append_new (list, entry);
+    }
+    if (list && dir && all_nodes) {
+        json_t *others = gw_directory_sessions (dir, caller->tenant);
+        json_array_extend (list, others);
+        json_decref (others);
     }
     return list;
 }

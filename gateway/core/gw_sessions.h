@@ -32,14 +32,23 @@ gw_session_t *gw_sessions_create (gw_server_t *server, const gw_caller_t *caller
                                   const char *id, const char *kernel, const char *language,
                                   gw_error_t *e, char *err, size_t err_len);
 
-/* The caller's session id, or NULL with *e = GW_E_INVALID_SESSION_ID or
- * GW_E_SESSION_NOT_FOUND. */
+/* The caller's session id, or NULL with *e = GW_E_INVALID_SESSION_ID,
+ * GW_E_SESSION_NOT_FOUND, or, with a directory shared by many nodes,
+ * GW_E_WRONG_NODE (another node holds it) or GW_E_SESSION_LOST (its node
+ * is gone). */
 gw_session_t *gw_sessions_lookup (gw_server_t *server, const gw_caller_t *caller,
                                   const char *id, gw_error_t *e);
 
+/* The message for a lookup's failure e (naming the node that holds the
+ * session, or the one it was lost with). */
+void gw_sessions_missing_why (gw_server_t *server, const gw_caller_t *caller, const char *id,
+                              gw_error_t e, char *msg, size_t msg_len);
+
 /* The caller's sessions as a new JSON array of gw_session_json (one-shot
- * sessions left out). */
-json_t *gw_sessions_list (gw_server_t *server, const gw_caller_t *caller);
+ * sessions left out); with a shared directory and all_nodes, also those
+ * of the other nodes ({"session_id","kernel","node","created","lost"}),
+ * and every entry says its "node". */
+json_t *gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes);
 
 /* Ends a session at a client's request: its kernel, jobs and folder. */
 void gw_sessions_end (gw_server_t *server, gw_session_t *session);

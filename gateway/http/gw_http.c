@@ -46,6 +46,8 @@ struct gw_http {
     gw_metrics_t *metrics;
     int port;
     atomic_int unsent;          /* answered by the loop, not yet sent */
+    gw_http_state_fn *draining; /* /healthz asks it (any thread), or NULL */
+    void *draining_arg;
 };
 
 /* A 101 answer's hand-over, shared by the connection (which may end
@@ -502,7 +504,10 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     if (strcmp (url, "/healthz") == 0) {
         c->req.route = "/healthz";
         c->req.status = 200;
-        c->req.json = json_pack ("{s:s}", "status", "ok");
+        /* draining is still healthy: a router keeps sending a node's own
+           sessions there; the node refuses new ones itself */
+        bool draining = http->draining && http->draining (http->draining_arg);
+        c->req.json = json_pack ("{s:s}", "status", draining ? "draining" : "ok");
         return s_send (c);
     }
     c->posted = true;
@@ -649,6 +654,13 @@ void
 gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics)
 {
     self->metrics = metrics;
+}
+
+void
+gw_http_set_draining (gw_http_t *self, gw_http_state_fn *fn, void *arg)
+{
+    self->draining = fn;
+    self->draining_arg = arg;
 }
 
 int

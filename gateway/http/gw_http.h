@@ -39,6 +39,11 @@ gw_http_t *gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_
                         const gw_origin_t *origin, gw_http_post_fn *post, gw_http_gone_fn *gone,
                         void *arg, char *err, size_t err_len);
 
+/* Tells whether the node drains (any thread); /healthz says "draining"
+ * then. Set before serving. */
+typedef bool (gw_http_state_fn) (void *arg);
+void gw_http_set_draining (gw_http_t *self, gw_http_state_fn *fn, void *arg);
+
 /* Counts each answered request into metrics (set before serving). */
 void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);
 

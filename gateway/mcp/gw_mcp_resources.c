@@ -181,7 +181,7 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, int *code, char *err,
                              gw_mcp_guide);
     else if (strcmp (uri, "sessions://") == 0) {
         gw_caller_t caller = {.tenant = ctx->client->tenant};
-        json_t *list = gw_sessions_list (ctx->mcp->server, &caller);
+        json_t *list = gw_sessions_list (ctx->mcp->server, &caller, true);
         char *text = json_dumps (json_pack ("{s:o}", "sessions", list), JSON_INDENT (1) | JSON_SORT_KEYS);
         content = json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "application/json",
                              "text", text ? text : "{}");

@@ -266,6 +266,15 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
                                     "a-z 0-9 _ . - not starting with '.'", id);
         return NULL;
     }
+    char lost[300] = "";
+    if (e == GW_E_WRONG_NODE || (e == GW_E_SESSION_LOST && !create)) {
+        char why[300];
+        gw_sessions_missing_why (ctx->mcp->server, &caller, id, e, why, sizeof why);
+        *error = gw_mcp_tool_error ("%s", why);
+        return NULL;
+    }
+    if (e == GW_E_SESSION_LOST)
+        gw_sessions_missing_why (ctx->mcp->server, &caller, id, e, lost, sizeof lost);
     if (session || !create) {
         if (!session)
             *error = gw_mcp_tool_error ("no session '%s'; list_sessions shows yours", id);
@@ -288,6 +297,12 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
     snprintf (note, sizeof note, "starting a %s kernel for the new session '%s'",
               gw_session_spec (session)->name, id);
     gw_mcp_log (ctx, "info", note);
+    if (lost[0]) {
+        /* the caller must know its state is gone before it builds on it */
+        *error = gw_mcp_tool_error ("%s. A new, empty session '%s' was started on this node: "
+                                    "run what it needs again.", lost, id);
+        return NULL;
+    }
     return session;
 }
 
@@ -601,7 +616,7 @@ s_list_sessions (gw_mcp_ctx_t *ctx, json_t *args)
     (void) args;
     gw_caller_t caller = s_caller (ctx);
     return gw_mcp_tool_ok (json_pack ("{s:o}", "sessions",
-                                      gw_sessions_list (ctx->mcp->server, &caller)), NULL);
+                                      gw_sessions_list (ctx->mcp->server, &caller, true)), NULL);
 }
 
 static json_t *

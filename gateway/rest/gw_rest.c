@@ -148,8 +148,11 @@ static void
 s_get_sessions (gw_server_t *server, gw_request_t *req)
 {
     gw_caller_t caller = gw_request_caller (req);
+    /* every node's, unless ?scope=node */
+    const char *scope = gw_request_query (req, "scope");
+    bool all = !(scope && strcmp (scope, "node") == 0);
     gw_request_reply_json (req, 200, json_pack ("{s:o}", "sessions",
-                                                gw_sessions_list (server, &caller)));
+                                                gw_sessions_list (server, &caller, all)));
 }
 
 gw_session_t *
@@ -160,7 +163,11 @@ gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id
     gw_session_t *session = gw_sessions_lookup (server, &caller, id, &e);
     if (e == GW_E_INVALID_SESSION_ID)
         gw_request_reply_error (req, e, "%s", gw_sessions_id_rule);
-    else if (!session)
+    else if (e == GW_E_WRONG_NODE || e == GW_E_SESSION_LOST) {
+        char why[300];
+        gw_sessions_missing_why (server, &caller, id, e, why, sizeof why);
+        gw_request_reply_error (req, e, "%s", why);
+    } else if (!session)
         gw_request_reply_error (req, e, "no session '%s'; create it with POST /sessions", id);
     else
         gw_request_name_session (req, gw_session_id (session));

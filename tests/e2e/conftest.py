@@ -32,6 +32,7 @@ import json
 import re
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -399,3 +400,50 @@ def stream_of(res, name="stdout"):
 def errors_of(res):
     """The error outputs of a results object."""
     return [o for o in res["output"] if o["type"] == "error"]
+
+
+# --------------------------------------------------------------------------
+# Many nodes: a free port, and a Redis of its own for the session directory
+
+REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def redis_url():
+    """A redis-server on loopback for one test; its URL (database 3)."""
+    tmp = tempfile.mkdtemp(prefix="codebox-redis-")
+    port = free_port()
+    proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", tmp],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+    yield "redis://127.0.0.1:%d/3" % port
+    proc.terminate()
+    proc.wait(timeout=10)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+
+
+def wait_for(fn, what, timeout=20):
+    """fn() once it is true (asked every 0.2 s); fails with what after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)

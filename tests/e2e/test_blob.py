@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, mcp_client, ok, rest_run
+from conftest import BIN, free_port, mcp_client, ok, rest_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AZURITE = os.path.join(HERE, "..", "azurite", "node_modules", ".bin", "azurite-blob")
@@ -28,12 +28,6 @@ DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
            "K1SZFPTOtr/KBHBeksoGMGw==")
 OTHER_KEY = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVowMTIzNDU2Nzg5YWJjZGVmZ2hpamtsbW5vcA=="
 BASE = {"CODEBOX_POOL_SIZE": "0"}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Azurite:

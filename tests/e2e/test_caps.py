@@ -2,7 +2,6 @@
 grow has a bound with a clear error: rich displays of any JSON type, huge
 exceptions, input() loops, the result store, a session's queue, MCP
 sessions, and idle connections."""
-import json
 import socket
 import time
 

@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from conftest import mcp_session
 
 EVIL_ORIGINS = ["http://evil.example", "null", "http://127.0.0.1.evil.example:%(port)d",
                 "http://localhost.evil.example:%(port)d", "http://localhost:%(other)d",

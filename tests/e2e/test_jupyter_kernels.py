@@ -10,7 +10,6 @@ import os
 import socket
 import struct
 import subprocess
-import sys
 import time
 import uuid
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import BIN, Server, rest_run, stream_of, errors_of, run_codebox
+from conftest import BIN, rest_run, stream_of
 
 ROOT = os.geteuid() == 0
 TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (debug|info|warn|error) codebox: ")

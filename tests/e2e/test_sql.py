@@ -1,6 +1,5 @@
 """exec_sql and POST /sql end to end: the bundled SQLite sample by default,
 reads only, large results as a CSV the kernel can load, over REST and MCP."""
-import json
 
 import pytest
 

@@ -13,6 +13,7 @@
 #include "gw_auth.h"
 #include "gw_base64.h"
 #include "gw_config.h"
+#include "gw_directory.h"
 #include "gw_exec_options.h"
 #include "gw_fs.h"
 #include "gw_state_dir.h"
@@ -403,6 +404,39 @@ START_TEST (test_base64)
 }
 END_TEST
 
+/* CODEBOX_DIRECTORY_URL: redis://HOST[:PORT][/DB] or a refusal; a good one
+ * starts (Redis being away is no error) and stops cleanly. */
+START_TEST (test_directory_url)
+{
+    static const char *const bad[] = {"", "http://x", "redis://", "redis://:6379", "redis://h:0",
+                                      "redis://h:99999", "redis://h:1x", "redis://h/x",
+                                      "redis://h/-1", NULL};
+    char err[200];
+    for (int i = 0; bad[i]; i++) {
+        err[0] = '\0';
+        gw_directory_t *d = gw_directory_new (bad[i], "n", err, sizeof err);
+        ck_assert_msg (d == NULL, "accepted %s", bad[i]);
+        ck_assert_ptr_nonnull (strstr (err, "redis://HOST"));
+    }
+    static const char *const good[] = {"redis://127.0.0.1", "redis://127.0.0.1:1",
+                                       "redis://127.0.0.1:1/", "redis://127.0.0.1:1/5", NULL};
+    for (int i = 0; good[i]; i++) {
+        gw_directory_t *d = gw_directory_new (good[i], "node-x", err, sizeof err);
+        ck_assert_msg (d != NULL, "refused %s: %s", good[i], err);
+        ck_assert_str_eq (gw_directory_node (d), "node-x");
+        char node[65];
+        ck_assert_int_eq (gw_directory_where (d, "t", "s", node, sizeof node), GW_DIR_UNKNOWN);
+        json_t *list = gw_directory_sessions (d, "t");
+        ck_assert_int_eq (json_array_size (list), 0);
+        json_decref (list);
+        gw_directory_put (d, "t", "s", "python3");
+        gw_directory_drop (d, "t", "s");
+        gw_directory_destroy (&d);
+        ck_assert_ptr_null (d);
+    }
+}
+END_TEST
+
 Suite *
 config_suite (void)
 {
@@ -418,6 +452,7 @@ config_suite (void)
     tcase_add_test (tc, test_exec_options);
     tcase_add_test (tc, test_base64);
     tcase_add_test (tc, test_state_dir);
+    tcase_add_test (tc, test_directory_url);
     suite_add_tcase (s, tc);
     return s;
 }
