@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gw_directory.h"
 #include "gw_exec_options.h"
 #include "gw_sandbox.h"
 #include "gw_sessions.h"
@@ -68,6 +69,12 @@ gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *i
     gw_caller_t caller = gw_request_caller (req);
     gw_error_t e;
     gw_session_t *session = gw_sessions_lookup (self->server, &caller, id, &e);
+    if (!session && (e == GW_E_WRONG_NODE || e == GW_E_SESSION_LOST)) {
+        char why[300];
+        gw_sessions_missing_why (self->server, &caller, id, e, why, sizeof why);
+        gw_request_reply_error (req, e, "%s", why);
+        return NULL;
+    }
     if (!session || gw_session_ephemeral (session)) {
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no kernel %.80s", id);
         return NULL;
@@ -186,6 +193,29 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
             if (strcmp (gw_session_tenant (s), req->tenant) == 0 && !gw_session_ephemeral (s))
                 json_array_append_new (list, gw_jupyter_kernel_model (self, s));
         }
+        /* the other nodes' kernels too (a shared directory), unless
+           ?scope=node; a router takes a client to them by their path */
+        gw_directory_t *dir = gw_server_directory (self->server);
+        const char *scope = gw_request_query (req, "scope");
+        json_t *others = dir && !(scope && strcmp (scope, "node") == 0)
+                             ? gw_directory_sessions (dir, req->tenant) : NULL;
+        size_t i;
+        json_t *o;
+        json_array_foreach (others, i, o) {
+            char last[48];
+            json_int_t created = json_integer_value (json_object_get (o, "created"));
+            time_t t = (time_t) created;
+            struct tm tm;
+            gmtime_r (&t, &tm);
+            strftime (last, sizeof last, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            bool lost = json_is_true (json_object_get (o, "lost"));
+            json_array_append_new (list, json_pack (
+                "{s:O, s:O, s:s, s:s, s:i, s:O}", "id", json_object_get (o, "session_id"),
+                "name", json_object_get (o, "kernel"), "last_activity", last,
+                "execution_state", lost ? "dead" : "unknown", "connections", 0, "node",
+                json_object_get (o, "node")));
+        }
+        json_decref (others);
         gw_request_reply_json (req, 200, list);
         return;
     }

@@ -45,6 +45,9 @@ def test_directory_spans_nodes_refuses_the_wrong_node_and_reports_lost_sessions(
         assert seen["s1"]["lost"] is False
         assert sessions(b, "node") == {}
         assert sessions(a, "node")["s1"]["node"] == "node-a"
+        kernels = {k["id"]: k for k in b.get("/api/kernels").json()}
+        assert kernels["s1"]["node"] == "node-a" and kernels["s1"]["name"] == "python3"
+        assert b.get("/api/kernels?scope=node").json() == []
 
         # the wrong node refuses, naming the owner, and starts no kernel
         r = b.get("/sessions/s1")
@@ -52,6 +55,7 @@ def test_directory_spans_nodes_refuses_the_wrong_node_and_reports_lost_sessions(
         assert r.json()["error"]["code"] == "wrong_node"
         assert "node-a" in r.json()["error"]["message"]
         assert b.post("/execute", {"session_id": "s1", "code": "1"}).status == 421
+        assert b.get("/api/kernels/s1").status == 421
         assert b.post("/sessions", {"session_id": "s1"}).status == 421
         res = mcp_exec(b, "s1", "1")
         assert res["isError"] and "node-a" in res["content"][0]["text"]
