@@ -1,8 +1,8 @@
 """Many nodes behind HAProxy (deploy/haproxy.cfg as it is) sharing a
 session directory (a Redis on loopback): three codebox
 nodes, 60 sessions made over REST, MCP 2026-07-28 (Mcp-Param-Session-Id), MCP
-2025-11-25 (Mcp-Session-Id) and the Jupyter API spread over them and keep
-their state on every later call, whichever way the call names its session
+2025-11-25 (Mcp-Session-Id) and the Jupyter API (its websocket included)
+spread over them and keep their state on every later call, whichever way the call names its session
 (path, request id, header, JSON body); a fourth node joins through
 HAProxy's runtime API; a killed node costs only its own sessions, which
 are then reported lost (404, session_lost, naming the node) within
@@ -20,6 +20,7 @@ import time
 import pytest
 
 from conftest import Server, free_port, wait_for
+from test_jupyter_kernels import Client, text_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CFG = os.path.join(HERE, "..", "..", "deploy", "haproxy.cfg")
@@ -28,9 +29,12 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def start_node(url, name):
+def start_node(url, name, front_port):
+    """A node that knows the router's address as its public URL (so a
+    websocket client's Origin, the router's, is its own)."""
     return Server(env={"CODEBOX_POOL_SIZE": "0", "CODEBOX_DIRECTORY_URL": url,
-                       "CODEBOX_NODE_NAME": name})
+                       "CODEBOX_NODE_NAME": name,
+                       "CODEBOX_PUBLIC_URL": "http://127.0.0.1:%d" % front_port})
 
 pytestmark = pytest.mark.skipif(not os.path.exists(HAPROXY), reason="haproxy not installed")
 
@@ -38,9 +42,9 @@ pytestmark = pytest.mark.skipif(not os.path.exists(HAPROXY), reason="haproxy not
 class Front:
     """HAProxy on deploy/haproxy.cfg in front of the nodes."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, port):
         self.tmp = tempfile.mkdtemp(prefix="codebox-haproxy-")
-        self.port = free_port()
+        self.port = port
         self.sock = os.path.join(self.tmp, "admin.sock")
         env = dict(os.environ, HAPROXY_SOCKET=self.sock,
                    CODEBOX_FRONT="127.0.0.1:%d" % self.port,
@@ -162,8 +166,9 @@ def holders(nodes, session):
 
 
 def test_sessions_stick_to_their_node_through_haproxy(redis_url):
-    nodes = [start_node(redis_url, "node%d" % i) for i in range(1, 4)]
-    front = Front(nodes)
+    front_port = free_port()
+    nodes = [start_node(redis_url, "node%d" % i, front_port) for i in range(1, 4)]
+    front = Front(nodes, front_port)
     extra = None
     try:
         rest = ["r%d" % i for i in range(18)]
@@ -184,6 +189,11 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
             assert status == 201, (status, k)
             assert headers["X-Codebox-Session"] == k["id"]
             kernels.append(k["id"])
+        for i, k in enumerate(kernels):
+            ws = Client("ws://127.0.0.1:%d/api/kernels/%s/channels" % (front.port, k))
+            reply, _ = ws.run("k = %d" % i)
+            assert reply["content"]["status"] == "ok"
+            ws.close()
 
         # spread over the nodes, each session on exactly one
         where = {s: holders(nodes, s) for s in rest + mcp + ["o%d" % i for i in range(len(old))] + kernels}
@@ -201,12 +211,16 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
                 assert mcp26(front, s, "print(y)")["stdout"] == "%d\n" % (i * 10)
             for i, c in enumerate(old):
                 assert c.exec("o%d" % i, "print(z)")["stdout"] == "%d\n" % (i * 100)
-            for k in kernels:
+            for i, k in enumerate(kernels):
                 status, headers, r = front.request("GET", "/api/kernels/%s" % k)
                 assert status == 200 and r["id"] == k
+                ws = Client("ws://127.0.0.1:%d/api/kernels/%s/channels" % (front.port, k))
+                _, out = ws.run("print(k)")
+                assert text_of(out) == "%d\n" % i
+                ws.close()
 
         # a fourth node joins through the runtime API and takes new sessions
-        extra = start_node(redis_url, "node4")
+        extra = start_node(redis_url, "node4", front_port)
         out = front.admin("set server nodes/node4 addr 127.0.0.1 port %d" % extra.port)
         assert "not found" not in out.lower(), out
         front.admin("set server nodes/node4 state ready")
