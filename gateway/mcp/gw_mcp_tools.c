@@ -126,7 +126,9 @@ static const s_tool_t s_tools[] = {
      "\"output_dir\": {\"type\": \"string\"}, \"kernel\": {\"type\": \"string\"}}}", true,
      s_session_info},
     {"list_sessions", "List sessions", "List your live sessions with their age and idle time.",
-     "{\"type\": \"object\", \"properties\": {}}",
+     "{\"type\": \"object\", \"properties\": {\"scope\": {\"type\": \"string\", "
+     "\"enum\": [\"all\", \"node\"], \"description\": \"all (default): every node's "
+     "sessions where several codebox nodes share a directory; node: this node's only.\"}}}",
      "{\"type\": \"object\", \"properties\": {\"sessions\": {\"type\": \"array\"}}}", true,
      s_list_sessions},
     {"destroy_session", "End a session",
@@ -613,10 +615,16 @@ s_session_info (gw_mcp_ctx_t *ctx, json_t *args)
 static json_t *
 s_list_sessions (gw_mcp_ctx_t *ctx, json_t *args)
 {
-    (void) args;
+    json_t *error = NULL;
+    const char *scope = gw_mcp_arg (args, "scope", &error);
+    if (!error && scope && strcmp (scope, "all") != 0 && strcmp (scope, "node") != 0)
+        error = gw_mcp_tool_error ("scope must be all or node");
+    if (error)
+        return error;
     gw_caller_t caller = s_caller (ctx);
+    bool all = !scope || strcmp (scope, "all") == 0;
     return gw_mcp_tool_ok (json_pack ("{s:o}", "sessions",
-                                      gw_sessions_list (ctx->mcp->server, &caller, true)), NULL);
+                                      gw_sessions_list (ctx->mcp->server, &caller, all)), NULL);
 }
 
 static json_t *

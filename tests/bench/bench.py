@@ -1,13 +1,17 @@
 """make bench: codebox against its peers, measured in one run on one machine.
 
 Rows (exec round trip of `1+1`, p50 and p99 over N):
-  - jupyter_client executing directly on its own ipykernel;
+  - jupyter_client executing directly on its own ipykernel, as users run
+    it (store_history=True, IPython's history on disk);
   - the C floor: the project's own protocol library straight to a kernel
-    (build/bench-floor);
+    started exactly as the gateway starts it (build/bench-floor), so the
+    overhead over it is the gateway's own;
   - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio;
   measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
 Then: a new session's first answer (warm pool vs cold start), 16 sessions x
-25 concurrent calls (throughput, p99, every answer checked), gateway RSS
+25 concurrent calls (throughput, p99, every answer checked, the gateway's
+CPU per call), 64 idle sessions (the gateway's CPU over BENCH_IDLE_S
+seconds, default 60), gateway RSS
 idle / with 16 sessions / halfway through and after 10 000 executions, and a 5 MB stdout and a
 2 MB PNG through MCP. Prints one table; `--markdown FILE` also writes it.
 
@@ -82,6 +86,12 @@ class Server:
         status, _, res = self.call("GET", "/execute/%s/results?wait=60" % r["request_id"])
         assert status == 200, res
         return res
+
+    def cpu_s(self):
+        """The gateway process's own CPU time so far (user + system), in seconds."""
+        with open("/proc/%d/stat" % self.p.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_kib(self):
         for line in open("/proc/%d/status" % self.p.pid):
@@ -184,7 +194,7 @@ def main():
     # the other in each round, so a machine that speeds up or slows down
     # during the run weighs on every path alike.
     jc = JupyterClient()
-    s = Server()
+    s = Server({"CODEBOX_MAX_SESSIONS": "128"})    # 64 idle ones below, and more
     time.sleep(3)                                   # the warm pool fills
     s.call("POST", "/sessions", {"session_id": "bench"})
     mcp = McpHttp(s)
@@ -252,11 +262,25 @@ def main():
             assert got == "%d\n" % (i * 1000 + k), (i, k, got)   # nothing lost or crossed
         return out
     t = time.perf_counter()
+    cpu = s.cpu_s()
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         lat = [x for part in pool.map(worker, range(16)) for x in part]
     wall = time.perf_counter() - t
+    cpu = s.cpu_s() - cpu
     row("16 sessions x 25 concurrent calls", lat,
-        "%.0f calls/s, all 400 answers right" % (400 / wall))
+        "%.0f calls/s, all 400 answers right, gateway CPU %.0f us per call"
+        % (400 / wall, cpu / 400 * 1e6))
+
+    # idle sessions cost nothing: the gateway's CPU over a quiet stretch
+    for i in range(16, 64):
+        s.call("POST", "/sessions", {"session_id": "c%d" % i})
+    time.sleep(2)
+    idle = float(os.environ.get("BENCH_IDLE_S", "60"))
+    cpu = s.cpu_s()
+    time.sleep(idle)
+    cpu = s.cpu_s() - cpu
+    rows.append(("64 idle sessions", "", "", "gateway CPU %.2f s over %.0f s (%.2f%%)"
+                 % (cpu, idle, 100 * cpu / idle)))
 
     # RSS after many executions: REST keeps the last GW_JOBS_MAX (2000)
     # results by design, so growth must stop once that store is full:

@@ -1,8 +1,11 @@
 /* floor: the C floor for `make bench`: the project's own protocol and
  * kernel libraries talking straight to a kernel, with no gateway around
- * them. Starts the kernelspec given (default python3), runs `1+1` N times
- * (after 10 to warm up), and prints {"p50_ms","p99_ms","n"} as one JSON
- * line. Single thread: it owns the kernel. */
+ * them. Starts the kernelspec given (default python3) exactly as the
+ * gateway starts it (the same extra arguments: IPython's history in memory
+ * and the figure hook, by the gateway's default settings), so that the
+ * gateway's overhead over it is its own; runs `1+1` N times (after 10 to
+ * warm up) and prints {"p50_ms","p99_ms","n"} as one JSON line. Single
+ * thread: it owns the kernel. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +14,9 @@
 
 #include <zmq.h>
 
+#include "gw_config.h"
 #include "gw_execution.h"
+#include "gw_figures.h"
 #include "ks_search.h"
 
 static gw_execution_t *s_exec;
@@ -57,7 +62,9 @@ main (int argc, char **argv)
         return 1;
     }
     void *ctx = zmq_ctx_new ();
-    ks_kernel_options_t options = {.runtime_dir = runtime};
+    gw_config_t *config = gw_config_new ();    /* the gateway's defaults */
+    ks_kernel_options_t options = {.runtime_dir = runtime,
+        .extra_argv = config ? gw_figures_argv (spec, config) : NULL};
     ks_kernel_t *kernel = ks_kernel_new (ctx, spec, &options);
     ks_kernel_set_handlers (kernel, s_on_msg, NULL, NULL);
     if (ks_kernel_start (kernel) || !ks_kernel_run_until (kernel, s_ready, kernel, 60000)) {
@@ -85,6 +92,7 @@ main (int argc, char **argv)
     free (ms);
     ks_kernel_destroy (&kernel);
     ks_spec_destroy (&spec);
+    gw_config_destroy (&config);
     rmdir (runtime);
     zmq_ctx_term (ctx);
     return 0;

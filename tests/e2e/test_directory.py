@@ -21,16 +21,21 @@ def sessions(srv, scope=None):
     return {s["session_id"]: s for s in r.json()["sessions"]}
 
 
-def mcp_exec(srv, session, code):
+def mcp_tool(srv, name, args):
+    headers = {"Accept": "application/json", "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "tools/call", "Mcp-Name": name}
+    if "session_id" in args:
+        headers["Mcp-Param-Session-Id"] = args["session_id"]
     r = srv.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "exec_code", "arguments": {"session_id": session, "code": code},
+        "name": name, "arguments": args,
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}}},
-        headers={"Accept": "application/json", "MCP-Protocol-Version": "2026-07-28",
-                 "Mcp-Method": "tools/call", "Mcp-Name": "exec_code",
-                 "Mcp-Param-Session-Id": session})
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}, headers=headers)
     assert r.status == 200, r.body
     return r.json()["result"]
+
+
+def mcp_exec(srv, session, code):
+    return mcp_tool(srv, "exec_code", {"session_id": session, "code": code})
 
 
 def test_directory_spans_nodes_refuses_the_wrong_node_and_reports_lost_sessions(redis_url):
@@ -45,6 +50,10 @@ def test_directory_spans_nodes_refuses_the_wrong_node_and_reports_lost_sessions(
         assert seen["s1"]["lost"] is False
         assert sessions(b, "node") == {}
         assert sessions(a, "node")["s1"]["node"] == "node-a"
+        listed = mcp_tool(b, "list_sessions", {})["structuredContent"]["sessions"]
+        assert {s["session_id"]: s["node"] for s in listed}.get("s1") == "node-a"
+        assert mcp_tool(b, "list_sessions", {"scope": "node"})["structuredContent"] == {
+            "sessions": []}
         kernels = {k["id"]: k for k in b.get("/api/kernels").json()}
         assert kernels["s1"]["node"] == "node-a" and kernels["s1"]["name"] == "python3"
         assert b.get("/api/kernels?scope=node").json() == []

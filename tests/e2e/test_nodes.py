@@ -4,7 +4,8 @@ nodes, 60 sessions made over REST, MCP 2026-07-28 (Mcp-Param-Session-Id), MCP
 2025-11-25 (Mcp-Session-Id) and the Jupyter API (its websocket included)
 spread over them and keep their state on every later call, whichever way the call names its session
 (path, request id, header, JSON body); a fourth node joins through
-HAProxy's runtime API; a killed node costs only its own sessions, which
+HAProxy's runtime API; a draining node (SIGUSR1) keeps its sessions while
+new ones go to the others; a killed node costs only its own sessions, which
 are then reported lost (404, session_lost, naming the node) within
 seconds, while the others go on."""
 import http.client
@@ -235,6 +236,22 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
         assert any(holders(nodes, s) == [3] for s in late), {s: holders(nodes, s) for s in late}
         for i, s in enumerate(rest):
             assert stdout_of(rest_exec(front, s, "print(x)")) == "%d\n" % i
+
+        # a node drains (SIGUSR1): new sessions go elsewhere, its own go on
+        drained = where["r0"][0]
+        nodes[drained].proc.send_signal(signal.SIGUSR1)
+        wait_for(lambda: nodes[drained].get("/healthz").json()["status"] == "draining",
+                 "never draining")
+        fresh = ["d%d" % i for i in range(6)]
+        for s in fresh:
+            status, headers, r = front.request("POST", "/sessions", {"session_id": s})
+            assert status == 201, (status, r)
+        for s in fresh:
+            assert drained not in holders(nodes, s), (s, holders(nodes, s))
+            assert stdout_of(rest_exec(front, s, "print('fresh')")) == "fresh\n"
+        assert stdout_of(rest_exec(front, "r0", "print(x)")) == "0\n"
+        nodes[drained].proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: nodes[drained].get("/healthz").json()["status"] == "ok", "still draining")
 
         # every node lists every session (the directory)
         everywhere = set(rest + mcp + late)
