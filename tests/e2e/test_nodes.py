@@ -4,7 +4,8 @@ nodes, 60 sessions made over REST, MCP 2026-07-28 (Mcp-Param-Session-Id), MCP
 2025-11-25 (Mcp-Session-Id) and the Jupyter API (its websocket included)
 spread over them and keep their state on every later call, whichever way the call names its session
 (path, request id, header, JSON body); a fourth node joins through
-HAProxy's runtime API; a draining node (SIGUSR1) keeps its sessions while
+HAProxy's runtime API; a token and a signed link work through the router
+(the nodes share their settings); a draining node (SIGUSR1) keeps its sessions while
 new ones go to the others; a killed node costs only its own sessions, which
 are then reported lost (404, session_lost, naming the node) within
 seconds, while the others go on."""
@@ -30,12 +31,18 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}}
 
 
+TOKEN = "tok-nodes"
+
+
 def start_node(url, name, front_port):
     """A node that knows the router's address as its public URL (so a
-    websocket client's Origin, the router's, is its own)."""
+    websocket client's Origin, the router's, is its own), with the settings
+    every node shares: the tokens (tenant alice) and the URL secret."""
     return Server(env={"CODEBOX_POOL_SIZE": "0", "CODEBOX_DIRECTORY_URL": url,
                        "CODEBOX_NODE_NAME": name,
-                       "CODEBOX_PUBLIC_URL": "http://127.0.0.1:%d" % front_port})
+                       "CODEBOX_PUBLIC_URL": "http://127.0.0.1:%d" % front_port,
+                       "CODEBOX_API_TOKENS": "alice:" + TOKEN,
+                       "CODEBOX_URL_SECRET": "shared-by-every-node-0123456789"}, token=TOKEN)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(HAPROXY), reason="haproxy not installed")
 
@@ -81,8 +88,10 @@ class Front:
               and ",UP," in line]
         return len(up) >= n
 
-    def request(self, method, path, body=None, headers=None):
+    def request(self, method, path, body=None, headers=None, token=TOKEN):
         hdrs = dict(headers or {})
+        if token:
+            hdrs["Authorization"] = "Bearer " + token
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
             hdrs.setdefault("Content-Type", "application/json")
@@ -191,7 +200,8 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
             assert headers["X-Codebox-Session"] == k["id"]
             kernels.append(k["id"])
         for i, k in enumerate(kernels):
-            ws = Client("ws://127.0.0.1:%d/api/kernels/%s/channels" % (front.port, k))
+            ws = Client("ws://127.0.0.1:%d/api/kernels/%s/channels" % (front.port, k),
+                        header=["Authorization: Bearer " + TOKEN])
             reply, _ = ws.run("k = %d" % i)
             assert reply["content"]["status"] == "ok"
             ws.close()
@@ -215,10 +225,26 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
             for i, k in enumerate(kernels):
                 status, headers, r = front.request("GET", "/api/kernels/%s" % k)
                 assert status == 200 and r["id"] == k
-                ws = Client("ws://127.0.0.1:%d/api/kernels/%s/channels" % (front.port, k))
+                ws = Client("ws://127.0.0.1:%d/api/kernels/%s/channels" % (front.port, k),
+                            header=["Authorization: Bearer " + TOKEN])
                 _, out = ws.run("print(k)")
                 assert text_of(out) == "%d\n" % i
                 ws.close()
+
+        # the shared settings: a token and a signed link work through the
+        # router whichever node answers
+        assert front.request("GET", "/sessions/r1", token=None)[0] == 401
+        rest_exec(front, "r1", "open('output/note.txt', 'w').write('from r1')")
+        status, _, listed = front.request("GET", "/sessions/r1/artifacts")
+        assert status == 200, listed
+        url = {a["filename"]: a for a in listed["artifacts"]}["note.txt"]["url"]
+        prefix = "http://127.0.0.1:%d" % front.port
+        assert url.startswith(prefix + "/signed/alice/r1/"), url
+        conn = http.client.HTTPConnection("127.0.0.1", front.port, timeout=60)
+        conn.request("GET", url[len(prefix):])
+        r = conn.getresponse()
+        assert (r.status, r.read()) == (200, b"from r1")
+        conn.close()
 
         # a fourth node joins through the runtime API and takes new sessions
         extra = start_node(redis_url, "node4", front_port)
