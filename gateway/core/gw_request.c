@@ -13,8 +13,10 @@
 static const char *
 s_packed_find (const char *block, size_t len, const char *name, bool any_case)
 {
+    if (!block)
+        return NULL;    /* no headers, or no query string */
     const char *p = block, *end = block + len;
-    while (p && p < end) {
+    while (p < end) {
         const char *value = p + strlen (p) + 1;
         if (value >= end)
             break;
