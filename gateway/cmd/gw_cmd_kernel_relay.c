@@ -44,6 +44,8 @@
 #define RELAY_UNREACHABLE_MS 5000       /* how long a message waits for the gateway's
                                            peer to connect (its stdin socket may
                                            connect after the kernel is ready) */
+#define RELAY_STDIN_WAIT_MS 5000        /* how long shell waits for our stdin socket
+                                           to be the kernel's peer (below) */
 
 /* One whole message from the kernel that waits for the gateway's side. */
 typedef struct {
@@ -59,6 +61,14 @@ typedef struct {
     s_held_t held[JP_CHANNEL_COUNT];
     jp_connection_t front_conn;
     char session[JP_UUID_LEN + 1];
+    /* The kernel sends an input_request to the routing id of the shell
+       request's sender on its stdin socket, and drops it when no peer of
+       that id is connected there yet. Our stdin socket connects in
+       parallel with shell (and retries every 100 ms while the kernel
+       starts), so a first cell calling input() could hang: the gateway's
+       shell messages wait until the stdin handshake is done. */
+    bool stdin_up;
+    int64_t started_ms;
 } s_relay_t;
 
 static void
@@ -242,7 +252,9 @@ s_open (s_relay_t *self, void *ctx, const jp_connection_t *kernel_conn)
            bound, more than it could allocate) for good: we learn of it */
         char monitor[64];
         snprintf (monitor, sizeof monitor, "inproc://relay-monitor-%d", ch);
-        if (zmq_socket_monitor (back, monitor, ZMQ_EVENT_DISCONNECTED) != 0
+        int events = ZMQ_EVENT_DISCONNECTED
+                     | (ch == JP_CHANNEL_STDIN ? ZMQ_EVENT_HANDSHAKE_SUCCEEDED : 0);
+        if (zmq_socket_monitor (back, monitor, events) != 0
             || !(self->monitor[ch] = zmq_socket (ctx, ZMQ_PAIR))
             || zmq_connect (self->monitor[ch], monitor) != 0)
             return -1;
@@ -257,10 +269,38 @@ s_open (s_relay_t *self, void *ctx, const jp_connection_t *kernel_conn)
 
 /* Polls and moves messages until polling fails or a connection with the
  * kernel breaks (then says which). */
+/* Reads one monitor event of channel ch: true when it says the kernel's
+ * connection broke, false for our stdin handshake being done. */
+static bool
+s_broke (s_relay_t *self, int ch)
+{
+    uint16_t event = 0;
+    zmq_msg_t part;
+    for (int more = 1, first = 1; more; first = 0) {
+        zmq_msg_init (&part);
+        if (zmq_msg_recv (&part, self->monitor[ch], 0) < 0) {
+            zmq_msg_close (&part);
+            return true;
+        }
+        if (first && zmq_msg_size (&part) >= sizeof event)
+            memcpy (&event, zmq_msg_data (&part), sizeof event);
+        more = zmq_msg_more (&part);
+        zmq_msg_close (&part);
+    }
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        self->stdin_up = true;
+        return false;
+    }
+    return true;
+}
+
 static void
 s_run (s_relay_t *self)
 {
+    self->started_ms = jp_time_now_ms ();
     for (;;) {
+        bool shell_open = self->stdin_up
+                          || jp_time_now_ms () - self->started_ms >= RELAY_STDIN_WAIT_MS;
         zmq_pollitem_t items[3 * JP_CHANNEL_COUNT];
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
             items[2 * JP_CHANNEL_COUNT + ch] = (zmq_pollitem_t) {
@@ -270,14 +310,16 @@ s_run (s_relay_t *self)
             /* a ROUTER is always writable: an unreachable peer is retried
                on a short timeout instead */
             bool unreachable = waiting && self->held[ch].unreachable_since_ms;
+            bool held_back = ch == JP_CHANNEL_SHELL && !shell_open;
             items[2 * ch] = (zmq_pollitem_t) {
                 .socket = self->front[ch],
-                .events = (short) (ZMQ_POLLIN | (waiting && !unreachable ? ZMQ_POLLOUT : 0))};
+                .events = (short) ((held_back ? 0 : ZMQ_POLLIN)
+                                   | (waiting && !unreachable ? ZMQ_POLLOUT : 0))};
             /* the kernel's side is read only when its last message is gone */
             items[2 * ch + 1] = (zmq_pollitem_t) {
                 .socket = self->back[ch], .events = waiting ? 0 : ZMQ_POLLIN};
         }
-        long timeout = -1;
+        long timeout = shell_open ? -1 : 20;
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
             if (self->held[ch].n && self->held[ch].unreachable_since_ms)
                 timeout = 20;
@@ -287,14 +329,14 @@ s_run (s_relay_t *self)
             return;
         }
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-            if (items[2 * JP_CHANNEL_COUNT + ch].revents & ZMQ_POLLIN) {
+            if ((items[2 * JP_CHANNEL_COUNT + ch].revents & ZMQ_POLLIN) && s_broke (self, ch)) {
                 fprintf (stderr, "kernel-relay: the kernel's %s connection broke (it ended, "
                          "or sent a frame over %u MiB, or more at once than the relay may "
                          "hold)\n", jp_channel_name ((jp_channel_t) ch), RELAY_MESSAGE_MAX >> 20);
                 return;
             }
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-            if (items[2 * ch].revents & ZMQ_POLLIN)
+            if ((items[2 * ch].revents & ZMQ_POLLIN) && (ch != JP_CHANNEL_SHELL || shell_open))
                 s_pass_to_kernel (self, ch);
             if (self->held[ch].n && !s_give_to_gateway (self, ch))
                 continue;
