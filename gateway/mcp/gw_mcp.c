@@ -442,17 +442,17 @@ s_tools_call (gw_mcp_ctx_t *ctx, json_t *params)
     json_t *owned_args = args ? json_incref (args) : json_object ();
     int rpc_error = 0;
     char err[512] = "";
-    gw_mcp_call_t *before = ctx->mcp->calls;
     json_t *result = gw_mcp_tools_call (ctx, name, owned_args, &rpc_error, err, sizeof err);
     json_decref (owned_args);
+    gw_mcp_call_t *call = NULL;
     if (result)
         gw_mcp_respond (reply, ctx->id, result);
     else if (rpc_error)
         s_respond_error_data (reply, ctx->id, rpc_error, NULL, err);
-    else if (ctx->mcp->calls != before && ctx->mcp->calls->reply == reply
-             && gw_mcp_tasks_declared (ctx) && s_task_capable (name)) {
+    else if (gw_mcp_tasks_declared (ctx) && s_task_capable (name)
+             && (call = gw_mcp_call_of (ctx->mcp, reply))) {
         /* still running: a task if it goes on past the first second */
-        ctx->mcp->calls->task_after_ms = jp_time_now_ms () + GW_MCP_TASK_AFTER_MS;
+        call->task_after_ms = jp_time_now_ms () + GW_MCP_TASK_AFTER_MS;
     }
 }
 
@@ -665,16 +665,24 @@ gw_mcp_is_request (const char *text, size_t len, bool *is_initialize)
     return request || parse_error;  /* a parse error is answered too */
 }
 
+gw_mcp_call_t *
+gw_mcp_call_of (gw_mcp_t *self, const gw_mcp_reply_t *reply)
+{
+    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
+        if (call->reply == reply)
+            return call;
+    return NULL;
+}
+
 void
 gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply)
 {
-    for (gw_mcp_call_t *call = self->calls; call; call = call->next)
-        if (call->reply == reply) {
-            jp_log_info ("mcp event=client-gone request=%s",
+    gw_mcp_call_t *call = gw_mcp_call_of (self, reply);
+    if (call) {
+        jp_log_info ("mcp event=client-gone request=%s",
                      call->job ? gw_job_id (call->job) : "?");
-            s_call_cancel (self, call);
-            return;
-        }
+        s_call_cancel (self, call);
+    }
 }
 
 /* Sends the pending output as one notifications/progress. */

@@ -192,6 +192,10 @@ void gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx);
  * wait for something other than an execution). */
 void gw_mcp_call_drop (gw_mcp_call_t *call);
 
+/* The call that answers through reply (a tool that took its request
+ * over, or a task's capture), or NULL. */
+gw_mcp_call_t *gw_mcp_call_of (gw_mcp_t *self, const gw_mcp_reply_t *reply);
+
 /* Cancels a call: ends its reply without a response, stops its execution
  * (kernel interrupt), tells its on_cancel. */
 void gw_mcp_call_cancel (gw_mcp_call_t *call);

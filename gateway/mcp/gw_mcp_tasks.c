@@ -288,16 +288,6 @@ gw_mcp_task_promote (gw_mcp_call_t *call)
     gw_mcp_respond (client, call->id, created);
 }
 
-/* The call of a task, if it still runs. */
-static gw_mcp_call_t *
-s_task_call (gw_mcp_task_t *task)
-{
-    for (gw_mcp_call_t *call = task->mcp->calls; call; call = call->next)
-        if (call->reply == &task->capture)
-            return call;
-    return NULL;
-}
-
 /* tasks/update: the answers to a task's input requests. */
 static void
 s_task_update (gw_mcp_ctx_t *ctx, gw_mcp_task_t *task, json_t *params)
@@ -346,7 +336,7 @@ gw_mcp_tasks_request (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
         s_task_update (ctx, task, params);
     else {
         /* tasks/cancel: the kernel is interrupted; the task ends cancelled */
-        gw_mcp_call_t *call = s_task_call (task);
+        gw_mcp_call_t *call = gw_mcp_call_of (self, &task->capture);
         if (call && !s_terminal (task->status)) {
             jp_log_info ("mcp event=task-cancelled task=%s", task->id);
             gw_mcp_call_cancel (call);
