@@ -465,10 +465,14 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
     gw_mcp_reply_t *reply = ctx->reply;
     json_t *id = ctx->id;
     json_t *result = NULL;
+    /* how long a 2026-07-28 client may keep a list or read (-1: not
+       cacheable), and whether it is the same for every caller */
+    long ttl_ms = -1;
+    bool shared = true;
     if (strcmp (method, "tools/list") == 0) {
-        result = json_deep_copy (gw_mcp_tools (self));
-        if (ctx->stateless)
-            gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
+        /* the cached list's own entries, in a top level of this answer */
+        result = json_copy (gw_mcp_tools (self));
+        ttl_ms = GW_MCP_TTL_STATIC_MS;
     } else if (strcmp (method, "tools/call") == 0) {
         s_tools_call (ctx, params);
         return true;
@@ -479,12 +483,11 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
             s_respond_error (reply, id, -32602, "invalid cursor");
             return true;
         }
-        if (ctx->stateless)
-            gw_mcp_cacheable (result, 0, false);
+        ttl_ms = 0;
+        shared = false;
     } else if (strcmp (method, "resources/templates/list") == 0) {
         result = gw_mcp_resource_templates (s_conformance (self));
-        if (ctx->stateless)
-            gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
+        ttl_ms = GW_MCP_TTL_STATIC_MS;
     } else if (strcmp (method, "resources/read") == 0) {
         const char *uri = json_string_value (json_object_get (params, "uri"));
         int code = -32602;
@@ -500,12 +503,11 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
             s_respond_error_data (reply, id, code, data, err);
             return true;
         }
-        if (ctx->stateless)
-            gw_mcp_cacheable (result, 0, false);
+        ttl_ms = 0;
+        shared = false;
     } else if (strcmp (method, "prompts/list") == 0) {
         result = gw_mcp_prompts_list (s_conformance (self));
-        if (ctx->stateless)
-            gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
+        ttl_ms = GW_MCP_TTL_STATIC_MS;
     } else if (strcmp (method, "prompts/get") == 0) {
         char err[256] = "";
         const char *name = json_string_value (json_object_get (params, "name"));
@@ -522,6 +524,8 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
                             "hasMore", 0);
     else
         return false;
+    if (ctx->stateless && ttl_ms >= 0 && result)
+        gw_mcp_cacheable (result, ttl_ms, shared);
     gw_mcp_respond (reply, id, result);
     return true;
 }
