@@ -422,14 +422,7 @@ def redis_url():
     proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no", "--dir", tmp],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
+    wait_port(port, proc, "redis-server", timeout=10)
     yield "redis://127.0.0.1:%d/3" % port
     proc.terminate()
     proc.wait(timeout=10)
@@ -447,3 +440,17 @@ def wait_for(fn, what, timeout=20):
             return v
         assert time.monotonic() < deadline, what
         time.sleep(0.2)
+
+
+def wait_port(port, proc, what, timeout=60, log=lambda: ""):
+    """Waits until something listens on port; fails when proc (the process
+    that should) exits first or after timeout, with what log() says."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert proc.poll() is None, "%s exited:\n%s" % (what, log())
+            assert time.monotonic() < deadline, "%s did not start:\n%s" % (what, log())
+            time.sleep(0.1)

@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, free_port, mcp_client, ok, rest_run
+from conftest import BIN, free_port, mcp_client, ok, rest_run, wait_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AZURITE = os.path.join(HERE, "..", "azurite", "node_modules", ".bin", "azurite-blob")
@@ -42,15 +42,7 @@ class Azurite:
              "--skipApiVersionCheck", "--loose"],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             cwd=tmp, start_new_session=True)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                assert self.proc.poll() is None, open(self.log_path).read()
-                assert time.monotonic() < deadline, "Azurite did not start"
-                time.sleep(0.1)
+        wait_port(self.port, self.proc, "Azurite", log=lambda: open(self.log_path).read())
         self.endpoint = "http://127.0.0.1:%d/%s" % (self.port, DEV_ACCOUNT)
 
     def connection_string(self, key=DEV_KEY):

@@ -16,7 +16,7 @@ import uuid
 import pytest
 import websocket
 
-from conftest import rest_run, stream_of
+from conftest import rest_run, stream_of, wait_port
 
 ENV = {"CODEBOX_POOL_SIZE": "0"}
 PY = "/usr/bin/python3"
@@ -483,15 +483,8 @@ def test_jupyter_server_with_gateway_url(server_factory, tmp_path):
          "--gateway-url=http://127.0.0.1:%d" % s.port],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert js.poll() is None and time.monotonic() < deadline, \
-                    js.stdout.read().decode()[-3000:]
-                time.sleep(0.2)
+        wait_port(port, js, "jupyter_server",
+                  log=lambda: js.stdout.read().decode()[-3000:] if js.poll() is not None else "")
         p = subprocess.run([PY, "-c", JUPYTER_SERVER_CLIENT, "http://127.0.0.1:%d" % port, token,
                             "http://127.0.0.1:%d" % s.port],
                            capture_output=True, text=True, timeout=300)
