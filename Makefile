@@ -4,7 +4,7 @@
 # runs the suite against a sanitizer build in build/sanitize/.
 
 CC        ?= cc
-PKGS      := libzmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis
+PKGS      := libzmq libczmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis
 SANITIZE  ?=
 PYTHON    ?= /usr/bin/python3
 
@@ -128,12 +128,17 @@ valgrind: $(BUILD)/codebox
 # Speed against the peers, measured in the same run (never in tests).
 # KERNEL_GATEWAY_SRC=<a checkout of kernel_gateway 2.5.2> adds its rows to
 # the websocket table (GitHub is not reachable from every machine).
-bench: test-deps all $(BUILD)/bench-floor
+bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-czmq
+	$(BUILD)/bench-czmq
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
 	    $(PYTHON) tests/bench/bench.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/bench_websocket.py
 
 $(BUILD)/bench-floor: tests/bench/floor.c $(BUILD)/libcodebox.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
+
+# ours against CZMQ's pieces (tests/bench/czmq_compare.c)
+$(BUILD)/bench-czmq: tests/bench/czmq_compare.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
 
 run: deps all

@@ -39,7 +39,7 @@ export DEBIAN_FRONTEND=noninteractive
 # Build and run-time libraries and the kernels' runtimes.
 DEBIAN_PACKAGES=(
     build-essential pkg-config
-    libzmq3-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
+    libzmq3-dev libczmq-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
     bubblewrap libseccomp-dev libwslay-dev libhiredis-dev
     python3

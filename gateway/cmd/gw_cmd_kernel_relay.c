@@ -17,7 +17,10 @@
  *    stays in the kernel's memory, where its PUB socket drops it.
  *  - from the gateway, a message the kernel does not take is dropped.
  * ROUTER/DEALER pairs keep the routing envelopes (kernels echo them);
- * iopub is an XPUB/XSUB pair that passes the subscription through.
+ * iopub is an XPUB/XSUB pair that passes the subscription through. Our
+ * own loop, not zproxy or zmq_proxy: those forward every message whole,
+ * where the relay must weigh each one, drop and replace it, and stop
+ * reading a side while the other is full.
  *
  * Threads: one (and libzmq's I/O thread); the main thread polls. */
 #include <errno.h>

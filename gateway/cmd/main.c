@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <czmq.h>
+
 #include "gw_cli.h"
 
 static void
@@ -23,6 +25,11 @@ s_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
+    /* CZMQ (its actors): the loop's signalfd owns SIGINT and SIGTERM, and
+       stdout may be MCP's channel, so no handlers of its own and its few
+       log lines go to stderr; set before anything of CZMQ's is made */
+    zsys_handler_set (NULL);
+    zsys_set_logstream (stderr);
     if (argc < 2) {
         s_usage (stderr);
         return GW_EXIT_USAGE;

@@ -1,6 +1,9 @@
 /* gw_directory: the shared session directory in Redis (see the header).
  * Threads: s_main runs on the directory's own thread; the rest on the loop
- * thread; the two share the queue and the view under mu. */
+ * thread; the two share the queue and the view under mu. A thread and a
+ * mutex, not a CZMQ actor: when Redis is away the queue drops its oldest
+ * write (a pipe at its high-water mark refuses the newest), and the loop
+ * reads the view the thread writes, which a pipe would have to copy. */
 #include "gw_directory.h"
 
 #include <pthread.h>

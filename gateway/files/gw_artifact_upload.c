@@ -227,9 +227,15 @@ s_job_ending (void *arg, gw_session_t *s, gw_job_t *job, gw_exec_status_t status
             free (name);
             continue;
         }
+        if (gw_blob_submit (self->blob, u) != 0) {
+            gw_blob_upload_free (u);
+            s_record (st, rel, "failed", name, size, "the upload queue is full; "
+                      "the file stays in output/");
+            free (name);
+            continue;
+        }
         s_record (st, rel, "uploading", name, size, NULL);
         free (name);
-        gw_blob_submit (self->blob, u);
         queued++;
     }
     s_held_t *held = queued ? calloc (1, sizeof *held) : NULL;

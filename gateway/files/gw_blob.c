@@ -1,13 +1,14 @@
 /* gw_blob: the Azure Blob upload worker. See gw_blob.h.
  *
- * Threads: new, submit and destroy in the loop thread; s_worker_main and
- * everything it calls on the worker thread; done callbacks in the loop
- * thread (through gw_server_call). The queue is guarded by a mutex. */
+ * Threads: new, submit and destroy in the loop thread; the worker is a
+ * CZMQ actor (s_worker and everything it calls run on its thread), fed
+ * uploads over the actor's pipe, which is its queue: no lock of ours, and
+ * bounded by the pipe's high-water mark (submit never blocks the loop);
+ * done callbacks in the loop thread (through gw_server_call). */
 #include "gw_blob.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <czmq.h>
 #include <curl/curl.h>
 
 #include "gw_version.h"
@@ -31,12 +33,7 @@ struct gw_blob {
     gw_server_t *server;
     gw_blob_account_t account;
     char endpoint_path[512];    /* the endpoint URL's path ("" or "/account") */
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    gw_blob_upload_t *head, *tail;
-    bool stopping;
+    zactor_t *worker;           /* its pipe carries "UPLOAD" and the upload */
     atomic_bool abort;
     CURL *curl;                 /* the worker's, kept for connection reuse */
 };
@@ -353,29 +350,39 @@ s_upload (gw_blob_t *self, gw_blob_upload_t *u)
     close (fd);
 }
 
-static void *
-s_worker_main (void *arg)
+/* The actor: one upload at a time, in the order submitted, until $TERM.
+ * Once destroy has asked to abort, what is still queued is dropped; its
+ * "STOP" is answered with a signal once everything before it is gone. */
+static void
+s_worker (zsock_t *pipe, void *arg)
 {
     gw_blob_t *self = arg;
+    zsock_signal (pipe, 0);
     for (;;) {
-        pthread_mutex_lock (&self->lock);
-        while (!self->stopping && !self->head)
-            pthread_cond_wait (&self->wake, &self->lock);
-        if (self->stopping) {
-            pthread_mutex_unlock (&self->lock);
+        char *command = NULL;
+        void *upload = NULL;
+        if (zsock_recv (pipe, "sp", &command, &upload) < 0)
             break;
+        bool term = !command || streq (command, "$TERM");
+        bool stop = command && streq (command, "STOP");
+        zstr_free (&command);
+        if (term)
+            break;
+        if (stop) {
+            zsock_signal (pipe, 0);
+            continue;
         }
-        gw_blob_upload_t *u = self->head;
-        self->head = u->next;
-        if (!self->head)
-            self->tail = NULL;
-        pthread_mutex_unlock (&self->lock);
-        u->next = NULL;
+        gw_blob_upload_t *u = upload;
+        if (!u)
+            continue;
+        if (atomic_load (&self->abort)) {
+            gw_blob_upload_free (u);
+            continue;
+        }
         s_upload (self, u);
         if (gw_server_call (self->server, u->done, u) != 0)
             gw_blob_upload_free (u);    /* out of memory: nobody hears of it */
     }
-    return NULL;
 }
 
 /* ---- the loop's side ---------------------------------------------------- */
@@ -402,16 +409,16 @@ gw_blob_new (gw_server_t *server, const gw_config_t *config, gw_blob_t **out, ch
     self->account = account;
     const char *host = strstr (account.endpoint, "://") + 3;
     snprintf (self->endpoint_path, sizeof self->endpoint_path, "%s", host + strcspn (host, "/"));
-    pthread_mutex_init (&self->lock, NULL);
-    pthread_cond_init (&self->wake, NULL);
     atomic_init (&self->abort, false);
     self->curl = curl_easy_init ();
-    if (!self->curl || pthread_create (&self->thread, NULL, s_worker_main, self) != 0) {
+    if (self->curl)
+        self->worker = zactor_new (s_worker, self);
+    if (!self->worker) {
         snprintf (err, err_len, "cannot start the blob upload worker");
         gw_blob_destroy (&self);
         return -ENOMEM;
     }
-    self->started = true;
+    zsock_set_sndtimeo (zactor_sock (self->worker), 0);
     *out = self;
     return 0;
 }
@@ -422,37 +429,27 @@ gw_blob_destroy (gw_blob_t **self_p)
     if (!self_p || !*self_p)
         return;
     gw_blob_t *self = *self_p;
-    pthread_mutex_lock (&self->lock);
-    self->stopping = true;
     atomic_store (&self->abort, true);
-    pthread_cond_signal (&self->wake);
-    pthread_mutex_unlock (&self->lock);
-    if (self->started)
-        pthread_join (self->thread, NULL);
-    while (self->head) {
-        gw_blob_upload_t *u = self->head;
-        self->head = u->next;
-        gw_blob_upload_free (u);
+    if (self->worker) {
+        /* zactor_destroy sends $TERM without waiting for room, and returns
+           at once if the pipe is full: first empty the queue (the worker
+           drops it, aborting) and wait until it has */
+        zsock_set_sndtimeo (zactor_sock (self->worker), -1);
+        if (zsock_send (self->worker, "sp", "STOP", NULL) == 0)
+            zsock_wait (self->worker);
     }
+    zactor_destroy (&self->worker);     /* $TERM: waits for the worker's end */
     if (self->curl)
         curl_easy_cleanup (self->curl);
-    pthread_mutex_destroy (&self->lock);
-    pthread_cond_destroy (&self->wake);
     memset (&self->account, 0, sizeof self->account);
     free (self);
     *self_p = NULL;
 }
 
-void
+int
 gw_blob_submit (gw_blob_t *self, gw_blob_upload_t *upload)
 {
-    upload->next = NULL;
-    pthread_mutex_lock (&self->lock);
-    if (self->tail)
-        self->tail->next = upload;
-    else
-        self->head = upload;
-    self->tail = upload;
-    pthread_cond_signal (&self->wake);
-    pthread_mutex_unlock (&self->lock);
+    if (zsock_send (self->worker, "sp", "UPLOAD", upload) != 0)
+        return -EAGAIN;
+    return 0;
 }

@@ -38,7 +38,6 @@ struct gw_blob_upload {
     bool ok;
     long long size;
     char error[512];
-    gw_blob_upload_t *next;
 };
 
 /* A new upload (the strings copied), or NULL on OOM. */
@@ -57,8 +56,10 @@ int gw_blob_new (gw_server_t *server, const gw_config_t *config, gw_blob_t **out
  * still queued without calling its done. */
 void gw_blob_destroy (gw_blob_t **self_p);
 
-/* Queues upload (taken over). */
-void gw_blob_submit (gw_blob_t *self, gw_blob_upload_t *upload);
+/* Queues upload (taken over on success). Returns 0, or -EAGAIN when the
+ * worker's queue (its pipe, CZMQ's pipe high-water mark: 1000) is full;
+ * the caller keeps upload then. Never blocks. */
+int gw_blob_submit (gw_blob_t *self, gw_blob_upload_t *upload);
 
 const gw_blob_account_t *gw_blob_account (const gw_blob_t *self);
 

@@ -9,7 +9,10 @@
  * s_on_progress run there. s_worker_main and the libcurl callbacks run in
  * the download's own thread and touch only their download's fields; the
  * loop sees the result after the worker's gw_server_call (the mailbox's
- * mutex orders the two) and joins the worker before reading it. */
+ * mutex orders the two) and joins the worker before reading it. A
+ * plain thread, not a CZMQ actor: it spends its life inside libcurl, so
+ * it could not read an actor's pipe; it is cancelled through a flag
+ * libcurl's progress callback reads. */
 #include "gw_download.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,8 @@
 /* gw_packages: install jobs, their worker threads, the setup snippet, and
  * the REST glue; see gw_packages.h. The loop thread owns everything here
- * except gw_installer_t while its worker runs (s_worker_main). */
+ * except gw_installer_t while its worker runs (s_worker_main). A plain
+ * thread per install, not a CZMQ actor: it waits on pip or npm and hands
+ * back one result, so an actor's pipe would stay unread. */
 #include "gw_packages.h"
 
 #include <errno.h>

@@ -4,7 +4,9 @@
  * gw_server_call. One mutex guards the queue and the slots (a slot is a
  * session's connection); a slot is busy while a worker uses it, so one
  * session's queries run one at a time, in order, while other sessions'
- * run beside them. */
+ * run beside them. Threads and a condition variable, not CZMQ actors:
+ * a free worker takes the first job whose session is not busy, which one
+ * shared queue expresses and a pipe's round robin does not. */
 #include "gw_sql.h"
 
 #include <errno.h>

@@ -1,7 +1,10 @@
 /* gw_sql_conn: a read-only ODBC connection and the synchronous core of
  * exec_sql; see gw_sql_conn.h. A connection is used by one thread at a
  * time; the watchdog thread of a running statement and
- * gw_sql_conn_cancel only call SQLCancel, under the connection's mutex. */
+ * gw_sql_conn_cancel only call SQLCancel, under the connection's mutex.
+ * The watchdog is a plain thread, not a CZMQ actor: it sleeps on a
+ * condition variable until the statement ends or its time is up, and
+ * has nothing else to hear. */
 #include "gw_sql_conn.h"
 
 #include <errno.h>

@@ -280,6 +280,40 @@ def test_hanging_store_does_not_hold_the_result(server_factory):
         hole.close()
 
 
+def test_upload_queue_is_bounded_and_never_blocks(server_factory):
+    """The worker's queue (a CZMQ actor's pipe) is bounded: with a store that
+    hangs, an execution that writes thousands of files gets its answer after
+    the bounded wait, the files past the bound say the queue is full (and
+    stay in output/), and shutdown drops what is queued without waiting."""
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(16)
+    try:
+        cs = ("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;"
+              "BlobEndpoint=http://127.0.0.1:%d/%s;"
+              % (DEV_ACCOUNT, DEV_KEY, hole.getsockname()[1], DEV_ACCOUNT))
+        s = server_factory(env=dict(BASE, CODEBOX_BLOB_CONNECTION_STRING=cs))
+        assert s.post("/sessions", {"session_id": "many"}).status == 201
+        n = 2600
+        t0 = time.monotonic()
+        res = rest_run(s, "many", "for i in range(%d): open('output/f%%04d.txt' %% i, 'w').write('x')" % n)
+        assert res["status"] == "completed"
+        assert time.monotonic() - t0 < 30
+        arts = res["new_artifacts"]
+        assert len(arts) == n
+        states = [a["blob"]["status"] for a in arts]
+        full = [a for a in arts if a["blob"]["status"] == "failed"]
+        assert states.count("uploading") >= 1000, states.count("uploading")
+        assert full and all("queue is full" in a["blob"]["error"] for a in full), full[:1]
+        assert host_file(s, "many", "output/" + full[-1]["path"].split("/")[-1]) == b"x"
+        assert rest_run(s, "many", "print(6*7)")["status"] == "completed"
+        t0 = time.monotonic()
+        assert s.stop() == 0
+        assert time.monotonic() - t0 < 15
+    finally:
+        hole.close()
+
+
 @pytest.mark.parametrize("env, expected", [
     ({"CODEBOX_BLOB_CONNECTION_STRING": "AccountName=acct;SharedAccessSignature=sv=2020&sig=x"},
      "SharedAccessSignature"),
