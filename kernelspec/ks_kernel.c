@@ -230,6 +230,18 @@ s_kill_and_reap (ks_kernel_t *self)
 }
 
 /* Enters a state and tells the owner. DEAD also closes the channels. */
+/* The next heartbeat after now: the next multiple of the interval on the
+ * monotonic clock, so every kernel of a process beats in the same loop
+ * turn (64 idle kernels wake the loop once per interval, not 64 times).
+ * At least half an interval away. */
+static int64_t
+s_next_beat (const ks_kernel_t *self, int64_t now)
+{
+    int64_t every = self->options.heartbeat_ms;
+    int64_t next = (now / every + 1) * every;
+    return next - now < every / 2 ? next + every : next;
+}
+
 static void
 s_set_state (ks_kernel_t *self, ks_kernel_state_t state)
 {
@@ -554,7 +566,8 @@ ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
         for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++)
             items[n++] = (zmq_pollitem_t) {
                 .socket = jp_channels_socket (self->channels, (jp_channel_t) ch),
-                .events = ZMQ_POLLIN};
+                .events = ZMQ_POLLIN | (jp_channels_take_used (self->channels, (jp_channel_t) ch)
+                                        ? JP_POLL_USED : 0)};
     if (self->pidfd >= 0 && n < max)
         items[n++] = (zmq_pollitem_t) {.fd = self->pidfd, .events = ZMQ_POLLIN};
     if (self->relay_pidfd >= 0 && n < max)
@@ -676,7 +689,7 @@ s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
     }
     if (self->got_info_reply && self->iopub_live) {
         self->ready_ms = jp_time_now_ms ();
-        self->next_beat = self->ready_ms + self->options.heartbeat_ms;
+        self->next_beat = s_next_beat (self, self->ready_ms);
         s_set_state (self, KS_KERNEL_READY);
     }
 }
@@ -741,7 +754,7 @@ s_timers (ks_kernel_t *self, int64_t now)
                                                         until it gets a reply */
         }
         self->beat_pending = jp_channels_hb_ping (self->channels) == 0;
-        self->next_beat = now + self->options.heartbeat_ms;
+        self->next_beat = s_next_beat (self, now);
     } else if (self->state == KS_KERNEL_STOPPING) {
         if (self->stop_stage == 0 && now >= self->stop_since + STOP_TERM_MS) {
             ks_process_signal_group (self->pid, SIGTERM);

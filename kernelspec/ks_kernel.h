@@ -110,8 +110,9 @@ const char *ks_kernel_state_name (ks_kernel_state_t state);
 /* Why the kernel failed or died ("" if it did not), borrowed. */
 const char *ks_kernel_error (const ks_kernel_t *self);
 
-/* Fills up to max items (KS_KERNEL_POLL_ITEMS is enough) for zmq_poll and
- * returns how many. Pass the same items, after polling, to dispatch. */
+/* Fills up to max items (KS_KERNEL_POLL_ITEMS is enough) for zmq_poll or
+ * gw_loop and returns how many; a socket used since its last poll carries
+ * JP_POLL_USED. Pass the same items, after polling, to dispatch. */
 int ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max);
 
 /* The next time (jp_time_now_ms clock) the kernel needs dispatch to run

@@ -22,6 +22,7 @@ struct jp_channels {
     void *ctx;
     jp_connection_t conn;
     void *sockets[JP_CHANNEL_COUNT];
+    unsigned used;              /* a bit per channel: see JP_POLL_USED */
     char session[JP_UUID_LEN + 1];
     char routing_id[JP_UUID_LEN + 1];
 };
@@ -53,6 +54,7 @@ s_open (jp_channels_t *self, jp_channel_t channel)
         return rc;
     }
     self->sockets[channel] = sock;
+    self->used |= 1u << channel;
     return 0;
 }
 
@@ -118,6 +120,7 @@ jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t *msg
     if (rc)
         return rc;
     void *sock = self->sockets[channel];
+    self->used |= 1u << channel;
     for (size_t i = 0; i < n && !rc; i++) {
         int flags = ZMQ_DONTWAIT | (i + 1 < n ? ZMQ_SNDMORE : 0);
         if (zmq_send (sock, frames[i].data, frames[i].size, flags) < 0)
@@ -132,6 +135,7 @@ jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
 {
     *msg_p = NULL;
     void *sock = self->sockets[channel];
+    self->used |= 1u << channel;
     zmq_msg_t parts[MAX_PARTS];
     size_t n = 0;
     int more = 1, rc = 0;
@@ -171,9 +175,18 @@ jp_channels_last_bytes (const jp_channels_t *self)
     return self->last_bytes;
 }
 
+bool
+jp_channels_take_used (jp_channels_t *self, jp_channel_t channel)
+{
+    bool used = self->used & (1u << channel);
+    self->used &= ~(1u << channel);
+    return used;
+}
+
 int
 jp_channels_hb_ping (jp_channels_t *self)
 {
+    self->used |= 1u << JP_CHANNEL_HB;
     if (zmq_send (self->sockets[JP_CHANNEL_HB], "ping", 4, ZMQ_DONTWAIT) < 0)
         return -errno;
     return 0;
@@ -185,6 +198,7 @@ jp_channels_hb_recv (jp_channels_t *self)
     char buf[64];
     int got = 0;
     int more = 1;
+    self->used |= 1u << JP_CHANNEL_HB;
     while (more) {
         if (zmq_recv (self->sockets[JP_CHANNEL_HB], buf, sizeof buf, ZMQ_DONTWAIT) < 0)
             return got ? 0 : -errno;

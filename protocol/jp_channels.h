@@ -8,10 +8,19 @@
 #ifndef JP_CHANNELS_H
 #define JP_CHANNELS_H
 
+#include <stdbool.h>
+
 #include "jp_connection.h"
 #include "jp_message.h"
 
 typedef struct jp_channels jp_channels_t;
+
+/* In a zmq_pollitem_t's events: this socket was used (made, sent on or
+ * read) since it was last polled. A send or a receive may take the
+ * wake-up of the socket's ZMQ_FD, so a poller that sleeps on that fd (as
+ * gw_loop does) must first ask ZMQ_EVENTS of such a socket. zmq_poll
+ * ignores the bit (it asks every socket). */
+#define JP_POLL_USED 0x100
 
 /* Connects the five sockets to the endpoints of conn (copied). rcvhwm is
  * how many whole messages may wait in each socket: 0 is no bound on iopub
@@ -24,6 +33,10 @@ void jp_channels_destroy (jp_channels_t **self_p);
 
 /* The socket of a channel, borrowed, for zmq_poll. */
 void *jp_channels_socket (jp_channels_t *self, jp_channel_t channel);
+
+/* Whether the channel's socket was used since the last call (see
+ * JP_POLL_USED); clears it. */
+bool jp_channels_take_used (jp_channels_t *self, jp_channel_t channel);
 
 /* The client session id used in every header this client sends. */
 const char *jp_channels_session (const jp_channels_t *self);

@@ -31,6 +31,7 @@
 #include "gw_base64.h"
 #include "gw_loop.h"
 #include "gw_mailbox.h"
+#include "jp_channels.h"
 #include "jp_message.h"
 #include "jp_random.h"
 
@@ -255,7 +256,9 @@ s_src_items (void *arg, zmq_pollitem_t *items, int max)
                                            .events = ZMQ_POLLIN};
         items[n++] = (zmq_pollitem_t) {.fd = f->fds[k], .events = ZMQ_POLLIN};
     }
-    items[n++] = (zmq_pollitem_t) {.socket = f->active, .events = ZMQ_POLLIN};
+    /* the socket was read and written last turn, as a kernel's shell is:
+       say so, as ks_kernel does (gw_loop then asks its ZMQ_EVENTS) */
+    items[n++] = (zmq_pollitem_t) {.socket = f->active, .events = ZMQ_POLLIN | JP_POLL_USED};
     return n;
 }
 

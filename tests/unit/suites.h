@@ -22,5 +22,6 @@ Suite *blob_auth_suite (void);     /* test_blob_auth.c */
 Suite *http_edge_suite (void);     /* test_http_edge.c */
 Suite *execution_suite (void);     /* test_execution.c */
 Suite *jupyter_wire_suite (void);  /* test_jupyter_wire.c */
+Suite *loop_suite (void);          /* test_loop.c */
 
 #endif
