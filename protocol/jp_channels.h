@@ -12,15 +12,10 @@
 
 #include "jp_connection.h"
 #include "jp_message.h"
+#include "jp_poll.h"
 
 typedef struct jp_channels jp_channels_t;
 
-/* In a zmq_pollitem_t's events: this socket was used (made, sent on or
- * read) since it was last polled. A send or a receive may take the
- * wake-up of the socket's ZMQ_FD, so a poller that sleeps on that fd (as
- * gw_loop does) must first ask ZMQ_EVENTS of such a socket. zmq_poll
- * ignores the bit (it asks every socket). */
-#define JP_POLL_USED 0x100
 
 /* Connects the five sockets to the endpoints of conn (copied). rcvhwm is
  * how many whole messages may wait in each socket: 0 is no bound on iopub

@@ -1,5 +1,8 @@
 /* jp_message: build, encode, decode and verify Jupyter messages.
- * Pure code, no threads. */
+ * Pure code, no threads. Frames are plain (data, size) pairs, not
+ * zframe_t/zmsg_t: decoding reads borrowed views of the received
+ * zmq_msg_t parts (no copy, no heap frame each), and jp_channels keeps
+ * the socket side (see there for the measurement). */
 #include "jp_message.h"
 
 #include <errno.h>

@@ -6,10 +6,13 @@
  * and forwards every frame between the two, unchanged (signatures stay
  * valid). ROUTER/DEALER pairs keep the routing envelopes, which Jupyter
  * kernels echo; iopub is an XPUB/XSUB pair. It ignores SIGINT (the kernel
- * gets it directly) and exits with the kernel's status.
+ * gets it directly) and exits with the kernel's status. Its own loop, not
+ * CZMQ's zproxy: one thread watches all five pairs and the kernel's
+ * pidfd, where zproxy is an actor (a thread) per pair and watches no fd.
  *
  * Threads: one; the main thread polls every socket and the kernel's pidfd. */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 
 #include "gw_cli.h"
 #include "jp_connection.h"
+#include "jp_poll.h"
 
 /* Reads a connection file into conn. Returns 0 or -1. */
 static int
@@ -99,16 +103,22 @@ gw_cmd_kernel_proxy (int argc, char **argv)
         zmq_connect (back[ch], endpoint);
     }
     int status = 0;
+    bool used[JP_CHANNEL_COUNT];    /* read or written last turn: see jp_poll.h */
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        used[ch] = true;
     for (;;) {
         zmq_pollitem_t items[2 * JP_CHANNEL_COUNT + 1];
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-            items[2 * ch] = (zmq_pollitem_t) {.socket = front[ch], .events = ZMQ_POLLIN};
-            items[2 * ch + 1] = (zmq_pollitem_t) {.socket = back[ch], .events = ZMQ_POLLIN};
+            short events = (short) (ZMQ_POLLIN | (used[ch] ? JP_POLL_USED : 0));
+            items[2 * ch] = (zmq_pollitem_t) {.socket = front[ch], .events = events};
+            items[2 * ch + 1] = (zmq_pollitem_t) {.socket = back[ch], .events = events};
         }
         items[2 * JP_CHANNEL_COUNT] = (zmq_pollitem_t) {.fd = pidfd, .events = ZMQ_POLLIN};
-        if (zmq_poll (items, 2 * JP_CHANNEL_COUNT + 1, -1) < 0 && errno != EINTR)
+        struct pollfd pfds[2 * JP_CHANNEL_COUNT + 1];
+        if (jp_poll (items, pfds, 2 * JP_CHANNEL_COUNT + 1, -1) < 0)
             break;
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+            used[ch] = items[2 * ch].revents || items[2 * ch + 1].revents;
             if (items[2 * ch].revents & ZMQ_POLLIN)
                 s_forward (front[ch], back[ch]);
             if (items[2 * ch + 1].revents & ZMQ_POLLIN)

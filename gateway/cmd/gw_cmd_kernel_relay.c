@@ -36,6 +36,7 @@
 #include "gw_cli.h"
 #include "jp_connection.h"
 #include "jp_message.h"
+#include "jp_poll.h"
 #include "jp_time.h"
 
 #define RELAY_MESSAGE_MAX (64u << 20)   /* bytes of one message, all frames (an
@@ -301,36 +302,41 @@ static void
 s_run (s_relay_t *self)
 {
     self->started_ms = jp_time_now_ms ();
+    /* a channel whose sockets were used last turn: jp_poll asks their
+       ZMQ_EVENTS before it sleeps (a send or receive may have taken the
+       fd's wake-up); all of them at first */
+    bool used[JP_CHANNEL_COUNT];
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        used[ch] = true;
     for (;;) {
         bool shell_open = self->stdin_up
                           || jp_time_now_ms () - self->started_ms >= RELAY_STDIN_WAIT_MS;
         zmq_pollitem_t items[3 * JP_CHANNEL_COUNT];
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
             items[2 * JP_CHANNEL_COUNT + ch] = (zmq_pollitem_t) {
-                .socket = self->monitor[ch], .events = ZMQ_POLLIN};
+                .socket = self->monitor[ch], .events = ZMQ_POLLIN | (used[ch] ? JP_POLL_USED : 0)};
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
             bool waiting = self->held[ch].n > 0;
             /* a ROUTER is always writable: an unreachable peer is retried
                on a short timeout instead */
             bool unreachable = waiting && self->held[ch].unreachable_since_ms;
             bool held_back = ch == JP_CHANNEL_SHELL && !shell_open;
+            short again = used[ch] ? JP_POLL_USED : 0;
             items[2 * ch] = (zmq_pollitem_t) {
                 .socket = self->front[ch],
                 .events = (short) ((held_back ? 0 : ZMQ_POLLIN)
-                                   | (waiting && !unreachable ? ZMQ_POLLOUT : 0))};
+                                   | (waiting && !unreachable ? ZMQ_POLLOUT : 0) | again)};
             /* the kernel's side is read only when its last message is gone */
             items[2 * ch + 1] = (zmq_pollitem_t) {
-                .socket = self->back[ch], .events = waiting ? 0 : ZMQ_POLLIN};
+                .socket = self->back[ch], .events = (short) ((waiting ? 0 : ZMQ_POLLIN) | again)};
         }
         long timeout = shell_open ? -1 : 20;
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
             if (self->held[ch].n && self->held[ch].unreachable_since_ms)
                 timeout = 20;
-        if (zmq_poll (items, 3 * JP_CHANNEL_COUNT, timeout) < 0) {
-            if (errno == EINTR)
-                continue;
+        struct pollfd pfds[3 * JP_CHANNEL_COUNT];
+        if (jp_poll (items, pfds, 3 * JP_CHANNEL_COUNT, timeout) < 0)
             return;
-        }
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
             if ((items[2 * JP_CHANNEL_COUNT + ch].revents & ZMQ_POLLIN) && s_broke (self, ch)) {
                 fprintf (stderr, "kernel-relay: the kernel's %s connection broke (it ended, "
@@ -339,10 +345,20 @@ s_run (s_relay_t *self)
                 return;
             }
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+            /* a channel is used this turn when any of its sockets is read,
+               written or asked ZMQ_EVENTS below */
+            bool waiting = self->held[ch].n > 0;
+            used[ch] = waiting || items[2 * ch].revents || items[2 * JP_CHANNEL_COUNT + ch].revents
+                       || (ch == JP_CHANNEL_SHELL && !shell_open);  /* asked, not read */
             if ((items[2 * ch].revents & ZMQ_POLLIN) && (ch != JP_CHANNEL_SHELL || shell_open))
                 s_pass_to_kernel (self, ch);
             if (self->held[ch].n && !s_give_to_gateway (self, ch))
                 continue;
+            /* the kernel's side: when it is readable, or was not polled
+               for reading (a message was waiting) */
+            if (!waiting && !(items[2 * ch + 1].revents & ZMQ_POLLIN))
+                continue;
+            used[ch] = true;
             /* a few messages per turn, so every channel is served */
             for (int i = 0; i < RELAY_HWM && !self->held[ch].n; i++) {
                 int events = 0;

@@ -3,14 +3,12 @@
  * thread; the rest in the loop thread. Ours, not zloop or zpoller: both
  * call zmq_poll each turn (Debian's libzmq has no draft poller), which
  * asks every socket's ZMQ_EVENTS, so a round trip beside 64 idle kernels
- * took them 220 us where s_poll takes 30 us; zpoller cannot watch plain
+ * took them 220 us where jp_poll takes 30 us; zpoller cannot watch plain
  * fds (pidfds, the signalfd, the mailbox); and the sources' per-turn read
  * budget is what keeps a flooding kernel fair (measured by `make bench`, tests/bench/czmq_compare.c). */
 #include "gw_loop.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +17,8 @@
 #include <unistd.h>
 
 #include "gw_mailbox.h"
-#include "jp_channels.h"
 #include "jp_log.h"
+#include "jp_poll.h"
 #include "jp_time.h"
 
 #define FIXED_ITEMS 2           /* the mailbox, the signalfd */
@@ -189,78 +187,6 @@ s_next_deadline (gw_loop_t *self, int64_t now)
     return next;
 }
 
-/* The revents ZMQ_EVENTS gives a socket item, -1 when the socket fails. */
-static int
-s_socket_revents (const zmq_pollitem_t *item)
-{
-    int events = 0;
-    size_t size = sizeof events;
-    if (zmq_getsockopt (item->socket, ZMQ_EVENTS, &events, &size) < 0)
-        return -1;
-    return events & item->events & (ZMQ_POLLIN | ZMQ_POLLOUT);
-}
-
-/* zmq_poll's answer at a fraction of its cost. zmq_poll asks every
- * socket's ZMQ_EVENTS before and after it sleeps, a system call each, so
- * a turn cost grew with every idle kernel (about 200 us beside 64). Here
- * one poll(2) covers every item, a socket by its ZMQ_FD, which wakes when
- * something may have changed for it; ZMQ_EVENTS is asked only of a socket
- * whose fd woke or that was used since its last poll (JP_POLL_USED: a
- * send or receive may have taken the fd's wake-up). pfds has n entries.
- * Returns how many items have revents, or -1 with errno set. */
-static int
-s_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
-{
-    int ready = 0;
-    for (int i = 0; i < n; i++) {
-        zmq_pollitem_t *it = &items[i];
-        it->revents = 0;
-        pfds[i] = (struct pollfd) {.fd = -1};
-        if (!it->socket) {
-            pfds[i].fd = it->fd;
-            pfds[i].events = (short) (((it->events & ZMQ_POLLIN) ? POLLIN : 0)
-                                      | ((it->events & ZMQ_POLLOUT) ? POLLOUT : 0)
-                                      | ((it->events & ZMQ_POLLPRI) ? POLLPRI : 0));
-            continue;
-        }
-        int fd;
-        size_t size = sizeof fd;
-        if (zmq_getsockopt (it->socket, ZMQ_FD, &fd, &size) < 0) {
-            it->revents = ZMQ_POLLERR;
-            ready++;
-            continue;
-        }
-        pfds[i] = (struct pollfd) {.fd = fd, .events = POLLIN};
-        if (it->events & JP_POLL_USED) {
-            int r = s_socket_revents (it);
-            it->revents = (short) (r < 0 ? ZMQ_POLLERR : r);
-            ready += it->revents != 0;
-        }
-    }
-    if (timeout > INT_MAX)
-        timeout = INT_MAX;
-    if (poll (pfds, (nfds_t) n, ready ? 0 : (int) timeout) < 0)
-        return errno == EINTR ? ready : -1;
-    ready = 0;
-    for (int i = 0; i < n; i++) {
-        zmq_pollitem_t *it = &items[i];
-        short got = pfds[i].revents;
-        if (it->socket) {
-            if (got && !it->revents) {
-                int r = s_socket_revents (it);
-                it->revents = (short) (r < 0 ? ZMQ_POLLERR : r);
-            }
-        } else if (got) {
-            it->revents = (short) (((got & POLLIN) ? ZMQ_POLLIN : 0)
-                                   | ((got & POLLOUT) ? ZMQ_POLLOUT : 0)
-                                   | ((got & POLLPRI) ? ZMQ_POLLPRI : 0)
-                                   | ((got & ~(POLLIN | POLLOUT | POLLPRI)) ? ZMQ_POLLERR : 0));
-        }
-        ready += it->revents != 0;
-    }
-    return ready;
-}
-
 /* One turn: poll, dispatch, signal, mailbox, ticks. */
 static void
 s_turn (gw_loop_t *self)
@@ -291,7 +217,7 @@ s_turn (gw_loop_t *self)
     int64_t deadline = s_next_deadline (self, now);
     long timeout = deadline < 0 ? -1 : deadline > now ? (long) (deadline - now) : 0;
     struct pollfd *pfds = (struct pollfd *) (items + max_items);
-    int rc = s_poll (items, pfds, n, timeout);
+    int rc = jp_poll (items, pfds, n, timeout);
     if (rc < 0)
         jp_log_error ("poll: %s", strerror (errno));
     for (int i = 0; i < n_sources; i++)

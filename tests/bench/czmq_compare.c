@@ -31,7 +31,7 @@
 #include "gw_base64.h"
 #include "gw_loop.h"
 #include "gw_mailbox.h"
-#include "jp_channels.h"
+#include "jp_poll.h"
 #include "jp_message.h"
 #include "jp_random.h"
 

@@ -13,7 +13,7 @@
 #include <zmq.h>
 
 #include "gw_loop.h"
-#include "jp_channels.h"
+#include "jp_poll.h"
 #include "jp_time.h"
 #include "suites.h"
 
