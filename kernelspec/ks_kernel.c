@@ -19,6 +19,7 @@
 #define STOP_TERM_MS 2000       /* shutdown_request, then SIGTERM... */
 #define STOP_KILL_MS 4000       /* ...then SIGKILL */
 #define HB_MISSES_FATAL 4
+#define HB_IDLE_MS 60000            /* between beats while the kernel is idle */
 #define MAX_MSGS_PER_DISPATCH 512
 #define MAX_BYTES_PER_DISPATCH (4u << 20)
 #define PORT_RACE_RETRIES 3
@@ -66,6 +67,7 @@ struct ks_kernel {
     int64_t next_beat;
     bool beat_pending;
     int beats_missed;
+    bool working;               /* its last iopub status was not "idle" */
     /* shutdown */
     int64_t stop_since;
     int stop_stage;
@@ -230,14 +232,19 @@ s_kill_and_reap (ks_kernel_t *self)
 }
 
 /* Enters a state and tells the owner. DEAD also closes the channels. */
-/* The next heartbeat after now: the next multiple of the interval on the
- * monotonic clock, so every kernel of a process beats in the same loop
- * turn (64 idle kernels wake the loop once per interval, not 64 times).
- * At least half an interval away. */
+/* The next heartbeat after now: every heartbeat_ms while the kernel
+ * works, every HB_IDLE_MS (at least heartbeat_ms) while it is idle (its
+ * process's end is seen through the pidfd anyway, and a kernel that hangs
+ * in a cell is the execution's timeout's business); on the next multiple
+ * of the interval on the monotonic clock, so every kernel of a process
+ * beats in the same loop turn (64 idle kernels wake the gateway once a
+ * minute, not 64 times every 5 s). At least half an interval away. */
 static int64_t
 s_next_beat (const ks_kernel_t *self, int64_t now)
 {
     int64_t every = self->options.heartbeat_ms;
+    if (!self->working && every < HB_IDLE_MS)
+        every = HB_IDLE_MS;
     int64_t next = (now / every + 1) * every;
     return next - now < every / 2 ? next + every : next;
 }
@@ -694,6 +701,24 @@ s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
     }
 }
 
+/* Follows the kernel's busy/idle status for the heartbeat's pace: a
+ * kernel that starts working beats at the working pace from now. */
+static void
+s_note_status (ks_kernel_t *self, const jp_msg_t *msg)
+{
+    const char *state = json_string_value (json_object_get (msg->content, "execution_state"));
+    bool working = state && strcmp (state, "idle") != 0;
+    if (working == self->working)
+        return;
+    self->working = working;
+    if (working && self->state == KS_KERNEL_READY) {
+        int64_t now = jp_time_now_ms ();
+        int64_t sooner = s_next_beat (self, now);
+        if (sooner < self->next_beat)
+            self->next_beat = sooner;
+    }
+}
+
 /* Reads the waiting messages of one channel up to a fair bound, in count
  * and in bytes: a kernel that floods waits for the next turn of the loop,
  * and every other kernel is served in between. */
@@ -713,6 +738,8 @@ s_drain (ks_kernel_t *self, jp_channel_t channel)
                      self->id, jp_channel_name (channel), jp_strerror (rc));
             continue;
         }
+        if (channel == JP_CHANNEL_IOPUB && strcmp (jp_msg_type (msg), "status") == 0)
+            s_note_status (self, msg);
         if (self->state == KS_KERNEL_STARTING)
             s_handshake (self, channel, msg);
         else if (self->state == KS_KERNEL_READY && self->on_msg)
@@ -769,6 +796,14 @@ s_timers (ks_kernel_t *self, int64_t now)
 void
 ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
 {
+    /* nothing readable and no timer due: nothing to do (an idle kernel
+       costs a busy gateway's turn nothing but this look) */
+    bool readable = false;
+    for (int i = 0; i < n && !readable; i++)
+        readable = items[i].revents & ZMQ_POLLIN;
+    int64_t due = ks_kernel_deadline (self);
+    if (!readable && (due < 0 || due > jp_time_now_ms ()))
+        return;
     for (int i = 0; i < n && self->state != KS_KERNEL_DEAD; i++) {
         if (!(items[i].revents & ZMQ_POLLIN))
             continue;

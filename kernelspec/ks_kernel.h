@@ -50,7 +50,9 @@ typedef struct {
     const char *runtime_dir;    /* existing short folder for the connection
                                    file, ipc sockets and log */
     int start_timeout_ms;       /* 0: 30 s */
-    int heartbeat_ms;           /* 0: 5 s between beats; 4 missed = dead */
+    int heartbeat_ms;           /* 0: 5 s between beats while the kernel
+                                   works (a minute while it is idle), on
+                                   multiples of the interval; 4 missed = dead */
     const char *const *extra_env;   /* "NAME=value", NULL-terminated, or NULL */
     const char *const *wrap_argv;   /* a prefix such as bwrap's arguments,
                                        NULL-terminated, or NULL */
