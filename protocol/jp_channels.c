@@ -1,9 +1,9 @@
-/* jp_channels: the five client sockets of one kernel connection.
- * Threads: only the thread that made the channels touches them. Raw
- * zmq_msg_t, not zmsg/zframe: receiving into an array on the stack stops
- * keeping parts at MAX_PARTS of a hostile message (zmsg_recv keeps them
- * all, a heap frame each), and an execute_request's round trip is 20%
- * faster (measured by `make bench`, tests/bench/czmq_compare.c). */
+/* jp_channels: the five client sockets of one kernel connection. Threads:
+ * only the thread that made the channels touches them. Raw zmq_msg_t, not
+ * zmsg/zframe: receiving into an array on the stack stops keeping parts at
+ * MAX_PARTS of a hostile message (zmsg_recv keeps them all, a heap frame
+ * each), and an execute_request's round trip is about 15% faster (measured
+ * by `make bench`, tests/bench/czmq_compare.c). */
 #include "jp_channels.h"
 
 #include <errno.h>

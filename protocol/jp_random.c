@@ -1,6 +1,7 @@
 /* jp_random: UUIDs and HMAC keys from getrandom(2). Any thread. Ours, not
  * zuuid: zuuid allocates per id and took 1.8 us against 0.27 us here, and
- * has nothing for a 256-bit key (measured by `make bench`, tests/bench/czmq_compare.c). */
+ * has nothing for a 256-bit key (measured by `make bench`,
+ * tests/bench/czmq_compare.c). */
 #include "jp_random.h"
 
 #include <errno.h>

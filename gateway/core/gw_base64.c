@@ -1,8 +1,9 @@
 /* gw_base64: RFC 4648 base64. Pure code, any thread. Ours, not zarmour:
  * zarmour's decoder skips whatever is not in the alphabet (it decodes
- * "QU*JD!" as "ABC"), where a client's base64 (Mcp-Param headers,
- * uploads) must be refused; it also needs NUL-terminated text and hands
- * back one byte too many, and is no faster (measured by `make bench`, tests/bench/czmq_compare.c). */
+ * "QU*JD!" as "ABC"), where a client's base64 (Mcp-Param headers, uploads)
+ * must be refused; it also needs NUL-terminated text and hands back one
+ * byte too many, and is no faster (measured by `make bench`,
+ * tests/bench/czmq_compare.c). */
 #include "gw_base64.h"
 
 #include <errno.h>

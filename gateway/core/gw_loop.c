@@ -5,7 +5,8 @@
  * asks every socket's ZMQ_EVENTS, so a round trip beside 64 idle kernels
  * took them 220 us where jp_poll takes 30 us; zpoller cannot watch plain
  * fds (pidfds, the signalfd, the mailbox); and the sources' per-turn read
- * budget is what keeps a flooding kernel fair (measured by `make bench`, tests/bench/czmq_compare.c). */
+ * budget is what keeps a flooding kernel fair (measured by `make bench`,
+ * tests/bench/czmq_compare.c). */
 #include "gw_loop.h"
 
 #include <errno.h>

@@ -530,13 +530,6 @@ int
 main (void)
 {
     zsys_handler_set (NULL);
-    sigset_t mask;
-    sigemptyset (&mask);
-    sigaddset (&mask, SIGTERM);
-    sigaddset (&mask, SIGINT);
-    sigaddset (&mask, SIGUSR1);
-    sigaddset (&mask, SIGUSR2);
-    pthread_sigmask (SIG_BLOCK, &mask, NULL);
     void *ctx = zsys_init ();
     s_handoff ();
     s_reactor (ctx, 1);
