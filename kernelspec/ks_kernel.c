@@ -231,7 +231,6 @@ s_kill_and_reap (ks_kernel_t *self)
     }
 }
 
-/* Enters a state and tells the owner. DEAD also closes the channels. */
 /* The next heartbeat after now: every heartbeat_ms while the kernel
  * works, every HB_IDLE_MS (at least heartbeat_ms) while it is idle (its
  * process's end is seen through the pidfd anyway, and a kernel that hangs
@@ -249,6 +248,7 @@ s_next_beat (const ks_kernel_t *self, int64_t now)
     return next - now < every / 2 ? next + every : next;
 }
 
+/* Enters a state and tells the owner. DEAD also closes the channels. */
 static void
 s_set_state (ks_kernel_t *self, ks_kernel_state_t state)
 {

@@ -16,7 +16,6 @@
 
 typedef struct jp_channels jp_channels_t;
 
-
 /* Connects the five sockets to the endpoints of conn (copied). rcvhwm is
  * how many whole messages may wait in each socket: 0 is no bound on iopub
  * (a kernel that publishes faster than we read loses nothing) and
@@ -26,7 +25,7 @@ jp_channels_t *jp_channels_new (void *zmq_ctx, const jp_connection_t *conn, int 
 /* Closes the sockets (linger 0) and nulls *self_p. Safe on NULL. */
 void jp_channels_destroy (jp_channels_t **self_p);
 
-/* The socket of a channel, borrowed, for zmq_poll. */
+/* The socket of a channel, borrowed, for jp_poll or zmq_poll. */
 void *jp_channels_socket (jp_channels_t *self, jp_channel_t channel);
 
 /* Whether the channel's socket was used since the last call (see

@@ -12,8 +12,8 @@
  *
  * Threads: one; the main thread polls every socket and the kernel's pidfd. */
 #include <errno.h>
-#include <stdbool.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -271,8 +271,6 @@ s_open (s_relay_t *self, void *ctx, const jp_connection_t *kernel_conn)
     return 0;
 }
 
-/* Polls and moves messages until polling fails or a connection with the
- * kernel breaks (then says which). */
 /* Reads one monitor event of channel ch: true when it says the kernel's
  * connection broke, false for our stdin handshake being done. */
 static bool
@@ -298,6 +296,8 @@ s_broke (s_relay_t *self, int ch)
     return true;
 }
 
+/* Polls and moves messages until polling fails or a connection with the
+ * kernel breaks (then says which). */
 static void
 s_run (s_relay_t *self)
 {

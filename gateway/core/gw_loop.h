@@ -5,7 +5,7 @@
  * JP_POLL_USED), until an item is posted, a signal, a readable poll item
  * or the earliest deadline a source asks for. No busy polling. A source
  * that gives a ZeroMQ socket must set JP_POLL_USED on it whenever it used
- * the socket since its last poll (see jp_channels.h). It
+ * the socket since its last poll (see jp_poll.h). It
  * knows nothing of sessions, kernels, requests or transports (as Redis'
  * ae.c knows nothing of the server): the server (gw_server) and the stdio
  * transport register sources; posted items run themselves.

@@ -57,8 +57,8 @@ int gw_blob_new (gw_server_t *server, const gw_config_t *config, gw_blob_t **out
 void gw_blob_destroy (gw_blob_t **self_p);
 
 /* Queues upload (taken over on success). Returns 0, or -EAGAIN when the
- * worker's queue (its pipe, CZMQ's pipe high-water mark: 1000) is full;
- * the caller keeps upload then. Never blocks. */
+ * worker's queue is full (its pipe: CZMQ's high-water mark of 1000
+ * messages at each end); the caller keeps upload then. Never blocks. */
 int gw_blob_submit (gw_blob_t *self, gw_blob_upload_t *upload);
 
 const gw_blob_account_t *gw_blob_account (const gw_blob_t *self);
