@@ -1,7 +1,9 @@
-/* gw_cli: settings loading shared by the subcommands. Main thread only. */
+/* gw_cli: settings loading and process setup shared by the subcommands.
+ * Main thread only. */
 #include "gw_cli.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -50,6 +52,18 @@ gw_cli_block_signals (void)
     sigaddset (&mask, SIGUSR2);     /* serve again */
     pthread_sigmask (SIG_BLOCK, &mask, NULL);
     signal (SIGPIPE, SIG_IGN);
+}
+
+void
+gw_cli_stay_on_this_cpu (void)
+{
+    int cpu = sched_getcpu ();
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+        return;
+    cpu_set_t set;
+    CPU_ZERO (&set);
+    CPU_SET (cpu, &set);
+    sched_setaffinity (0, sizeof set, &set);   /* a refusal only costs speed */
 }
 
 int

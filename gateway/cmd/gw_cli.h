@@ -26,6 +26,15 @@ gw_config_t *gw_cli_load_config (const char *config_file);
  * SIGPIPE. Call before any thread starts. */
 void gw_cli_block_signals (void);
 
+/* For the kernel relay and proxy, before their ZeroMQ context exists:
+ * keeps this process (and the I/O thread libzmq starts later, which
+ * inherits it) on the one CPU it runs on. Each message crosses between our
+ * thread and libzmq's twice; on another CPU each crossing is a wake-up
+ * that costs tens of microseconds more (on a VM, an interrupt to a halted
+ * virtual CPU): about 200 us per `1+1` through the relay (docs/PERFORMANCE.md).
+ * Relays land where the scheduler started them, so they spread. */
+void gw_cli_stay_on_this_cpu (void);
+
 /* Sets a setting from a flag; on error prints it and returns -1. */
 int gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const char *value);
 

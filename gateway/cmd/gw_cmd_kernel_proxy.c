@@ -74,6 +74,7 @@ gw_cmd_kernel_proxy (int argc, char **argv)
     }
     signal (SIGINT, SIG_IGN);   /* the kernel is signalled directly */
     int pidfd = (int) syscall (SYS_pidfd_open, kernel, 0);
+    gw_cli_stay_on_this_cpu ();    /* the kernel, started above, is not held */
     void *ctx = zmq_ctx_new ();
     static const int front_types[] = {ZMQ_ROUTER, ZMQ_XPUB, ZMQ_ROUTER, ZMQ_ROUTER, ZMQ_ROUTER};
     static const int back_types[] = {ZMQ_DEALER, ZMQ_XSUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_DEALER};

@@ -394,6 +394,7 @@ gw_cmd_kernel_relay (int argc, char **argv)
         return GW_EXIT_USAGE;
     }
     signal (SIGINT, SIG_IGN);   /* interrupts are for the kernel */
+    gw_cli_stay_on_this_cpu ();
     void *ctx = zmq_ctx_new ();
     if (ctx && s_open (self, ctx, &kernel_conn) == 0)
         s_run (self);
