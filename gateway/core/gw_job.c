@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,15 +13,40 @@
 #include "jp_time.h"
 
 struct gw_jobs {
-    gw_job_t **items;
+    gw_job_t **items;           /* in creation order */
     size_t n, cap;
     size_t max_bytes;           /* finished results kept, at most (0: no bound) */
+    json_t *by_id;              /* id -> the job's address (an integer): a
+                                   lookup does not compare every id kept */
+    gw_job_observer_t *timed;   /* observers with a wait (until_ms), of any job */
 };
 
 gw_jobs_t *
 gw_jobs_new (void)
 {
-    return calloc (1, sizeof (gw_jobs_t));
+    gw_jobs_t *self = calloc (1, sizeof (gw_jobs_t));
+    if (self && !(self->by_id = json_object ())) {
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+/* Takes observer off the store's list of waits, if it is on it. */
+static void
+s_untime (gw_job_observer_t *observer)
+{
+    gw_job_t *job = observer->timed_job;
+    if (!job)
+        return;
+    if (observer->timed_prev)
+        observer->timed_prev->timed_next = observer->timed_next;
+    else
+        job->store->timed = observer->timed_next;
+    if (observer->timed_next)
+        observer->timed_next->timed_prev = observer->timed_prev;
+    observer->timed_job = NULL;
+    observer->timed_prev = observer->timed_next = NULL;
 }
 
 /* Takes every observer off job and tells each event. */
@@ -29,6 +55,8 @@ s_tell_all (gw_job_t *job, gw_job_event_t event)
 {
     gw_job_observer_t *o = job->observers;
     job->observers = NULL;
+    for (gw_job_observer_t *t = o; t; t = t->next)
+        s_untime (t);
     while (o) {
         gw_job_observer_t *next = o->next;
         o->next = NULL;
@@ -42,6 +70,16 @@ gw_job_observe (gw_job_t *job, gw_job_observer_t *observer)
 {
     observer->next = job->observers;
     job->observers = observer;
+    observer->timed_job = NULL;
+    observer->timed_prev = observer->timed_next = NULL;
+    if (observer->until_ms > 0 && job->store) {
+        gw_jobs_t *store = job->store;
+        observer->timed_job = job;
+        observer->timed_next = store->timed;
+        if (store->timed)
+            store->timed->timed_prev = observer;
+        store->timed = observer;
+    }
 }
 
 void
@@ -51,6 +89,7 @@ gw_job_unobserve (gw_job_t *job, gw_job_observer_t *observer)
         if (*link == observer) {
             *link = observer->next;
             observer->next = NULL;
+            s_untime (observer);
             return;
         }
 }
@@ -98,6 +137,8 @@ gw_job_input (gw_job_t *job, json_t *item)
 static void
 s_job_free (gw_job_t *job)
 {
+    if (job->store)
+        json_object_del (job->store->by_id, job->id);
     json_decref (job->input);
     s_tell_all (job, GW_JOB_SHUTDOWN);
     gw_execution_destroy (&job->exec);
@@ -116,6 +157,7 @@ gw_jobs_destroy (gw_jobs_t **self_p)
     for (size_t i = 0; i < self->n; i++)
         s_job_free (self->items[i]);
     free (self->items);
+    json_decref (self->by_id);
     free (self);
     *self_p = NULL;
 }
@@ -146,6 +188,12 @@ gw_jobs_add (gw_jobs_t *self, gw_session_t *session, const char *session_id,
     job->status = GW_EXEC_QUEUED;
     job->timeout_ms = timeout_ms;
     job->created_ms = jp_time_now_ms ();
+    if (json_object_set_new (self->by_id, job->id, json_integer ((json_int_t) (intptr_t) job))) {
+        free (job->code);
+        free (job);
+        return NULL;
+    }
+    job->store = self;
     self->items[self->n++] = job;
     return job;
 }
@@ -153,10 +201,9 @@ gw_jobs_add (gw_jobs_t *self, gw_session_t *session, const char *session_id,
 gw_job_t *
 gw_jobs_find (gw_jobs_t *self, const char *id, const char *tenant)
 {
-    for (size_t i = 0; i < self->n; i++)
-        if (strcmp (self->items[i]->id, id) == 0 && strcmp (self->items[i]->tenant, tenant) == 0)
-            return self->items[i];
-    return NULL;
+    json_t *found = json_object_get (self->by_id, id);
+    gw_job_t *job = found ? (gw_job_t *) (intptr_t) json_integer_value (found) : NULL;
+    return job && strcmp (job->tenant, tenant) == 0 ? job : NULL;
 }
 
 bool
@@ -223,21 +270,19 @@ int64_t
 gw_jobs_expire_waits (gw_jobs_t *self, int64_t now)
 {
     int64_t next = -1;
-    for (size_t i = 0; i < self->n; i++) {
-        gw_job_t *job = self->items[i];
-        gw_job_observer_t **link = &job->observers;
-        while (*link) {
-            gw_job_observer_t *o = *link;
-            if (o->until_ms > 0 && o->until_ms <= now) {
-                *link = o->next;
-                o->next = NULL;
-                o->fn (job, GW_JOB_WAIT_OVER, NULL, o);
-                continue;
-            }
-            if (o->until_ms > 0 && (next < 0 || o->until_ms < next))
+    for (gw_job_observer_t *o = self->timed; o;) {
+        if (o->until_ms > now) {
+            if (next < 0 || o->until_ms < next)
                 next = o->until_ms;
-            link = &o->next;
+            o = o->timed_next;
+            continue;
         }
+        /* its owner may change any list when told: start over after */
+        gw_job_t *job = o->timed_job;
+        gw_job_unobserve (job, o);
+        o->fn (job, GW_JOB_WAIT_OVER, NULL, o);
+        o = self->timed;
+        next = -1;
     }
     return next;
 }

@@ -49,6 +49,10 @@ struct gw_job_observer {
     void *arg;                  /* the owner's */
     int64_t until_ms;           /* > 0: told GW_JOB_WAIT_OVER at that time */
     gw_job_observer_t *next;    /* the job's list */
+    /* the store's list of timed observers (until_ms > 0), so a loop turn
+       looks at the waits, not at every job kept; set by gw_job_observe */
+    gw_job_t *timed_job;
+    gw_job_observer_t *timed_prev, *timed_next;
 };
 
 /* What a job is, for every layer (the struct is core-private:

@@ -7,6 +7,7 @@
 #include "gw_job.h"
 
 struct gw_job {
+    gw_jobs_t *store;           /* the store that keeps it */
     char id[GW_JOB_ID_SIZE];
     char session_id[65];
     char tenant[65];

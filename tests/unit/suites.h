@@ -23,5 +23,6 @@ Suite *http_edge_suite (void);     /* test_http_edge.c */
 Suite *execution_suite (void);     /* test_execution.c */
 Suite *jupyter_wire_suite (void);  /* test_jupyter_wire.c */
 Suite *loop_suite (void);          /* test_loop.c */
+Suite *jobs_suite (void);          /* test_jobs.c */
 
 #endif

@@ -1,0 +1,117 @@
+/* test_jobs: the job store (gateway/core/gw_job.c): lookups by request id
+ * and tenant, and the long polls' waits, which the loop asks for every
+ * turn and which live on a list of their own (not found by visiting every
+ * job kept). Runs in the test's process; the store is the loop thread's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "gw_job.h"
+#include "suites.h"
+
+typedef struct {
+    int told[GW_JOB_SHUTDOWN + 1];
+    gw_job_observer_t *also_drop;       /* unobserved when this one is told */
+    gw_job_t *also_drop_job;
+} s_watch_t;
+
+static void
+s_told (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *o)
+{
+    (void) job;
+    (void) item;
+    s_watch_t *w = o->arg;
+    w->told[event]++;
+    if (w->also_drop)
+        gw_job_unobserve (w->also_drop_job, w->also_drop);
+}
+
+START_TEST (test_find_by_id_and_tenant)
+{
+    gw_jobs_t *jobs = gw_jobs_new ();
+    gw_job_t *mine[300];
+    for (int i = 0; i < 300; i++)
+        mine[i] = gw_jobs_add (jobs, NULL, i % 2 ? "s1" : "s2", i % 3 ? "alice" : "bob", "1+1", 0);
+    for (int i = 0; i < 300; i++) {
+        const char *tenant = i % 3 ? "alice" : "bob", *other = i % 3 ? "bob" : "alice";
+        ck_assert_ptr_eq (gw_jobs_find (jobs, gw_job_id (mine[i]), tenant), mine[i]);
+        ck_assert_ptr_null (gw_jobs_find (jobs, gw_job_id (mine[i]), other));
+    }
+    ck_assert_ptr_null (gw_jobs_find (jobs, "s1~nope", "alice"));
+    /* a finished job past the count bound goes, and its id with it */
+    char gone[GW_JOB_ID_SIZE];
+    strcpy (gone, gw_job_id (mine[1]));
+    gw_job_set_transient (mine[1]);
+    gw_job_finish (mine[1], GW_EXEC_COMPLETED);
+    gw_jobs_expire (jobs, 0);
+    ck_assert_ptr_null (gw_jobs_find (jobs, gone, "alice"));
+    ck_assert_ptr_eq (gw_jobs_find (jobs, gw_job_id (mine[2]), "alice"), mine[2]);
+    gw_jobs_destroy (&jobs);
+}
+END_TEST
+
+START_TEST (test_waits_end_on_time_and_only_theirs)
+{
+    gw_jobs_t *jobs = gw_jobs_new ();
+    gw_job_t *a = gw_jobs_add (jobs, NULL, "s", "t", "x", 0);
+    gw_job_t *b = gw_jobs_add (jobs, NULL, "s", "t", "y", 0);
+    for (int i = 0; i < 1000; i++)              /* jobs nobody waits on */
+        gw_jobs_add (jobs, NULL, "s", "t", "z", 0);
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 100), -1);
+    s_watch_t wa = {0}, wb = {0}, wc = {0}, untimed = {0};
+    gw_job_observer_t oa = {.fn = s_told, .arg = &wa, .until_ms = 500};
+    gw_job_observer_t ob = {.fn = s_told, .arg = &wb, .until_ms = 300};
+    gw_job_observer_t oc = {.fn = s_told, .arg = &wc, .until_ms = 900};
+    gw_job_observer_t ou = {.fn = s_told, .arg = &untimed};
+    gw_job_observe (a, &oa);
+    gw_job_observe (b, &ob);
+    gw_job_observe (a, &oc);
+    gw_job_observe (a, &ou);
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 100), 300);
+    /* b's wait ends; its owner, told, drops a's 900 ms wait too */
+    wb.also_drop = &oc;
+    wb.also_drop_job = a;
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 300), 500);
+    ck_assert_int_eq (wb.told[GW_JOB_WAIT_OVER], 1);
+    ck_assert_int_eq (wc.told[GW_JOB_WAIT_OVER], 0);
+    /* a finishes before its wait: told once, and its wait is gone */
+    gw_job_finish (a, GW_EXEC_COMPLETED);
+    ck_assert_int_eq (wa.told[GW_JOB_FINISHED], 1);
+    ck_assert_int_eq (untimed.told[GW_JOB_FINISHED], 1);
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 10000), -1);
+    ck_assert_int_eq (wa.told[GW_JOB_WAIT_OVER], 0);
+    ck_assert_int_eq (wc.told[GW_JOB_WAIT_OVER] + wc.told[GW_JOB_FINISHED], 0);
+    /* an unobserved wait is not told either; a later one is */
+    s_watch_t wd = {0}, we = {0};
+    gw_job_observer_t od = {.fn = s_told, .arg = &wd, .until_ms = 2000};
+    gw_job_observer_t oe = {.fn = s_told, .arg = &we, .until_ms = 3000};
+    gw_job_observe (b, &od);
+    gw_job_observe (b, &oe);
+    gw_job_unobserve (b, &od);
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 2500), 3000);
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 3000), -1);
+    ck_assert_int_eq (wd.told[GW_JOB_WAIT_OVER], 0);
+    ck_assert_int_eq (we.told[GW_JOB_WAIT_OVER], 1);
+    /* shutdown tells the rest, and no wait is left */
+    s_watch_t wf = {0};
+    gw_job_observer_t of = {.fn = s_told, .arg = &wf, .until_ms = 5000};
+    gw_job_observe (b, &of);
+    gw_jobs_shutdown (jobs);
+    ck_assert_int_eq (wf.told[GW_JOB_SHUTDOWN], 1);
+    ck_assert_int_eq (gw_jobs_expire_waits (jobs, 6000), -1);
+    ck_assert_int_eq (wf.told[GW_JOB_WAIT_OVER], 0);
+    gw_jobs_destroy (&jobs);
+}
+END_TEST
+
+Suite *
+jobs_suite (void)
+{
+    Suite *s = suite_create ("jobs");
+    TCase *tc = tcase_create ("store");
+    tcase_add_test (tc, test_find_by_id_and_tenant);
+    tcase_add_test (tc, test_waits_end_on_time_and_only_theirs);
+    suite_add_tcase (s, tc);
+    return s;
+}
