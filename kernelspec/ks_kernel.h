@@ -158,7 +158,7 @@ int64_t ks_kernel_start_ms (const ks_kernel_t *self);
 
 /* CPU time, in nanoseconds, used so far by every process of the kernel
  * (its cpuacct cgroup, when it was started in one), or -1 when unknown. */
-long long ks_kernel_cpu_ns (const ks_kernel_t *self);
+long long ks_kernel_cpu_ns (ks_kernel_t *self);
 
 /* The bytes (every frame) of the message being handed to on_msg. */
 size_t ks_kernel_last_msg_bytes (const ks_kernel_t *self);
