@@ -6,7 +6,10 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
   - the C floor: the project's own protocol library straight to a kernel
     started exactly as the gateway starts it (build/bench-floor), so the
     overhead over it is the gateway's own;
-  - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio;
+  - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio,
+    and REST with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
+    minimal keep-alive client (LeanHttp), whose own round trip is a row,
+    beside Python's http.client's;
   measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
 Then: a new session's first answer (warm pool vs cold start), 16 sessions x
 25 concurrent calls (throughput, p99, every answer checked, the gateway's
@@ -103,6 +106,46 @@ class Server:
         self.p.wait(timeout=60)
 
 
+class LeanHttp:
+    """A minimal HTTP/1.1 keep-alive client over one socket (TCP_NODELAY,
+    Content-Length answers only, as the gateway gives for JSON): the
+    latency rows use it so that the client's own cost is not counted as the
+    gateway's (http.client adds about 100 us a request here; the rows "HTTP
+    round trip" show both). Same call() and execute() as Server."""
+
+    def __init__(self, server):
+        import socket
+        self.sock = socket.create_connection(("127.0.0.1", server.port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def call(self, method, path, body=None, headers=None):
+        data = json.dumps(body).encode() if body is not None else b""
+        head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" % (
+            method, path)
+        for k, v in (headers or {}).items():
+            head += "%s: %s\r\n" % (k, v)
+        self.sock.sendall(head.encode() + b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        while b"\r\n\r\n" not in self.buf:
+            self.buf += self._recv()
+        top, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = top.decode().split("\r\n")
+        hdrs = dict(line.split(": ", 1) for line in lines[1:])
+        length = int(next(v for k, v in hdrs.items() if k.lower() == "content-length"))
+        while len(self.buf) < length:
+            self.buf += self._recv()
+        payload, self.buf = self.buf[:length], self.buf[length:]
+        return int(lines[0].split()[1]), hdrs, (json.loads(payload) if payload else None)
+
+    def _recv(self):
+        data = self.sock.recv(1 << 16)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        return data
+
+    execute = Server.execute
+
+
 class McpHttp:
     def __init__(self, server):
         self.s = server
@@ -197,14 +240,22 @@ def main():
     s = Server({"CODEBOX_MAX_SESSIONS": "128"})    # 64 idle ones below, and more
     time.sleep(3)                                   # the warm pool fills
     s.call("POST", "/sessions", {"session_id": "bench"})
-    mcp = McpHttp(s)
+    lean = LeanHttp(s)
+    mcp = McpHttp(lean)
     mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
     stdio = Stdio()
+    # the same gateway with its kernels outside bubblewrap: no relay hop
+    bare = Server({"CODEBOX_SANDBOX": "none", "CODEBOX_POOL_SIZE": "0"})
+    bare.call("POST", "/sessions", {"session_id": "bench"})
+    bare_lean = LeanHttp(bare)
     paths = [("jupyter_client direct (peer)", jc.exec),
              ("codebox MCP over HTTP",
               lambda: mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})),
-             ("codebox REST ?wait=", lambda: s.execute("bench", "1+1")),
-             ("codebox MCP over stdio", stdio.exec)]
+             ("codebox REST ?wait=", lambda: lean.execute("bench", "1+1")),
+             ("codebox MCP over stdio", stdio.exec),
+             ("codebox REST ?wait=, CODEBOX_SANDBOX=none", lambda: bare_lean.execute("bench", "1+1")),
+             ("HTTP round trip: GET /healthz, same client", lambda: lean.call("GET", "/healthz")),
+             ("HTTP round trip: the same with http.client", lambda: s.call("GET", "/healthz"))]
     samples = {name: [] for name, _ in paths}
     floor = []
     per = max(1, N // BLOCKS)
@@ -215,6 +266,8 @@ def main():
             floor += floor_samples(per)
     jc.stop()
     stdio.stop()
+    bare.stop()
+    mcp.s = s       # http.client from here on: it reconnects after idle stretches
 
     base = pct(samples["jupyter_client direct (peer)"], 50)
     row("jupyter_client direct (peer)", samples["jupyter_client direct (peer)"])
@@ -222,6 +275,9 @@ def main():
         row("C floor: codebox protocol library direct", floor)
     for name, _ in paths[1:]:
         values = samples[name]
+        if name.startswith("HTTP round trip"):
+            row(name, values, "no kernel: the client's and the HTTP edge's own cost")
+            continue
         note = "%.2fx jupyter_client" % (pct(values, 50) / base)
         if floor:
             note += ", %+.0f us over the C floor" % ((pct(values, 50) - pct(floor, 50)) * 1e6)
