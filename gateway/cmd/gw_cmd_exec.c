@@ -22,7 +22,7 @@
 #include "gw_cli.h"
 #include "jp_time.h"
 #include "gw_execution.h"
-#include "gw_figures.h"
+#include "gw_ipykernel.h"
 #include "gw_fs.h"
 #include "gw_sandbox.h"
 #include "ks_search.h"
@@ -356,7 +356,7 @@ gw_cmd_exec (int argc, char **argv)
         goto out;
     }
     ks_kernel_options_t kopts = {
-        .extra_argv = gw_figures_argv (spec, config),
+        .extra_argv = gw_ipykernel_argv (spec, config),
         .runtime_dir = runtime_dir,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
     };

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gw_figures.h"
+#include "gw_ipykernel.h"
 #include "gw_server.h"
 #include "gw_metrics.h"
 #include "gw_sandbox.h"
@@ -51,7 +51,7 @@ gw_launch_kernel (gw_server_t *server, const ks_spec_t *spec, const char *workdi
         env[n_env++] = exec->env[i];
     ks_kernel_options_t options = {
         .extra_env = env,
-        .extra_argv = gw_figures_argv (spec, config),
+        .extra_argv = gw_ipykernel_argv (spec, config),
         .cwd = workdir,
         .runtime_dir = runtime,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,

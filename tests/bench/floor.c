@@ -16,7 +16,7 @@
 
 #include "gw_config.h"
 #include "gw_execution.h"
-#include "gw_figures.h"
+#include "gw_ipykernel.h"
 #include "ks_search.h"
 
 static gw_execution_t *s_exec;
@@ -64,7 +64,7 @@ main (int argc, char **argv)
     void *ctx = zmq_ctx_new ();
     gw_config_t *config = gw_config_new ();    /* the gateway's defaults */
     ks_kernel_options_t options = {.runtime_dir = runtime,
-        .extra_argv = config ? gw_figures_argv (spec, config) : NULL};
+        .extra_argv = config ? gw_ipykernel_argv (spec, config) : NULL};
     ks_kernel_t *kernel = ks_kernel_new (ctx, spec, &options);
     ks_kernel_set_handlers (kernel, s_on_msg, NULL, NULL);
     if (ks_kernel_start (kernel) || !ks_kernel_run_until (kernel, s_ready, kernel, 60000)) {

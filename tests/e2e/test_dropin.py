@@ -280,3 +280,48 @@ def test_ipython_history_in_memory_by_default(server_factory):
                                "'profile_default', 'history.sqlite')))")
         assert stream_of(res) == "%s\n" % on_disk, (setting, res)
         s.stop()
+
+
+COUNT_FLUSH_HANDOFFS = """
+import sys
+handed = [0]
+schedule = sys.stdout.pub_thread.schedule
+sys.stdout.pub_thread.schedule = lambda f: (handed.__setitem__(0, handed[0] + 1), schedule(f))
+try:
+    for _ in range(10):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    empty = handed[0]
+    sys.stdout.write('x')
+    sys.stdout.flush()
+    after_text = handed[0] - empty
+finally:
+    sys.stdout.pub_thread.schedule = schedule
+print('', empty, after_text > 0)
+"""
+
+
+def test_an_empty_output_flush_returns_at_once(server_factory):
+    """ipykernel's OutStream.flush hands work to its iopub thread and waits
+    for it even with nothing to send, several times a cell (about 1 ms a
+    cell here): codebox's kernels skip that when nothing is written, and
+    every output still arrives, in order, from the kernel, a shell command
+    and child processes."""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "f"}).status == 201
+    res = rest_run(s, "f", COUNT_FLUSH_HANDOFFS)
+    # none for the 20 empty flushes; some once there is text
+    assert stream_of(res) == "x 0 True\n", res
+    res = rest_run(s, "f", "import sys\nprint('a', end='')\nsys.stdout.flush()\n"
+                           "print('b', file=sys.stderr)\nprint('c')\n6 * 7")
+    assert stream_of(res) == "ac\n" and stream_of(res, "stderr") == "b\n", res
+    assert [o for o in res["output"] if o["type"] == "result"][0]["content"] == "42", res
+    res = rest_run(s, "f", "import os\nos.system('echo from-a-shell')\nprint('after')")
+    assert stream_of(res) == "from-a-shell\nafter\n", res
+    res = rest_run(s, "f", "import multiprocessing as mp\n"
+                           "def f(i):\n    print('child', i)\n"
+                           "for i in range(2):\n"
+                           "    p = mp.Process(target=f, args=(i,)); p.start(); p.join()\n"
+                           "print('parent')")
+    assert stream_of(res) == "child 0\nchild 1\nparent\n", res
+    s.stop()

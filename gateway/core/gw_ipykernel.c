@@ -1,13 +1,23 @@
-/* gw_figures: plt.show() under a backend that cannot show (Agg, which
- * agents select out of habit) still gives the figures back: every
- * ipykernel kernel is started with a few lines (IPKernelApp.exec_lines)
- * that patch matplotlib.pyplot.show as pyplot is imported. Under Agg, PDF,
- * SVG and the like, show() displays each open figure once as a PNG
- * display_data and closes it; under other backends it is pyplot's own.
- * Nothing is left in the user's namespace.
+/* gw_ipykernel: how codebox starts ipykernel kernels. Two startup parts,
+ * run by IPKernelApp.exec_lines in a namespace of their own (nothing is
+ * left in the user's):
+ *  - plt.show() under a backend that cannot show (Agg, which agents select
+ *    out of habit) still gives the figures back: pyplot.show is patched as
+ *    pyplot is imported. Under Agg, PDF, SVG and the like, show() displays
+ *    each open figure once as a PNG display_data and closes it; under
+ *    other backends it is pyplot's own.
+ *  - A flush of sys.stdout or sys.stderr with nothing written returns at
+ *    once. ipykernel's OutStream.flush hands two callbacks to its iopub
+ *    thread and waits for the second even when its buffer is empty, and
+ *    the kernel flushes both streams several times per cell: about 1 ms a
+ *    cell on a 2-CPU VM (docs/PERFORMANCE.md). A stream with text
+ *    waiting, a flush already scheduled, an echo stream, or an OutStream
+ *    of another shape (other ipykernel versions) keeps ipykernel's flush.
+ * And IPython's input history in memory (its SQLite file costs about 1 ms
+ * a cell) unless the operator keeps it on disk (CODEBOX_KERNEL_HISTORY).
  *
- * Threads: any (the line is made once). */
-#include "gw_figures.h"
+ * Threads: any (the arguments are made once). */
+#include "gw_ipykernel.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -16,7 +26,7 @@
 
 #include "gw_base64.h"
 
-static const char S_HOOK_PY[] =
+static const char S_STARTUP_PY[] =
     "import sys\n"
     "\n"
     "\n"
@@ -73,19 +83,49 @@ static const char S_HOOK_PY[] =
     "if \"matplotlib.pyplot\" in sys.modules:\n"
     "    _codebox_show(sys.modules[\"matplotlib.pyplot\"])\n"
     "else:\n"
-    "    sys.meta_path.insert(0, _CodeboxPyplotFinder())\n";
+    "    sys.meta_path.insert(0, _CodeboxPyplotFinder())\n"
+    "\n"
+    "\n"
+    "def _codebox_quick_flush(stream_class):\n"
+    "    \"\"\"OutStream.flush returns at once when there is nothing to send.\"\"\"\n"
+    "    import io\n"
+    "    original = stream_class.flush\n"
+    "\n"
+    "    def flush(self):\n"
+    "        lock = getattr(self, \"_buffer_lock\", None)\n"
+    "        if (lock is not None and self.__dict__.get(\"echo\", False) is None\n"
+    "                and self.__dict__.get(\"_flush_pending\") is False\n"
+    "                and self.__dict__.get(\"_subprocess_flush_pending\") is False):\n"
+    "            with lock:\n"
+    "                buffer = self.__dict__.get(\"_buffer\")\n"
+    "                if isinstance(buffer, io.StringIO) and buffer.tell() == 0:\n"
+    "                    return None\n"
+    "        return original(self)\n"
+    "\n"
+    "    flush.__doc__ = original.__doc__\n"
+    "    flush.__wrapped__ = original\n"
+    "    stream_class.flush = flush\n"
+    "\n"
+    "\n"
+    "try:\n"
+    "    from ipykernel.iostream import OutStream as _stream_class\n"
+    "except ImportError:\n"
+    "    _stream_class = None\n"
+    "if _stream_class is not None and isinstance(sys.stdout, _stream_class):\n"
+    "    _codebox_quick_flush(_stream_class)\n";
 
 /* {history in memory, exec_lines, NULL}: from [0] with the history in
    memory, from [1] with it on disk */
 static char *s_argv[3];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 
-/* The exec_lines argument: the hook, base64-encoded so that no quoting
- * of the command line can change it, run in a namespace of its own. */
+/* The exec_lines argument: the startup code, base64-encoded so that no
+ * quoting of the command line can change it, run in a namespace of its
+ * own. */
 static void
 s_make_argv (void)
 {
-    char *b64 = gw_base64_encode ((const uint8_t *) S_HOOK_PY, sizeof S_HOOK_PY - 1);
+    char *b64 = gw_base64_encode ((const uint8_t *) S_STARTUP_PY, sizeof S_STARTUP_PY - 1);
     /* IPython's on-disk history (SQLite) costs about 1 ms per cell */
     s_argv[0] = (char *) "--HistoryManager.hist_file=:memory:";
     if (b64 && asprintf (&s_argv[1], "--IPKernelApp.exec_lines=exec(__import__('base64')"
@@ -95,7 +135,7 @@ s_make_argv (void)
 }
 
 const char *const *
-gw_figures_argv (const ks_spec_t *spec, const gw_config_t *config)
+gw_ipykernel_argv (const ks_spec_t *spec, const gw_config_t *config)
 {
     bool ipykernel = false;
     for (size_t i = 0; i < spec->argc && !ipykernel; i++)
