@@ -255,7 +255,8 @@ def main():
              ("codebox MCP over stdio", stdio.exec),
              ("codebox REST ?wait=, CODEBOX_SANDBOX=none", lambda: bare_lean.execute("bench", "1+1")),
              ("HTTP round trip: GET /healthz, same client", lambda: lean.call("GET", "/healthz")),
-             ("HTTP round trip: the same with http.client", lambda: s.call("GET", "/healthz"))]
+             ("HTTP round trip: the same with http.client", lambda: s.call("GET", "/healthz")),
+             ("stdio round trip: MCP ping", lambda: stdio.rpc("ping", {}))]
     samples = {name: [] for name, _ in paths}
     floor = []
     per = max(1, N // BLOCKS)
@@ -275,8 +276,8 @@ def main():
         row("C floor: codebox protocol library direct", floor)
     for name, _ in paths[1:]:
         values = samples[name]
-        if name.startswith("HTTP round trip"):
-            row(name, values, "no kernel: the client's and the HTTP edge's own cost")
+        if name.startswith("HTTP round trip") or name.startswith("stdio round trip"):
+            row(name, values, "no kernel: the client's and the transport's own cost")
             continue
         note = "%.2fx jupyter_client" % (pct(values, 50) / base)
         if floor:
