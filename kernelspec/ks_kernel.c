@@ -20,7 +20,6 @@
 #define STOP_TERM_MS 2000       /* shutdown_request, then SIGTERM... */
 #define STOP_KILL_MS 4000       /* ...then SIGKILL */
 #define HB_MISSES_FATAL 4
-#define HB_IDLE_MS 60000            /* between beats while the kernel is idle */
 #define MAX_MSGS_PER_DISPATCH 512
 #define MAX_BYTES_PER_DISPATCH (4u << 20)
 #define PORT_RACE_RETRIES 3
@@ -67,10 +66,13 @@ struct ks_kernel {
     bool got_info_reply, iopub_live;
     json_t *info;
     /* heartbeat */
-    int64_t next_beat;
+    int64_t next_beat;          /* -1: none (the kernel is idle) */
     bool beat_pending;
     int beats_missed;
     bool working;               /* its last iopub status was not "idle" */
+    bool asked;                 /* a request of ours it has not said idle to */
+    char last_request[128];     /* the msg_id of our last request (a longer
+                                   one never matches: it beats on, safely) */
     /* shutdown */
     int64_t stop_since;
     int stop_stage;
@@ -235,21 +237,33 @@ s_kill_and_reap (ks_kernel_t *self)
     }
 }
 
-/* The next heartbeat after now: every heartbeat_ms while the kernel
- * works, every HB_IDLE_MS (at least heartbeat_ms) while it is idle (its
- * process's end is seen through the pidfd anyway, and a kernel that hangs
- * in a cell is the execution's timeout's business); on the next multiple
- * of the interval on the monotonic clock, so every kernel of a process
- * beats in the same loop turn (64 idle kernels wake the gateway once a
- * minute, not 64 times every 5 s). At least half an interval away. */
+/* The next heartbeat after now, or -1 for none: every heartbeat_ms while
+ * the kernel works or has a request of ours it has not said idle to, none
+ * while it is idle. An idle kernel's end is seen through the pidfd; one
+ * that hangs while idle is found by the beats that start with the next
+ * request sent to it (which is when it matters), so idle sessions cost the
+ * gateway nothing. On the next multiple of the interval on the monotonic
+ * clock, so kernels that work together beat in the same loop turn; at
+ * least half an interval away. */
 static int64_t
 s_next_beat (const ks_kernel_t *self, int64_t now)
 {
+    if (!self->working && !self->asked)
+        return -1;
     int64_t every = self->options.heartbeat_ms;
-    if (!self->working && every < HB_IDLE_MS)
-        every = HB_IDLE_MS;
     int64_t next = (now / every + 1) * every;
     return next - now < every / 2 ? next + every : next;
+}
+
+/* Beats at the working pace from now, if it is not beating sooner. */
+static void
+s_beat_sooner (ks_kernel_t *self, int64_t now)
+{
+    if (self->state != KS_KERNEL_READY)
+        return;
+    int64_t sooner = s_next_beat (self, now);
+    if (sooner >= 0 && (self->next_beat < 0 || sooner < self->next_beat))
+        self->next_beat = sooner;
 }
 
 /* Enters a state and tells the owner. DEAD also closes the channels. */
@@ -526,6 +540,7 @@ s_launch (ks_kernel_t *self)
     if (rc)
         return rc;
     self->got_info_reply = self->iopub_live = false;
+    self->working = self->asked = false;
     s_send_kernel_info (self);
     int64_t now = jp_time_now_ms ();
     self->next_resend = now + RESEND_MS;
@@ -708,21 +723,20 @@ s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
 }
 
 /* Follows the kernel's busy/idle status for the heartbeat's pace: a
- * kernel that starts working beats at the working pace from now. */
+ * kernel that starts working beats at the working pace from now; one that
+ * said idle to our last request stops beating after its next beat. */
 static void
 s_note_status (ks_kernel_t *self, const jp_msg_t *msg)
 {
     const char *state = json_string_value (json_object_get (msg->content, "execution_state"));
     bool working = state && strcmp (state, "idle") != 0;
+    if (!working && self->asked && strcmp (jp_msg_parent_id (msg), self->last_request) == 0)
+        self->asked = false;
     if (working == self->working)
         return;
     self->working = working;
-    if (working && self->state == KS_KERNEL_READY) {
-        int64_t now = jp_time_now_ms ();
-        int64_t sooner = s_next_beat (self, now);
-        if (sooner < self->next_beat)
-            self->next_beat = sooner;
-    }
+    if (working)
+        s_beat_sooner (self, jp_time_now_ms ());
 }
 
 /* Reads the waiting messages of one channel up to a fair bound, in count
@@ -777,7 +791,7 @@ s_timers (ks_kernel_t *self, int64_t now)
                 s_send_kernel_info (self);
             self->next_resend = now + (self->got_info_reply ? RESEND_MS : 1000);
         }
-    } else if (self->state == KS_KERNEL_READY && now >= self->next_beat) {
+    } else if (self->state == KS_KERNEL_READY && self->next_beat >= 0 && now >= self->next_beat) {
         if (self->beat_pending) {
             if (++self->beats_missed >= HB_MISSES_FATAL) {
                 s_fail (self, "kernel stopped answering heartbeats");
@@ -870,7 +884,14 @@ ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg)
 {
     if (!self->channels || !msg)
         return -ENOTCONN;
-    return jp_channels_send (self->channels, channel, msg);
+    int rc = jp_channels_send (self->channels, channel, msg);
+    if (rc == 0 && (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_CONTROL)) {
+        /* it has work: beat until it says idle to this request */
+        snprintf (self->last_request, sizeof self->last_request, "%s", jp_msg_id (msg));
+        self->asked = true;
+        s_beat_sooner (self, jp_time_now_ms ());
+    }
+    return rc;
 }
 
 int

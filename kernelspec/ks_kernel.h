@@ -51,8 +51,9 @@ typedef struct {
                                    file, ipc sockets and log */
     int start_timeout_ms;       /* 0: 30 s */
     int heartbeat_ms;           /* 0: 5 s between beats while the kernel
-                                   works (a minute while it is idle), on
-                                   multiples of the interval; 4 missed = dead */
+                                   works or owes us an idle (none while it
+                                   is idle), on multiples of the interval;
+                                   4 missed = dead */
     const char *const *extra_env;   /* "NAME=value", NULL-terminated, or NULL */
     const char *const *wrap_argv;   /* a prefix such as bwrap's arguments,
                                        NULL-terminated, or NULL */
@@ -132,7 +133,9 @@ bool ks_kernel_run_until (ks_kernel_t *self, bool (*done) (void *arg), void *arg
 /* A new message of msg_type from this kernel's client session. */
 jp_msg_t *ks_kernel_msg_new (ks_kernel_t *self, const char *msg_type);
 
-/* Signs and sends msg on channel. Returns 0 or a negative code. */
+/* Signs and sends msg on channel. Returns 0 or a negative code. A request
+ * on shell or control starts the heartbeat until the kernel says idle to
+ * it. */
 int ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg);
 
 /* Interrupts the running code: SIGINT to the process group, or an
