@@ -68,4 +68,3 @@ jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
     }
     return ready;
 }
-

@@ -110,7 +110,7 @@ class LeanHttp:
     """A minimal HTTP/1.1 keep-alive client over one socket (TCP_NODELAY,
     Content-Length answers only, as the gateway gives for JSON): the
     latency rows use it so that the client's own cost is not counted as the
-    gateway's (http.client adds about 100 us a request here; the rows "HTTP
+    gateway's (http.client adds about 60 us a request here; the rows "HTTP
     round trip" show both). Same call() and execute() as Server."""
 
     def __init__(self, server):

@@ -595,24 +595,30 @@ def test_sigkill_of_kernel_mid_execution(py_srv):
         s.delete("/sessions/" + sid)
 
 
+def _ended_by_the_heartbeat(s, sid, code):
+    """Runs code on a kernel that is or gets stopped (SIGSTOP: alive, but
+    silent, its heartbeat thread too): four missed beats 5 s apart end it
+    and the execution says so."""
+    t0 = time.monotonic()
+    res = run(s, sid, code, wait=90)
+    took = time.monotonic() - t0
+    assert res["status"] == "error", summary(res)
+    errs = errors_of(res)
+    assert len(errs) == 1 and re.search(r"heartbeat", errs[0]["evalue"], re.I), errs
+    assert res.get("kernel_restarted") is True, summary(res)
+    assert 12 < took < 45, took     # four beats 5 s apart, from the request on
+
+
 def test_kernel_that_stops_answering_heartbeats_mid_execution(py_srv):
-    """A kernel that stops while it works (SIGSTOP: alive, but silent, its
-    heartbeat thread too) is found by the heartbeat, which beats every 5 s
-    while the kernel works (not at all while it is idle): four missed
-    beats end it, the execution says so and the session goes on."""
+    """A kernel that stops while it works is found by the heartbeat, which
+    beats every 5 s while the kernel works (not at all while it is idle),
+    and the session goes on."""
     s = py_srv
     sid = create_session(s)
     try:
         old = kernel_pid(s, sid)
-        t0 = time.monotonic()
-        res = run(s, sid, "import os, signal\nprint('stopping', flush=True)\n"
-                          "os.kill(os.getpid(), signal.SIGSTOP)", wait=90)
-        took = time.monotonic() - t0
-        assert res["status"] == "error", summary(res)
-        errs = errors_of(res)
-        assert len(errs) == 1 and re.search(r"heartbeat", errs[0]["evalue"], re.I), errs
-        assert res.get("kernel_restarted") is True, summary(res)
-        assert 12 < took < 45, took     # four beats 5 s apart, not a minute apart
+        _ended_by_the_heartbeat(s, sid, "import os, signal\nprint('stopping', flush=True)\n"
+                                        "os.kill(os.getpid(), signal.SIGSTOP)")
         assert not wait_gone([old], timeout=10)
         assert out(s, sid, "print(6 * 7)") == "42\n"
     finally:
@@ -622,21 +628,14 @@ def test_kernel_that_stops_answering_heartbeats_mid_execution(py_srv):
 def test_kernel_stopped_while_idle_is_found_by_the_next_request(py_srv):
     """Idle kernels are not heartbeaten (idle sessions cost the gateway
     nothing). One stopped while idle is found by the beats that start when
-    a request is sent to it, though it never says busy: four missed beats
-    5 s apart end it, the execution says so, and the session goes on."""
+    a request is sent to it, though it never says busy, and the session
+    goes on."""
     s = py_srv
     sid = create_session(s)
     try:
         pid, _ = kernel_pid(s, sid)
         os.kill(pid, signal.SIGSTOP)
-        t0 = time.monotonic()
-        res = run(s, sid, "print('never')", wait=90)
-        took = time.monotonic() - t0
-        assert res["status"] == "error", summary(res)
-        errs = errors_of(res)
-        assert len(errs) == 1 and re.search(r"heartbeat", errs[0]["evalue"], re.I), errs
-        assert res.get("kernel_restarted") is True, summary(res)
-        assert 12 < took < 45, took     # beats 5 s apart from the request on
+        _ended_by_the_heartbeat(s, sid, "print('never')")
         assert out(s, sid, "print(6 * 7)") == "42\n"
     finally:
         s.delete("/sessions/" + sid)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import errors_of, rest_run, stream_of
+from conftest import descendants, errors_of, proc_cmdline, rest_run, stream_of
 
 TOKENS = "alice:tok-alice,bob:tok-bob"
 
@@ -372,27 +372,6 @@ def test_non_loopback_bind_refused(codebox, tmp_path):
     assert "CODEBOX_API_TOKENS" in r.stderr
 
 
-def _process_tree(root):
-    """{pid: argv} of root's descendants, from /proc."""
-    parents = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                parents[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open("/proc/%s/cmdline" % pid, "rb") as f:
-                parents[int(pid)] = (parents[int(pid)], f.read().split(b"\0"))
-        except (OSError, ValueError, IndexError):
-            pass
-    tree, todo = {}, [root]
-    while todo:
-        p = todo.pop()
-        for pid, (ppid, argv) in parents.items():
-            if ppid == p:
-                tree[pid] = argv
-                todo.append(pid)
-    return tree
-
-
 def _cpus_of_every_thread(pid):
     return {open("/proc/%d/task/%s/status" % (pid, t)).read().split("Cpus_allowed_list:")[1].split()[0]
             for t in os.listdir("/proc/%d/task" % pid)}
@@ -408,15 +387,15 @@ def test_relay_and_proxy_stay_on_one_cpu_the_kernel_on_all(sandboxed):
     assert stream_of(rest_run(s, "cpu-py", "print(1)")) == "1\n"
     assert stream_of(rest_run(s, "cpu-js", "console.log(1)")) == "1\n"
     every = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].split()[0]
-    tree = _process_tree(s.proc.pid)
+    tree = {pid: proc_cmdline(pid).split(" ") for pid, _ in descendants(s.proc.pid)}
     helpers = {pid: argv for pid, argv in tree.items()
-               if len(argv) > 1 and argv[1] in (b"kernel-relay", b"kernel-proxy")}
-    assert {argv[1] for argv in helpers.values()} == {b"kernel-relay", b"kernel-proxy"}, tree
+               if len(argv) > 1 and argv[1] in ("kernel-relay", "kernel-proxy")}
+    assert {argv[1] for argv in helpers.values()} == {"kernel-relay", "kernel-proxy"}, tree
     for pid in helpers:
         cpus = _cpus_of_every_thread(pid)
         assert len(cpus) == 1 and cpus.pop().isdigit(), (helpers[pid], cpus)
         assert len(os.listdir("/proc/%d/task" % pid)) >= 2     # libzmq's thread too
-    kernels = [pid for pid, argv in tree.items() if b"ipykernel_launcher" in b" ".join(argv)]
+    kernels = [pid for pid, argv in tree.items() if "ipykernel_launcher" in argv]
     assert kernels, tree
     for pid in kernels:
         assert _cpus_of_every_thread(pid) == {every}
