@@ -13,8 +13,12 @@
  *    cell on a 2-CPU VM (docs/PERFORMANCE.md). A stream with text
  *    waiting, a flush already scheduled, an echo stream, or an OutStream
  *    of another shape (other ipykernel versions) keeps ipykernel's flush.
- * And IPython's input history in memory (its SQLite file costs about 1 ms
- * a cell) unless the operator keeps it on disk (CODEBOX_KERNEL_HISTORY).
+ * And two settings: IPython's input history in memory (its SQLite file
+ * costs about 1 ms a cell) unless the operator keeps it on disk
+ * (CODEBOX_KERNEL_HISTORY), and no `Kernel._execute_sleep`: ipykernel
+ * sleeps 0.5 ms before each execute_reply, a mitigation of old for clients
+ * that stop reading at the reply; codebox and Jupyter's clients wait for
+ * the idle on iopub, which follows all output.
  *
  * Threads: any (the arguments are made once). */
 #include "gw_ipykernel.h"
@@ -114,9 +118,9 @@ static const char S_STARTUP_PY[] =
     "if _stream_class is not None and isinstance(sys.stdout, _stream_class):\n"
     "    _codebox_quick_flush(_stream_class)\n";
 
-/* {history in memory, exec_lines, NULL}: from [0] with the history in
-   memory, from [1] with it on disk */
-static char *s_argv[3];
+/* {history in memory, no sleep, exec_lines, NULL}: from [0] with the
+   history in memory, from [1] with it on disk */
+static char *s_argv[4];
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 
 /* The exec_lines argument: the startup code, base64-encoded so that no
@@ -128,9 +132,10 @@ s_make_argv (void)
     char *b64 = gw_base64_encode ((const uint8_t *) S_STARTUP_PY, sizeof S_STARTUP_PY - 1);
     /* IPython's on-disk history (SQLite) costs about 1 ms per cell */
     s_argv[0] = (char *) "--HistoryManager.hist_file=:memory:";
-    if (b64 && asprintf (&s_argv[1], "--IPKernelApp.exec_lines=exec(__import__('base64')"
+    s_argv[1] = (char *) "--Kernel._execute_sleep=0";
+    if (b64 && asprintf (&s_argv[2], "--IPKernelApp.exec_lines=exec(__import__('base64')"
                          ".b64decode('%s').decode(), {'__name__': '__codebox__'})", b64) < 0)
-        s_argv[1] = NULL;
+        s_argv[2] = NULL;
     free (b64);
 }
 
@@ -143,7 +148,7 @@ gw_ipykernel_argv (const ks_spec_t *spec, const gw_config_t *config)
     if (!ipykernel)
         return NULL;
     pthread_once (&s_once, s_make_argv);
-    if (!s_argv[1])
+    if (!s_argv[2])
         return NULL;
     bool on_disk = strcmp (gw_config_str (config, GW_SET_KERNEL_HISTORY), "disk") == 0;
     return (const char *const *) s_argv + (on_disk ? 1 : 0);

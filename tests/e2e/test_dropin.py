@@ -325,3 +325,24 @@ def test_an_empty_output_flush_returns_at_once(server_factory):
                            "print('parent')")
     assert stream_of(res) == "child 0\nchild 1\nparent\n", res
     s.stop()
+
+
+def test_no_fixed_sleep_before_each_reply(server_factory):
+    """ipykernel sleeps 0.5 ms before every execute_reply (a FIXME of old
+    for clients that stop reading at the reply; codebox, nbclient and
+    JupyterLab wait for the idle on iopub, which comes after all output):
+    codebox's kernels do not, and output from threads and the last line
+    still arrives whole."""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "z"}).status == 201
+    res = rest_run(s, "z", "from IPython import get_ipython\n"
+                           "print(get_ipython().kernel._execute_sleep)")
+    assert stream_of(res) == "0.0\n", res
+    res = rest_run(s, "z", "import threading, sys\n"
+                           "t = threading.Thread(target=lambda: print('thread' * 1000))\n"
+                           "t.start(); t.join()\n"
+                           "print('last', end='')\nsys.stderr.write('err')\n'r'")
+    assert stream_of(res) == "thread" * 1000 + "\nlast", res
+    assert stream_of(res, "stderr") == "err", res
+    assert [o for o in res["output"] if o["type"] == "result"][0]["content"] == "'r'", res
+    s.stop()
