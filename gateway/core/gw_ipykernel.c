@@ -1,24 +1,27 @@
-/* gw_ipykernel: how codebox starts ipykernel kernels. Two startup parts,
- * run by IPKernelApp.exec_lines in a namespace of their own (nothing is
- * left in the user's):
+/* gw_ipykernel: how codebox starts ipykernel kernels: two settings and
+ * the startup code of gw_ipykernel_startup.py (embedded by the Makefile,
+ * run by IPKernelApp.exec_lines in a namespace of its own, so nothing is
+ * left in the user's). What each part is worth per `1+1` cell on a 2-CPU
+ * VM is in docs/PERFORMANCE.md.
+ *  - IPython's input history in memory (its SQLite file costs about 1 ms
+ *    a cell) unless the operator keeps it on disk (CODEBOX_KERNEL_HISTORY).
+ *  - No `Kernel._execute_sleep`: ipykernel sleeps 0.5 ms before each
+ *    execute_reply, a mitigation of old for clients that stop reading at
+ *    the reply; codebox and Jupyter's clients wait for the idle on iopub,
+ *    which follows all output.
  *  - plt.show() under a backend that cannot show (Agg, which agents select
- *    out of habit) still gives the figures back: pyplot.show is patched as
- *    pyplot is imported. Under Agg, PDF, SVG and the like, show() displays
- *    each open figure once as a PNG display_data and closes it; under
- *    other backends it is pyplot's own.
- *  - A flush of sys.stdout or sys.stderr with nothing written returns at
- *    once. ipykernel's OutStream.flush hands two callbacks to its iopub
- *    thread and waits for the second even when its buffer is empty, and
- *    the kernel flushes both streams several times per cell: about 1 ms a
- *    cell on a 2-CPU VM (docs/PERFORMANCE.md). A stream with text
- *    waiting, a flush already scheduled, an echo stream, or an OutStream
- *    of another shape (other ipykernel versions) keeps ipykernel's flush.
- * And two settings: IPython's input history in memory (its SQLite file
- * costs about 1 ms a cell) unless the operator keeps it on disk
- * (CODEBOX_KERNEL_HISTORY), and no `Kernel._execute_sleep`: ipykernel
- * sleeps 0.5 ms before each execute_reply, a mitigation of old for clients
- * that stop reading at the reply; codebox and Jupyter's clients wait for
- * the idle on iopub, which follows all output.
+ *    out of habit) displays each open figure once as a PNG and closes it.
+ *  - A flush of sys.stdout or sys.stderr with nothing to send returns at
+ *    once (ipykernel's hands two callbacks to its iopub thread and waits,
+ *    several times a cell), unless a flush is under way in that thread.
+ *  - An iopub message of any thread but the iopub thread goes out at once
+ *    when nothing waits in that thread's queue (ipykernel queues every one
+ *    and wakes the thread, which then waits for the GIL); a lock keeps the
+ *    socket to one thread at a time and the order of what was queued.
+ *  - No round trip through the control thread before each shell request
+ *    (ipykernel 6.30 and 7 dropped it too).
+ * Each patch checks the shape of what it patches and leaves ipykernel's
+ * code alone where it differs (other versions).
  *
  * Threads: any (the arguments are made once). */
 #include "gw_ipykernel.h"
@@ -30,93 +33,10 @@
 
 #include "gw_base64.h"
 
+/* gw_ipykernel_startup.py, made a C string by the Makefile */
 static const char S_STARTUP_PY[] =
-    "import sys\n"
-    "\n"
-    "\n"
-    "def _codebox_show(pyplot):\n"
-    "    \"\"\"plt.show() under a backend that cannot show (Agg and the like)\n"
-    "    displays each open figure once, as the inline backend would, then\n"
-    "    closes it.\"\"\"\n"
-    "    original = pyplot.show\n"
-    "\n"
-    "    def show(*args, **kwargs):\n"
-    "        import matplotlib\n"
-    "        backend = str(matplotlib.get_backend()).lower()\n"
-    "        if backend not in (\"agg\", \"pdf\", \"ps\", \"svg\", \"cairo\", \"pgf\", \"template\"):\n"
-    "            return original(*args, **kwargs)\n"
-    "        import io\n"
-    "        from IPython.display import Image, display\n"
-    "        for num in pyplot.get_fignums():\n"
-    "            figure = pyplot.figure(num)\n"
-    "            buf = io.BytesIO()\n"
-    "            figure.savefig(buf, format=\"png\", bbox_inches=\"tight\")\n"
-    "            display(Image(data=buf.getvalue(), format=\"png\"))\n"
-    "        pyplot.close(\"all\")\n"
-    "\n"
-    "    show.__doc__ = original.__doc__\n"
-    "    show.__wrapped__ = original\n"
-    "    pyplot.show = show\n"
-    "\n"
-    "\n"
-    "class _CodeboxPyplotFinder:\n"
-    "    \"\"\"Patches matplotlib.pyplot as it is imported.\"\"\"\n"
-    "\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name != \"matplotlib.pyplot\":\n"
-    "            return None\n"
-    "        import importlib.util\n"
-    "        sys.meta_path.remove(self)\n"
-    "        try:\n"
-    "            spec = importlib.util.find_spec(name)\n"
-    "        finally:\n"
-    "            sys.meta_path.insert(0, self)\n"
-    "        if spec is None or spec.loader is None or not hasattr(spec.loader, \"exec_module\"):\n"
-    "            return spec\n"
-    "        run = spec.loader.exec_module\n"
-    "\n"
-    "        def exec_module(module):\n"
-    "            run(module)\n"
-    "            _codebox_show(module)\n"
-    "            sys.meta_path[:] = [f for f in sys.meta_path if f is not self]\n"
-    "\n"
-    "        spec.loader.exec_module = exec_module\n"
-    "        return spec\n"
-    "\n"
-    "\n"
-    "if \"matplotlib.pyplot\" in sys.modules:\n"
-    "    _codebox_show(sys.modules[\"matplotlib.pyplot\"])\n"
-    "else:\n"
-    "    sys.meta_path.insert(0, _CodeboxPyplotFinder())\n"
-    "\n"
-    "\n"
-    "def _codebox_quick_flush(stream_class):\n"
-    "    \"\"\"OutStream.flush returns at once when there is nothing to send.\"\"\"\n"
-    "    import io\n"
-    "    original = stream_class.flush\n"
-    "\n"
-    "    def flush(self):\n"
-    "        lock = getattr(self, \"_buffer_lock\", None)\n"
-    "        if (lock is not None and self.__dict__.get(\"echo\", False) is None\n"
-    "                and self.__dict__.get(\"_flush_pending\") is False\n"
-    "                and self.__dict__.get(\"_subprocess_flush_pending\") is False):\n"
-    "            with lock:\n"
-    "                buffer = self.__dict__.get(\"_buffer\")\n"
-    "                if isinstance(buffer, io.StringIO) and buffer.tell() == 0:\n"
-    "                    return None\n"
-    "        return original(self)\n"
-    "\n"
-    "    flush.__doc__ = original.__doc__\n"
-    "    flush.__wrapped__ = original\n"
-    "    stream_class.flush = flush\n"
-    "\n"
-    "\n"
-    "try:\n"
-    "    from ipykernel.iostream import OutStream as _stream_class\n"
-    "except ImportError:\n"
-    "    _stream_class = None\n"
-    "if _stream_class is not None and isinstance(sys.stdout, _stream_class):\n"
-    "    _codebox_quick_flush(_stream_class)\n";
+#include "gw_ipykernel_startup.inc"
+    ;
 
 /* {history in memory, no sleep, exec_lines, NULL}: from [0] with the
    history in memory, from [1] with it on disk */

@@ -1,9 +1,9 @@
 /* gw_ipykernel: the arguments codebox adds to an ipykernel kernel's argv
  * (see gw_ipykernel.c): IPython's input history in memory unless the
- * operator keeps it on disk (CODEBOX_KERNEL_HISTORY), and a few startup
- * lines: plt.show() gives figures back under a non-interactive matplotlib
- * backend, and a flush of an empty output stream returns at once. Any
- * thread. */
+ * operator keeps it on disk (CODEBOX_KERNEL_HISTORY), no sleep before each
+ * reply, and the startup code of gw_ipykernel_startup.py (figures under a
+ * non-interactive matplotlib backend; output and iopub paths without
+ * needless thread hand-offs). Any thread. */
 #ifndef GW_IPYKERNEL_H
 #define GW_IPYKERNEL_H
 

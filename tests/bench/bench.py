@@ -5,7 +5,8 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
     it (store_history=True, IPython's history on disk);
   - the C floor: the project's own protocol library straight to a kernel
     started exactly as the gateway starts it (build/bench-floor), so the
-    overhead over it is the gateway's own;
+    overhead over it is the gateway's own; and the same with the kernel
+    started as Jupyter starts it (what codebox's kernel arguments are worth);
   - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio,
     and REST with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
     minimal keep-alive client (LeanHttp), whose own round trip is a row,
@@ -193,9 +194,12 @@ class JupyterClient:
         self.km.shutdown_kernel(now=True)
 
 
-def floor_samples(n):
-    """n round trips of the C floor (its own kernel each run), in seconds."""
-    out = subprocess.run([FLOOR, str(n)], capture_output=True, text=True, timeout=300)
+def floor_samples(n, stock=False):
+    """n round trips of the C floor (its own kernel each run), in seconds;
+    stock: its kernel started as Jupyter starts it, without codebox's
+    arguments."""
+    out = subprocess.run([FLOOR, str(n)] + (["python3", "stock"] if stock else []),
+                         capture_output=True, text=True, timeout=300)
     return [ms / 1e3 for ms in json.loads(out.stdout)["samples_ms"]]
 
 
@@ -258,13 +262,14 @@ def main():
              ("HTTP round trip: the same with http.client", lambda: s.call("GET", "/healthz")),
              ("stdio round trip: MCP ping", lambda: stdio.rpc("ping", {}))]
     samples = {name: [] for name, _ in paths}
-    floor = []
+    floor, stock_floor = [], []
     per = max(1, N // BLOCKS)
     for _ in range(BLOCKS):
         for name, fn in paths:
             samples[name] += timed(fn, per)
         if FLOOR:
             floor += floor_samples(per)
+            stock_floor += floor_samples(per, stock=True)
     jc.stop()
     stdio.stop()
     bare.stop()
@@ -274,6 +279,8 @@ def main():
     row("jupyter_client direct (peer)", samples["jupyter_client direct (peer)"])
     if floor:
         row("C floor: codebox protocol library direct", floor)
+        row("C floor, its kernel as Jupyter starts it", stock_floor,
+            "without codebox's kernel arguments (gw_ipykernel)")
     for name, _ in paths[1:]:
         values = samples[name]
         if name.startswith("HTTP round trip") or name.startswith("stdio round trip"):

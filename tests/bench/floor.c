@@ -3,9 +3,12 @@
  * them. Starts the kernelspec given (default python3) exactly as the
  * gateway starts it (the same extra arguments: IPython's history in memory
  * and the figure hook, by the gateway's default settings), so that the
- * gateway's overhead over it is its own; runs `1+1` N times (after 10 to
- * warm up) and prints {"p50_ms","p99_ms","n"} as one JSON line. Single
- * thread: it owns the kernel. */
+ * gateway's overhead over it is its own, or with a third argument `stock`
+ * as Jupyter starts it (what codebox's kernel configuration is worth);
+ * runs `1+1` N times (after 10 to warm up) and prints
+ * {"p50_ms","p99_ms","n","samples_ms"} as one JSON line. Single thread: it
+ * owns the kernel. Usage: bench-floor [N [KERNELSPEC [stock]]] */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +58,7 @@ main (int argc, char **argv)
 {
     int n = argc > 1 ? atoi (argv[1]) : 200;
     const char *name = argc > 2 ? argv[2] : "python3";
+    bool stock = argc > 3 && strcmp (argv[3], "stock") == 0;
     char err[512], runtime[] = "/tmp/codebox-floor-XXXXXX";
     ks_spec_t *spec = ks_search_find (NULL, name, err, sizeof err);
     if (!spec || !mkdtemp (runtime)) {
@@ -64,7 +68,7 @@ main (int argc, char **argv)
     void *ctx = zmq_ctx_new ();
     gw_config_t *config = gw_config_new ();    /* the gateway's defaults */
     ks_kernel_options_t options = {.runtime_dir = runtime,
-        .extra_argv = config ? gw_ipykernel_argv (spec, config) : NULL};
+        .extra_argv = config && !stock ? gw_ipykernel_argv (spec, config) : NULL};
     ks_kernel_t *kernel = ks_kernel_new (ctx, spec, &options);
     ks_kernel_set_handlers (kernel, s_on_msg, NULL, NULL);
     if (ks_kernel_start (kernel) || !ks_kernel_run_until (kernel, s_ready, kernel, 60000)) {

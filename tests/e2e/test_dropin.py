@@ -327,6 +327,157 @@ def test_an_empty_output_flush_returns_at_once(server_factory):
     s.stop()
 
 
+# A flush under way in the iopub thread, held after it has taken the
+# buffer and before it queues its message; a display() of the main thread
+# then must not overtake that text.
+DISPLAY_DURING_A_FLUSH = """
+import sys, threading
+from IPython.display import display
+out = sys.stdout
+taken, release = threading.Event(), threading.Event()
+take = out._flush_buffer
+def held_take():
+    data = take()
+    if data and threading.current_thread() is out.pub_thread.thread:
+        taken.set()
+        release.wait(10)
+    return data
+out._flush_buffer = held_take
+try:
+    out.write('line\\n')
+    out.pub_thread.schedule(out._flush)
+    assert taken.wait(10)
+    threading.Timer(0.1, release.set).start()
+    display('after the line')
+finally:
+    release.wait(10)
+    del out._flush_buffer
+"""
+
+COUNT_DISPLAY_HANDOFFS = """
+import sys
+from IPython.display import display
+thread = sys.stdout.pub_thread
+handed = [0]
+schedule = thread.schedule
+thread.schedule = lambda f: (handed.__setitem__(0, handed[0] + 1), schedule(f))
+try:
+    for i in range(20):
+        display(i)
+finally:
+    thread.schedule = schedule
+print(handed[0])
+"""
+
+# Three threads and the main thread write and display at once: every
+# line and display arrives, each thread's in its order, each line before
+# its display and that display before the thread's next line. Then the
+# threads display while the main thread forks children that print (a
+# child must not inherit a held lock; the threads write no text then, as
+# a child would print what the parent's buffer held).
+THREADS_AND_FORKS = """
+import multiprocessing, sys, threading
+from IPython.display import display
+def worker(k):
+    for j in range(150):
+        sys.stdout.write('t%d-%d\\n' % (k, j))
+        if j % 3 == 0:
+            display('t%d-%d' % (k, j))
+def displays(k):
+    for j in range(300):
+        display('d%d-%d' % (k, j))
+def child(i):
+    sys.stdout.write('child-%d\\n' % i)
+threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+for t in threads:
+    t.start()
+for i in range(150):
+    sys.stdout.write('m%d\\n' % i)
+    display('m%d' % i)
+for t in threads:
+    t.join()
+sys.stdout.flush()
+threads = [threading.Thread(target=displays, args=(k,)) for k in range(3)]
+for t in threads:
+    t.start()
+fork = multiprocessing.get_context('fork')
+for i in range(8):
+    p = fork.Process(target=child, args=(i,))
+    p.start()
+    p.join(20)
+    assert p.exitcode == 0, p.exitcode
+for t in threads:
+    t.join()
+"""
+
+
+def test_iopub_messages_of_the_main_thread_go_out_directly(server_factory):
+    """ipykernel sends every iopub message from its iopub thread, which
+    the main thread must wake and which then waits for the GIL: codebox's
+    kernels send a message of any other thread at once when nothing waits
+    in that thread's queue, and order holds: a display never overtakes
+    text written before it, even text a flush in the iopub thread has
+    taken but not yet sent; threads and forked children lose nothing.
+    (Fails on ipykernel's own path: the display goes through a hand-off.)"""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "d"}).status == 201
+    res = rest_run(s, "d", COUNT_DISPLAY_HANDOFFS)
+    kinds = [o["type"] for o in res["output"]]
+    assert kinds == ["display"] * 20 + ["stream"], res
+    assert [o["data"]["text/plain"] for o in res["output"][:20]] == [str(i) for i in range(20)]
+    assert stream_of(res) == "0\n", res
+
+    res = rest_run(s, "d", DISPLAY_DURING_A_FLUSH)
+    assert res["status"] == "completed", res
+    assert [(o["type"], o.get("content") or o.get("data", {}).get("text/plain"))
+            for o in res["output"]] == [("stream", "line\n"), ("display", "'after the line'")], res
+
+    for _ in range(3):
+        res = rest_run(s, "d", THREADS_AND_FORKS)
+        assert res["status"] == "completed", res
+        events = []
+        for o in res["output"]:
+            if o["type"] == "stream":
+                events += [("line", x) for x in o["content"].splitlines()]
+            elif o["type"] == "display":
+                events.append(("display", o["data"]["text/plain"].strip("'")))
+        children = sorted(x for kind, x in events if x.startswith("child-"))
+        assert children == ["child-%d" % i for i in range(8)], res
+        for who, n, every in ([("m", 150, 1)] + [("t%d" % k, 150, 3) for k in range(3)]
+                              + [("d%d" % k, 300, 0) for k in range(3)]):
+            mine = [(kind, x) for kind, x in events if x.startswith(who + "-")
+                    or (who == "m" and x.startswith("m"))]
+            expected = []
+            for j in range(n):
+                name = "%s%s%d" % (who, "" if who == "m" else "-", j)
+                if who[0] != "d":
+                    expected.append(("line", name))
+                if every == 0 or j % every == 0:
+                    expected.append(("display", name))
+            assert mine == expected, (who, mine[:20])
+    s.stop()
+
+
+def test_a_shell_request_makes_no_round_trip_through_the_control_thread(server_factory):
+    """ipykernel 6.17 hands a flush of its control queue to the control
+    thread before each shell request (two thread wake-ups and a fight for
+    the GIL per request); codebox's IPython kernels skip it, as ipykernel
+    6.30 and 7 do when a control thread runs. (Control itself:
+    test_jupyter_kernels.py::test_control_channel_while_a_cell_runs.)"""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "c"}).status == 201
+    res = rest_run(s, "c", "from IPython import get_ipython\n"
+                           "_loop = get_ipython().kernel.control_thread.io_loop\n"
+                           "_handed, _add = [0], _loop.add_callback\n"
+                           "_loop.add_callback = lambda *a, **k: (_handed.__setitem__(0, _handed[0] + 1),"
+                           " _add(*a, **k))")
+    assert res["status"] == "completed", res
+    for _ in range(10):
+        assert rest_run(s, "c", "1 + 1")["status"] == "completed"
+    res = rest_run(s, "c", "_loop.add_callback = _add\nprint(_handed[0])")
+    assert stream_of(res) == "0\n", res
+    s.stop()
+
 def test_no_fixed_sleep_before_each_reply(server_factory):
     """ipykernel sleeps 0.5 ms before every execute_reply (a FIXME of old
     for clients that stop reading at the reply; codebox, nbclient and

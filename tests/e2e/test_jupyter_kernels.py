@@ -272,6 +272,34 @@ def test_comm_round_trip(server_factory):
     c.close()
 
 
+def test_control_channel_while_a_cell_runs(server_factory):
+    """Control requests are answered while a cell runs (codebox's IPython
+    kernels handle them on the control thread as they come, without the
+    per-request round trip through it that ipykernel 6.17 makes), and an
+    interrupt_request on control stops the cell."""
+    s = server_factory(env=ENV)
+    k = start_kernel(s)
+    c = Client(ws_url(s, k["id"]))
+    reply, _ = c.run("1 + 1")
+    assert reply["content"]["status"] == "ok"
+    started = time.monotonic()
+    cell = c.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)")
+    c.until(lambda m: m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == cell)
+    info = c.send("kernel_info_request", {}, channel="control")
+    m = c.until(lambda m: m["channel"] == "control" and m["parent_header"].get("msg_id") == info)
+    assert m["msg_type"] == "kernel_info_reply", m
+    assert m["content"]["status"] == "ok", m
+    stop = c.send("interrupt_request", {}, channel="control")
+    m = c.until(lambda m: m["channel"] == "control" and m["parent_header"].get("msg_id") == stop)
+    assert m["msg_type"] == "interrupt_reply", m
+    m = c.until(lambda m: m["channel"] == "shell" and m["parent_header"].get("msg_id") == cell)
+    assert m["content"]["status"] == "error" and m["content"]["ename"] == "KeyboardInterrupt", m
+    assert time.monotonic() - started < 30
+    reply, out = c.run("print(6 * 7)")
+    assert reply["content"]["status"] == "ok" and text_of(out) == "42\n"
+    c.close()
+
+
 def test_tokens_origin_and_hostile_frames(server_factory):
     s = server_factory(env=dict(ENV, CODEBOX_API_TOKENS="sekrit"), token="sekrit")
     k = start_kernel(s, headers={"Authorization": "token sekrit"}, token=None)

@@ -1,8 +1,9 @@
 /* test_config: settings: defaults, .env parsing (quotes, comments,
  * export, CRLF, unknown names), validation of kinds, precedence of the
  * environment over the file, and that errors never echo a value. Also the
- * token list of gw_auth and base64. */
+ * token list of gw_auth, base64, and the arguments gw_ipykernel adds. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include "gw_directory.h"
 #include "gw_exec_options.h"
 #include "gw_fs.h"
+#include "gw_ipykernel.h"
 #include "gw_state_dir.h"
 #include "suites.h"
 #include "testutil.h"
@@ -437,6 +439,66 @@ START_TEST (test_directory_url)
 }
 END_TEST
 
+static ks_spec_t *
+s_spec (const char *argv0)
+{
+    char json[256], err[128];
+    snprintf (json, sizeof json, "{\"argv\": [\"/usr/bin/python3\", \"-m\", \"%s\", \"-f\","
+              " \"{connection_file}\"], \"display_name\": \"P\", \"language\": \"python\"}", argv0);
+    ks_spec_t *spec = ks_spec_parse ("p", "/nowhere", json, strlen (json), err, sizeof err);
+    ck_assert_msg (spec != NULL, "%s", err);
+    return spec;
+}
+
+/* The startup code an ipykernel kernel gets is exactly
+ * gateway/core/gw_ipykernel_startup.py (embedded by the Makefile). */
+START_TEST (test_ipykernel_arguments)
+{
+    gw_config_t *c = s_config ();
+    ks_spec_t *ipykernel = s_spec ("ipykernel_launcher");
+    ks_spec_t *other = s_spec ("octave_kernel");
+    ck_assert_ptr_null (gw_ipykernel_argv (other, c));
+
+    const char *const *argv = gw_ipykernel_argv (ipykernel, c);
+    ck_assert_ptr_nonnull (argv);
+    ck_assert_str_eq (argv[0], "--HistoryManager.hist_file=:memory:");
+    ck_assert_str_eq (argv[1], "--Kernel._execute_sleep=0");
+    const char *prefix = "--IPKernelApp.exec_lines=exec(__import__('base64').b64decode('";
+    ck_assert_int_eq (strncmp (argv[2], prefix, strlen (prefix)), 0);
+    const char *b64 = argv[2] + strlen (prefix);
+    const char *end = strchr (b64, '\'');
+    ck_assert_ptr_nonnull (end);
+    ck_assert_str_eq (end, "').decode(), {'__name__': '__codebox__'})");
+    ck_assert_ptr_null (argv[3]);
+
+    uint8_t *code = NULL;
+    size_t code_len = 0;
+    ck_assert_int_eq (gw_base64_decode (b64, (size_t) (end - b64), &code, &code_len), 0);
+    char *path = tu_abspath ("../../gateway/core/gw_ipykernel_startup.py");
+    FILE *f = fopen (path, "rb");
+    ck_assert_msg (f != NULL, "%s", path);
+    char file[65536];
+    size_t file_len = fread (file, 1, sizeof file, f);
+    ck_assert (feof (f));
+    fclose (f);
+    ck_assert_uint_eq (code_len, file_len);
+    ck_assert_int_eq (memcmp (code, file, file_len), 0);
+    free (code);
+    free (path);
+
+    char err[128];
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_KERNEL_HISTORY", "disk", "test", err, sizeof err), 0);
+    const char *const *on_disk = gw_ipykernel_argv (ipykernel, c);
+    ck_assert_str_eq (on_disk[0], "--Kernel._execute_sleep=0");
+    ck_assert_ptr_eq (on_disk[1], argv[2]);
+    ck_assert_ptr_null (on_disk[2]);
+
+    ks_spec_destroy (&ipykernel);
+    ks_spec_destroy (&other);
+    gw_config_destroy (&c);
+}
+END_TEST
+
 Suite *
 config_suite (void)
 {
@@ -453,6 +515,7 @@ config_suite (void)
     tcase_add_test (tc, test_base64);
     tcase_add_test (tc, test_state_dir);
     tcase_add_test (tc, test_directory_url);
+    tcase_add_test (tc, test_ipykernel_arguments);
     suite_add_tcase (s, tc);
     return s;
 }

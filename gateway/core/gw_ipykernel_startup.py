@@ -1,0 +1,225 @@
+"""What codebox's ipykernel kernels run at start: IPKernelApp.exec_lines
+runs it in a namespace of its own, so nothing is left in the user's. The
+Makefile embeds it in build/codebox as a C string (gw_ipykernel.c, which
+also says why each part is here; docs/PERFORMANCE.md has the numbers).
+
+- plt.show() under a backend that cannot show (Agg, which agents select
+  out of habit) displays each open figure once as a PNG and closes it.
+- A flush of sys.stdout or sys.stderr with nothing written returns at once.
+- A message for iopub sent from a thread other than ipykernel's iopub
+  thread goes out at once when nothing waits in that thread's queue.
+- A shell request no longer makes a round trip through the control thread
+  first (as in ipykernel 6.30 and 7).
+
+Each patch checks the shape of what it patches and leaves ipykernel's own
+code in place when it does not match (other ipykernel versions)."""
+
+import sys
+
+
+def _codebox_show(pyplot):
+    """plt.show() under a backend that cannot show (Agg and the like)
+    displays each open figure once, as the inline backend would, then
+    closes it."""
+    original = pyplot.show
+
+    def show(*args, **kwargs):
+        import matplotlib
+        backend = str(matplotlib.get_backend()).lower()
+        if backend not in ("agg", "pdf", "ps", "svg", "cairo", "pgf", "template"):
+            return original(*args, **kwargs)
+        import io
+        from IPython.display import Image, display
+        for num in pyplot.get_fignums():
+            figure = pyplot.figure(num)
+            buf = io.BytesIO()
+            figure.savefig(buf, format="png", bbox_inches="tight")
+            display(Image(data=buf.getvalue(), format="png"))
+        pyplot.close("all")
+
+    show.__doc__ = original.__doc__
+    show.__wrapped__ = original
+    pyplot.show = show
+
+
+class _CodeboxPyplotFinder:
+    """Patches matplotlib.pyplot as it is imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "matplotlib.pyplot":
+            return None
+        import importlib.util
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _codebox_show(module)
+            sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if "matplotlib.pyplot" in sys.modules:
+    _codebox_show(sys.modules["matplotlib.pyplot"])
+else:
+    sys.meta_path.insert(0, _CodeboxPyplotFinder())
+
+
+def _codebox_quick_flush(stream_class):
+    """OutStream.flush returns at once when there is nothing to send: no
+    text in the buffer, no flush scheduled, and no _flush under way in the
+    iopub thread (one that has taken the buffer but not yet queued its
+    message: whatever the caller sends next, a display for instance, must
+    not overtake that text; ipykernel's flush waits for it)."""
+    import io
+    original = stream_class.flush
+    original_flush = stream_class._flush
+
+    def flush(self):
+        lock = getattr(self, "_buffer_lock", None)
+        if (lock is not None and self.__dict__.get("echo", False) is None
+                and self.__dict__.get("_flush_pending") is False
+                and self.__dict__.get("_subprocess_flush_pending") is False):
+            with lock:
+                buffer = self.__dict__.get("_buffer")
+                if (isinstance(buffer, io.StringIO) and buffer.tell() == 0
+                        and not self.__dict__.get("_codebox_flushing")):
+                    return None
+        return original(self)
+
+    def tracked_flush(self):
+        lock = self._buffer_lock
+        with lock:
+            self._codebox_flushing = self.__dict__.get("_codebox_flushing", 0) + 1
+        try:
+            return original_flush(self)
+        finally:
+            with lock:
+                self._codebox_flushing -= 1
+
+    flush.__doc__ = original.__doc__
+    flush.__wrapped__ = original
+    tracked_flush.__doc__ = original_flush.__doc__
+    tracked_flush.__wrapped__ = original_flush
+    stream_class.flush = flush
+    stream_class._flush = tracked_flush
+
+
+try:
+    from ipykernel.iostream import OutStream as _stream_class
+except ImportError:
+    _stream_class = None
+if (_stream_class is not None and isinstance(sys.stdout, _stream_class)
+        and callable(getattr(_stream_class, "_flush", None))
+        and hasattr(sys.stdout, "_buffer_lock")):
+    _codebox_quick_flush(_stream_class)
+
+
+def _codebox_direct_iopub(thread_class):
+    """ipykernel's IOPubThread sends every iopub message from its own
+    thread: a message of the kernel's main thread (status, execute_input,
+    results, display data) is queued, the thread is woken through an
+    inproc socket, and it sends once it has the GIL, which the main thread
+    keeps until it waits for its next request. Here such a message goes
+    out at once when nothing waits in the queue. One lock guards the
+    socket (used by two threads, one at a time: ZeroMQ allows that across
+    a full memory barrier) and the count of queued events, which drops
+    only once an event has run, so whatever was queued first is sent
+    first. Where the iopub thread does not run (a forked child, after
+    stop) ipykernel's own path runs; a child gets a fresh lock."""
+    import os
+    import threading
+
+    schedule = thread_class.schedule
+    really_send = thread_class._really_send
+    state = {"lock": threading.Lock()}
+    os.register_at_fork(after_in_child=lambda: state.update(lock=threading.Lock()))
+
+    def running(self):
+        return self.thread.is_alive() and os.getpid() == self._master_pid
+
+    def queued_schedule(self, f):
+        if not running(self):
+            return schedule(self, f)
+
+        def event():
+            try:
+                f()
+            finally:
+                with state["lock"]:
+                    self._codebox_queued = max(self.__dict__.get("_codebox_queued", 0) - 1, 0)
+
+        with state["lock"]:
+            self._codebox_queued = self.__dict__.get("_codebox_queued", 0) + 1
+            self._events.append(event)
+        self._event_pipe.send(b"")
+        return None
+
+    def locked_send(self, *args, **kwargs):
+        with state["lock"]:
+            return really_send(self, *args, **kwargs)
+
+    def send_multipart(self, *args, **kwargs):
+        if running(self) and self.thread is not threading.current_thread():
+            with state["lock"]:
+                if (self.__dict__.get("_codebox_queued", 0) == 0 and not self._events
+                        and self.socket is not None):
+                    self.socket.send_multipart(*args, **kwargs)
+                    return None
+        return self.schedule(lambda: self._really_send(*args, **kwargs))
+
+    queued_schedule.__doc__ = schedule.__doc__
+    send_multipart.__doc__ = thread_class.send_multipart.__doc__
+    thread_class.schedule = queued_schedule
+    thread_class._really_send = locked_send
+    thread_class.send_multipart = send_multipart
+
+
+try:
+    from ipykernel.iostream import IOPubThread as _thread_class
+except ImportError:
+    _thread_class = None
+_pub_thread = getattr(sys.stdout, "pub_thread", None)
+if (_thread_class is not None and isinstance(_pub_thread, _thread_class)
+        and all(callable(getattr(_thread_class, name, None)) for name in (
+            "schedule", "_really_send", "send_multipart", "_handle_event"))
+        and all(hasattr(_pub_thread, name) for name in (
+            "_events", "thread", "socket", "_master_pid"))):
+    _codebox_direct_iopub(_thread_class)
+
+
+def _codebox_no_control_flush(kernel_class):
+    """Before each shell request ipykernel 6 (up to 6.29) hands a flush of
+    the control queue to its control thread and has the answer come back
+    to the main thread: two thread wake-ups and a fight for the GIL per
+    request, though it does not wait for that answer. With a control
+    thread, control requests are handled there as they come; ipykernel
+    6.30 and 7 dropped this flush for that case, and so does this."""
+    original = kernel_class._flush_control_queue
+
+    async def flush_control_queue(self):
+        if getattr(self, "control_thread", None) is None:
+            return await original(self)
+        return None
+
+    flush_control_queue.__doc__ = original.__doc__
+    flush_control_queue.__wrapped__ = original
+    kernel_class._flush_control_queue = flush_control_queue
+
+
+try:
+    from ipykernel.kernelbase import Kernel as _kernel_class
+except ImportError:
+    _kernel_class = None
+if (_kernel_class is not None
+        and __import__("inspect").iscoroutinefunction(
+            getattr(_kernel_class, "_flush_control_queue", None))):
+    _codebox_no_control_flush(_kernel_class)
