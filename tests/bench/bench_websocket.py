@@ -11,9 +11,14 @@ disk). Against:
   - Jupyter Kernel Gateway 2.5.2 as shipped, and patched with TCP_NODELAY
     (as shipped it waits for Nagle's algorithm on every reply); its source
     is not on Debian: set KERNEL_GATEWAY_SRC to a checkout of its 2.5.2 tag
-    (it runs on Debian's python3-notebook), or those rows say it is absent.
+    (it runs on Debian's python3-notebook), or those rows say it is absent;
+  - the patched kernel_gateway on a kernel started with codebox's kernel
+    arguments (gw_ipykernel: history in memory, no reply sleep, the startup
+    code of gateway/core/gw_ipykernel_startup.py), so the two gateways are
+    also compared on the same kernel.
 
 Run with Debian's /usr/bin/python3."""
+import base64
 import json
 import os
 import re
@@ -84,8 +89,8 @@ def wait_port(port, proc, what):
 class WsPeer:
     """A gateway's kernel over its websocket (JSON text frames)."""
 
-    def __init__(self, base):
-        self.kernel = http("POST", base + "/api/kernels", {"name": "python3"})
+    def __init__(self, base, kernel_name="python3"):
+        self.kernel = http("POST", base + "/api/kernels", {"name": kernel_name})
         self.ws = websocket.create_connection(
             base.replace("http", "ws") + "/api/kernels/%s/channels" % self.kernel["id"],
             timeout=60)
@@ -147,10 +152,32 @@ def start_codebox(env=None):
             raise SystemExit("codebox serve did not start")
 
 
-def start_kernel_gateway(patched):
+def codebox_kernelspec_path():
+    """A JUPYTER_PATH folder with the kernelspec `codebox-python3`: Debian's
+    ipykernel with the arguments codebox gives it (as gw_ipykernel.c makes
+    them, by its default settings)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "gateway", "core", "gw_ipykernel_startup.py"),
+              "rb") as f:
+        code = base64.b64encode(f.read()).decode()
+    folder = tempfile.mkdtemp(prefix="codebox-bench-spec-")
+    os.makedirs(os.path.join(folder, "kernels", "codebox-python3"))
+    spec = {"display_name": "Python 3 (codebox's arguments)", "language": "python",
+            "argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                     "--HistoryManager.hist_file=:memory:", "--Kernel._execute_sleep=0",
+                     "--IPKernelApp.exec_lines=exec(__import__('base64').b64decode('%s')"
+                     ".decode(), {'__name__': '__codebox__'})" % code]}
+    with open(os.path.join(folder, "kernels", "codebox-python3", "kernel.json"), "w") as f:
+        json.dump(spec, f)
+    return folder
+
+
+def start_kernel_gateway(patched, jupyter_path=None):
     port = free_port()
     args = ["--KernelGatewayApp.port=%d" % port, "--KernelGatewayApp.ip=127.0.0.1"]
     env = dict(os.environ, PYTHONPATH=KG_SRC, JUPYTER_RUNTIME_DIR=tempfile.mkdtemp())
+    if jupyter_path:
+        env["JUPYTER_PATH"] = jupyter_path
     cmd = ([sys.executable, "-c", NODELAY_PATCH] if patched
            else [sys.executable, "-m", "kernel_gateway"]) + args
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -164,7 +191,6 @@ def main():
         cb, cb_url = start_codebox()
         procs.append(cb)
         peers.append(("codebox websocket", WsPeer(cb_url)))
-        # the same kernel configuration as the peers' (history on disk)
         cb2, cb2_url = start_codebox({"CODEBOX_KERNEL_HISTORY": "disk"})
         procs.append(cb2)
         peers.append(("codebox websocket, history on disk", WsPeer(cb2_url)))
@@ -175,6 +201,10 @@ def main():
                 procs.append(p)
                 peers.append(("kernel_gateway 2.5.2" + (" + TCP_NODELAY" if patched else ""),
                               WsPeer(url)))
+            p, url = start_kernel_gateway(True, codebox_kernelspec_path())
+            procs.append(p)
+            peers.append(("kernel_gateway + TCP_NODELAY, codebox's kernel",
+                          WsPeer(url, "codebox-python3")))
         samples = {name: [] for name, _ in peers}
         for peer_name, peer in peers:
             for _ in range(20):
@@ -188,15 +218,18 @@ def main():
         base = pct(samples["jupyter_client direct"], 50)
         print("\nJupyter websocket exec round trip (1+1 to its idle), %d rounds interleaved in "
               "%d blocks" % (N, BLOCKS))
-        print("%-40s %10s %10s %8s" % ("", "p50", "p99", "x direct"))
+        print("%-48s %10s %10s %8s" % ("", "p50", "p99", "x direct"))
         for name, _ in peers:
             v = samples[name]
-            print("%-40s %8.2f ms %8.2f ms %7.2fx" % (name, pct(v, 50) * 1e3, pct(v, 99) * 1e3,
+            print("%-48s %8.2f ms %8.2f ms %7.2fx" % (name, pct(v, 50) * 1e3, pct(v, 99) * 1e3,
                                                      pct(v, 50) / base))
         if "kernel_gateway 2.5.2 + TCP_NODELAY" in samples:
             kg = pct(samples["kernel_gateway 2.5.2 + TCP_NODELAY"], 50)
             print("codebox / patched kernel_gateway (p50): %.2fx"
                   % (pct(samples["codebox websocket"], 50) / kg))
+            same = pct(samples["kernel_gateway + TCP_NODELAY, codebox's kernel"], 50)
+            print("codebox / patched kernel_gateway on the same kernel (p50): %.2fx"
+                  % (pct(samples["codebox websocket"], 50) / same))
         else:
             print("kernel_gateway rows: set KERNEL_GATEWAY_SRC to a checkout of "
                   "jupyter-server/kernel_gateway at tag 2.5.2 (needs python3-notebook)")
