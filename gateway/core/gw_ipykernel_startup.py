@@ -10,6 +10,9 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
   thread goes out at once when nothing waits in that thread's queue.
 - A shell request no longer makes a round trip through the control thread
   first (as in ipykernel 6.30 and 7).
+- Per cell, no debug log records that no handler writes, no
+  inspect.signature of ipykernel's own methods, no dateutil for the
+  request's date.
 
 Each patch checks the shape of what it patches and leaves ipykernel's own
 code in place when it does not match (other ipykernel versions)."""
@@ -223,3 +226,89 @@ if (_kernel_class is not None
         and __import__("inspect").iscoroutinefunction(
             getattr(_kernel_class, "_flush_control_queue", None))):
     _codebox_no_control_flush(_kernel_class)
+
+
+def _codebox_quiet_log(kernel):
+    """ipykernel's logger is at DEBUG with its handlers at WARNING, so each
+    of its debug calls (four a cell) builds a record, with a walk of the
+    stack, that no handler writes. The logger takes its handlers' level."""
+    import logging
+    log = getattr(kernel, "log", None)
+    if isinstance(log, logging.Logger) and log.handlers and log.level < logging.WARNING:
+        lowest = min(handler.level for handler in log.handlers)
+        if lowest > log.level:
+            log.setLevel(lowest)
+
+
+def _codebox_cached_cell_id(kernelbase, ipkernel):
+    """ipykernel asks inspect.signature, twice a cell, whether do_execute
+    and run_cell take a cell_id; the answer is kept per function."""
+    original = kernelbase._accepts_cell_id
+    answers = {}
+
+    def accepts_cell_id(meth):
+        key = getattr(meth, "__func__", meth)
+        try:
+            return answers[key]
+        except (KeyError, TypeError):
+            pass
+        answer = original(meth)
+        if len(answers) < 64:
+            try:
+                answers[key] = answer
+            except TypeError:
+                pass
+        return answer
+
+    accepts_cell_id.__doc__ = original.__doc__
+    accepts_cell_id.__wrapped__ = original
+    kernelbase._accepts_cell_id = accepts_cell_id
+    if getattr(ipkernel, "_accepts_cell_id", None) is original:
+        ipkernel._accepts_cell_id = accepts_cell_id
+
+
+def _codebox_quick_dates(jsonutil):
+    """jupyter_client parses each incoming header's date with dateutil;
+    datetime.fromisoformat reads the same ISO 8601 form (the pattern
+    jupyter_client matches first) in a fraction of the time. A date it
+    refuses, or one without a zone, takes jupyter_client's path."""
+    from datetime import datetime
+    original = jsonutil.parse_date
+    pattern = jsonutil.ISO8601_PAT
+
+    def parse_date(s):
+        if isinstance(s, str) and pattern.match(s):
+            try:
+                dt = datetime.fromisoformat(s)
+            except ValueError:
+                dt = None
+            if dt is not None and dt.tzinfo is not None:
+                return dt
+        return original(s)
+
+    parse_date.__doc__ = original.__doc__
+    parse_date.__wrapped__ = original
+    jsonutil.parse_date = parse_date
+
+
+try:
+    from IPython import get_ipython as _get_ipython
+    _kernel = getattr(_get_ipython(), "kernel", None)
+except ImportError:
+    _kernel = None
+if _kernel is not None:
+    _codebox_quiet_log(_kernel)
+try:
+    import ipykernel.ipkernel as _ipkernel
+    import ipykernel.kernelbase as _kernelbase
+except ImportError:
+    _kernelbase = None
+if _kernelbase is not None and callable(getattr(_kernelbase, "_accepts_cell_id", None)):
+    _codebox_cached_cell_id(_kernelbase, _ipkernel)
+try:
+    import jupyter_client.jsonutil as _jsonutil
+except ImportError:
+    _jsonutil = None
+if (_jsonutil is not None and callable(getattr(_jsonutil, "parse_date", None))
+        and hasattr(getattr(_jsonutil, "ISO8601_PAT", None), "match")):
+    _codebox_quick_dates(_jsonutil)

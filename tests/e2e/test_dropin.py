@@ -478,6 +478,54 @@ def test_a_shell_request_makes_no_round_trip_through_the_control_thread(server_f
     assert stream_of(res) == "0\n", res
     s.stop()
 
+COUNT_PER_CELL_WORK = """
+import inspect, logging
+import jupyter_client.jsonutil as _ju
+_counts = {'records': 0, 'signatures': 0, 'dateutil': 0}
+_factory, _signature, _dateutil = logging.getLogRecordFactory(), inspect.signature, _ju._dateutil_parse
+def _count(name, f):
+    def counted(*a, **k):
+        _counts[name] += 1
+        return f(*a, **k)
+    return counted
+logging.setLogRecordFactory(_count('records', _factory))
+inspect.signature = _count('signatures', _signature)
+_ju._dateutil_parse = _count('dateutil', _dateutil)
+"""
+
+REPORT_PER_CELL_WORK = """
+logging.setLogRecordFactory(_factory)
+inspect.signature = _signature
+_ju._dateutil_parse = _dateutil
+dates = ['2026-11-26T10:33:38.441Z', '2026-11-26T10:33:38Z', '2026-11-26T10:33:38.4+05:30',
+         '2026-11-26T10:33:38.123456-0800', '2026-11-26T10:33:38', 'not a date', None]
+original = getattr(_ju.parse_date, '__wrapped__', _ju.parse_date)
+same = [_ju.parse_date(d) == original(d) for d in dates]
+print(_counts, all(same), _ju.parse_date(dates[0]).utcoffset())
+"""
+
+
+def test_per_cell_work_ipykernel_need_not_do(server_factory):
+    """Per `1+1` cell, ipykernel 6.17 builds four debug log records no
+    handler writes (its logger at DEBUG, its handlers at WARNING), asks
+    inspect.signature twice whether its own methods take a cell_id, and
+    parses the request's date with dateutil. codebox's kernels do none of
+    it: the logger takes its handlers' level, the answer is kept, and
+    datetime.fromisoformat reads the date (the same datetime; a date
+    without a zone or in another form takes jupyter_client's path)."""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "w"}).status == 201
+    assert rest_run(s, "w", COUNT_PER_CELL_WORK)["status"] == "completed"
+    for _ in range(10):
+        assert rest_run(s, "w", "1 + 1")["status"] == "completed"
+    res = rest_run(s, "w", REPORT_PER_CELL_WORK)
+    assert stream_of(res) == ("{'records': 0, 'signatures': 0, 'dateutil': 0} True 0:00:00\n"), res
+    res = rest_run(s, "w", "import logging\nfrom IPython import get_ipython\n"
+                           "log = get_ipython().kernel.log\n"
+                           "print(logging.getLevelName(log.level), log.isEnabledFor(logging.WARNING))")
+    assert stream_of(res) == "WARNING True\n", res
+    s.stop()
+
 def test_no_fixed_sleep_before_each_reply(server_factory):
     """ipykernel sleeps 0.5 ms before every execute_reply (a FIXME of old
     for clients that stop reading at the reply; codebox, nbclient and
