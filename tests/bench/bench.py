@@ -8,7 +8,7 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
     overhead over it is the gateway's own; and the same with the kernel
     started as Jupyter starts it (what codebox's kernel arguments are worth);
   - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio,
-    and REST with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
+    and REST and stdio with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
     minimal keep-alive client (LeanHttp), whose own round trip is a row,
     beside Python's http.client's;
   measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
@@ -206,12 +206,13 @@ def floor_samples(n, stock=False):
 class Stdio:
     """codebox mcp over stdio."""
 
-    def __init__(self):
+    def __init__(self, env=None):
         self.state = tempfile.mkdtemp(prefix="codebox-bench-")
         os.chmod(self.state, 0o755)
         self.p = subprocess.Popen([BIN, "mcp", "--state-dir", self.state + "/s"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                  stderr=subprocess.DEVNULL, text=True, bufsize=1,
+                                  env=dict(os.environ, **(env or {})))
         self.ids = iter(range(1, 10 ** 9))
         self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "bench", "version": "1"}})
@@ -248,6 +249,7 @@ def main():
     mcp = McpHttp(lean)
     mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
     stdio = Stdio()
+    bare_stdio = Stdio({"CODEBOX_SANDBOX": "none"})
     # the same gateway with its kernels outside bubblewrap: no relay hop
     bare = Server({"CODEBOX_SANDBOX": "none", "CODEBOX_POOL_SIZE": "0"})
     bare.call("POST", "/sessions", {"session_id": "bench"})
@@ -258,6 +260,7 @@ def main():
              ("codebox REST ?wait=", lambda: lean.execute("bench", "1+1")),
              ("codebox MCP over stdio", stdio.exec),
              ("codebox REST ?wait=, CODEBOX_SANDBOX=none", lambda: bare_lean.execute("bench", "1+1")),
+             ("codebox MCP over stdio, CODEBOX_SANDBOX=none", bare_stdio.exec),
              ("HTTP round trip: GET /healthz, same client", lambda: lean.call("GET", "/healthz")),
              ("HTTP round trip: the same with http.client", lambda: s.call("GET", "/healthz")),
              ("stdio round trip: MCP ping", lambda: stdio.rpc("ping", {}))]
@@ -272,6 +275,7 @@ def main():
             stock_floor += floor_samples(per, stock=True)
     jc.stop()
     stdio.stop()
+    bare_stdio.stop()
     bare.stop()
     mcp.s = s       # http.client from here on: it reconnects after idle stretches
 
