@@ -22,8 +22,10 @@
  *    (ipykernel 6.30 and 7 dropped it too).
  *  - Less Python per cell: the kernel's logger at its handlers' level (it
  *    built four debug records a cell that no handler wrote), whether
- *    do_execute and run_cell take a cell_id asked once, and the request's
- *    date read by datetime.fromisoformat instead of dateutil.
+ *    do_execute and run_cell take a cell_id asked once, the request's
+ *    date read by datetime.fromisoformat instead of dateutil, and
+ *    IPython's formatters called without the decorator package binding
+ *    each call's arguments.
  * Each patch checks the shape of what it patches and leaves ipykernel's
  * code alone where it differs (other versions).
  *

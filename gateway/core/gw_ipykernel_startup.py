@@ -12,7 +12,7 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
   first (as in ipykernel 6.30 and 7).
 - Per cell, no debug log records that no handler writes, no
   inspect.signature of ipykernel's own methods, no dateutil for the
-  request's date.
+  request's date, no argument binding around IPython's formatters.
 
 Each patch checks the shape of what it patches and leaves ipykernel's own
 code in place when it does not match (other ipykernel versions)."""
@@ -312,3 +312,42 @@ except ImportError:
 if (_jsonutil is not None and callable(getattr(_jsonutil, "parse_date", None))
         and hasattr(getattr(_jsonutil, "ISO8601_PAT", None), "match")):
     _codebox_quick_dates(_jsonutil)
+
+
+def _codebox_plain_format_calls(formatters):
+    """IPython's formatters wrap __call__ with catch_format_error, made by
+    the decorator package, which binds every call's arguments to the
+    signature (inspect) before it calls through: about 40 µs of every
+    result and display. The same caller (catch_format_error's own
+    function, which needs the object as its first argument) wraps each
+    here without that binding; a call that names the object as a keyword
+    is still bound first, as the decorator package does."""
+    import inspect
+    caller = formatters.catch_format_error.__wrapped__
+
+    def plain(method, signature):
+        def call(self, *args, **kwargs):
+            if not args:
+                bound = signature.bind(self, *args, **kwargs)
+                bound.apply_defaults()
+                return caller(method, *bound.args, **bound.kwargs)
+            return caller(method, self, *args, **kwargs)
+
+        call.__doc__ = method.__doc__
+        call.__wrapped__ = method
+        return call
+
+    for cls in list(vars(formatters).values()):
+        decorated = vars(cls).get("__call__") if isinstance(cls, type) else None
+        method = getattr(decorated, "__wrapped__", None)
+        if callable(method) and getattr(cls, "__module__", None) == formatters.__name__:
+            cls.__call__ = plain(method, inspect.signature(method))
+
+
+try:
+    import IPython.core.formatters as _formatters
+except ImportError:
+    _formatters = None
+if (_formatters is not None
+        and callable(getattr(getattr(_formatters, "catch_format_error", None), "__wrapped__", None))):
+    _codebox_plain_format_calls(_formatters)

@@ -4,6 +4,7 @@ examples/example_openai.py: POST /sessions with dependencies, POST /execute,
 GET /execute/{id}/status once a second until completed/failed/error, GET
 the results, print their top-level error), and the paths an agent hands
 back to the file tools."""
+import json
 import time
 
 from conftest import error_text, mcp_client, ok, rest_run, stream_of
@@ -481,8 +482,9 @@ def test_a_shell_request_makes_no_round_trip_through_the_control_thread(server_f
 COUNT_PER_CELL_WORK = """
 import inspect, logging
 import jupyter_client.jsonutil as _ju
-_counts = {'records': 0, 'signatures': 0, 'dateutil': 0}
+_counts = {'records': 0, 'signatures': 0, 'dateutil': 0, 'binds': 0}
 _factory, _signature, _dateutil = logging.getLogRecordFactory(), inspect.signature, _ju._dateutil_parse
+_bind = inspect.Signature.bind
 def _count(name, f):
     def counted(*a, **k):
         _counts[name] += 1
@@ -491,12 +493,14 @@ def _count(name, f):
 logging.setLogRecordFactory(_count('records', _factory))
 inspect.signature = _count('signatures', _signature)
 _ju._dateutil_parse = _count('dateutil', _dateutil)
+inspect.Signature.bind = _count('binds', _bind)
 """
 
 REPORT_PER_CELL_WORK = """
 logging.setLogRecordFactory(_factory)
 inspect.signature = _signature
 _ju._dateutil_parse = _dateutil
+inspect.Signature.bind = _bind
 dates = ['2026-11-26T10:33:38.441Z', '2026-11-26T10:33:38Z', '2026-11-26T10:33:38.4+05:30',
          '2026-11-26T10:33:38.123456-0800', '2026-11-26T10:33:38', 'not a date', None]
 original = getattr(_ju.parse_date, '__wrapped__', _ju.parse_date)
@@ -508,22 +512,30 @@ print(_counts, all(same), _ju.parse_date(dates[0]).utcoffset())
 def test_per_cell_work_ipykernel_need_not_do(server_factory):
     """Per `1+1` cell, ipykernel 6.17 builds four debug log records no
     handler writes (its logger at DEBUG, its handlers at WARNING), asks
-    inspect.signature twice whether its own methods take a cell_id, and
-    parses the request's date with dateutil. codebox's kernels do none of
-    it: the logger takes its handlers' level, the answer is kept, and
-    datetime.fromisoformat reads the date (the same datetime; a date
-    without a zone or in another form takes jupyter_client's path)."""
+    inspect.signature twice whether its own methods take a cell_id,
+    parses the request's date with dateutil, and binds the arguments of
+    each of IPython's formatters (the decorator package). codebox's kernels
+    do none of it: the logger takes its handlers' level, the answer is
+    kept, datetime.fromisoformat reads the date (the same datetime; a date
+    without a zone or in another form takes jupyter_client's path), and the
+    formatters' error catcher is called plainly; a failing _repr_html_
+    still shows its traceback and the plain text result still comes."""
     s = server_factory(env=dict(PYTHON_ONLY))
     assert s.post("/sessions", {"session_id": "w"}).status == 201
     assert rest_run(s, "w", COUNT_PER_CELL_WORK)["status"] == "completed"
     for _ in range(10):
         assert rest_run(s, "w", "1 + 1")["status"] == "completed"
     res = rest_run(s, "w", REPORT_PER_CELL_WORK)
-    assert stream_of(res) == ("{'records': 0, 'signatures': 0, 'dateutil': 0} True 0:00:00\n"), res
+    assert stream_of(res) == ("{'records': 0, 'signatures': 0, 'dateutil': 0, 'binds': 0} True "
+                              "0:00:00\n"), res
     res = rest_run(s, "w", "import logging\nfrom IPython import get_ipython\n"
                            "log = get_ipython().kernel.log\n"
                            "print(logging.getLevelName(log.level), log.isEnabledFor(logging.WARNING))")
     assert stream_of(res) == "WARNING True\n", res
+    res = rest_run(s, "w", "class Bad:\n    def _repr_html_(self):\n        raise ValueError('boom')\n"
+                           "    def __repr__(self):\n        return 'bad-plain'\nBad()")
+    assert [o["content"] for o in res["output"] if o["type"] == "result"] == ["bad-plain"], res
+    assert "boom" in json.dumps(res["output"]), res
     s.stop()
 
 def test_no_fixed_sleep_before_each_reply(server_factory):
