@@ -17,6 +17,9 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
 Each patch checks the shape of what it patches and leaves ipykernel's own
 code in place when it does not match (other ipykernel versions)."""
 
+import functools
+import importlib
+import inspect
 import sys
 
 
@@ -26,6 +29,7 @@ def _codebox_show(pyplot):
     closes it."""
     original = pyplot.show
 
+    @functools.wraps(original)
     def show(*args, **kwargs):
         import matplotlib
         backend = str(matplotlib.get_backend()).lower()
@@ -40,8 +44,6 @@ def _codebox_show(pyplot):
             display(Image(data=buf.getvalue(), format="png"))
         pyplot.close("all")
 
-    show.__doc__ = original.__doc__
-    show.__wrapped__ = original
     pyplot.show = show
 
 
@@ -86,6 +88,7 @@ def _codebox_quick_flush(stream_class):
     original = stream_class.flush
     original_flush = stream_class._flush
 
+    @functools.wraps(original)
     def flush(self):
         lock = getattr(self, "_buffer_lock", None)
         if (lock is not None and self.__dict__.get("echo", False) is None
@@ -98,6 +101,7 @@ def _codebox_quick_flush(stream_class):
                     return None
         return original(self)
 
+    @functools.wraps(original_flush)
     def tracked_flush(self):
         lock = self._buffer_lock
         with lock:
@@ -108,22 +112,8 @@ def _codebox_quick_flush(stream_class):
             with lock:
                 self._codebox_flushing -= 1
 
-    flush.__doc__ = original.__doc__
-    flush.__wrapped__ = original
-    tracked_flush.__doc__ = original_flush.__doc__
-    tracked_flush.__wrapped__ = original_flush
     stream_class.flush = flush
     stream_class._flush = tracked_flush
-
-
-try:
-    from ipykernel.iostream import OutStream as _stream_class
-except ImportError:
-    _stream_class = None
-if (_stream_class is not None and isinstance(sys.stdout, _stream_class)
-        and callable(getattr(_stream_class, "_flush", None))
-        and hasattr(sys.stdout, "_buffer_lock")):
-    _codebox_quick_flush(_stream_class)
 
 
 def _codebox_direct_iopub(thread_class):
@@ -149,6 +139,7 @@ def _codebox_direct_iopub(thread_class):
     def running(self):
         return self.thread.is_alive() and os.getpid() == self._master_pid
 
+    @functools.wraps(schedule)
     def queued_schedule(self, f):
         if not running(self):
             return schedule(self, f)
@@ -166,10 +157,12 @@ def _codebox_direct_iopub(thread_class):
         self._event_pipe.send(b"")
         return None
 
+    @functools.wraps(really_send)
     def locked_send(self, *args, **kwargs):
         with state["lock"]:
             return really_send(self, *args, **kwargs)
 
+    @functools.wraps(thread_class.send_multipart)
     def send_multipart(self, *args, **kwargs):
         if running(self) and self.thread is not threading.current_thread():
             with state["lock"]:
@@ -179,24 +172,9 @@ def _codebox_direct_iopub(thread_class):
                     return None
         return self.schedule(lambda: self._really_send(*args, **kwargs))
 
-    queued_schedule.__doc__ = schedule.__doc__
-    send_multipart.__doc__ = thread_class.send_multipart.__doc__
     thread_class.schedule = queued_schedule
     thread_class._really_send = locked_send
     thread_class.send_multipart = send_multipart
-
-
-try:
-    from ipykernel.iostream import IOPubThread as _thread_class
-except ImportError:
-    _thread_class = None
-_pub_thread = getattr(sys.stdout, "pub_thread", None)
-if (_thread_class is not None and isinstance(_pub_thread, _thread_class)
-        and all(callable(getattr(_thread_class, name, None)) for name in (
-            "schedule", "_really_send", "send_multipart", "_handle_event"))
-        and all(hasattr(_pub_thread, name) for name in (
-            "_events", "thread", "socket", "_master_pid"))):
-    _codebox_direct_iopub(_thread_class)
 
 
 def _codebox_no_control_flush(kernel_class):
@@ -208,24 +186,13 @@ def _codebox_no_control_flush(kernel_class):
     6.30 and 7 dropped this flush for that case, and so does this."""
     original = kernel_class._flush_control_queue
 
+    @functools.wraps(original)
     async def flush_control_queue(self):
         if getattr(self, "control_thread", None) is None:
             return await original(self)
         return None
 
-    flush_control_queue.__doc__ = original.__doc__
-    flush_control_queue.__wrapped__ = original
     kernel_class._flush_control_queue = flush_control_queue
-
-
-try:
-    from ipykernel.kernelbase import Kernel as _kernel_class
-except ImportError:
-    _kernel_class = None
-if (_kernel_class is not None
-        and __import__("inspect").iscoroutinefunction(
-            getattr(_kernel_class, "_flush_control_queue", None))):
-    _codebox_no_control_flush(_kernel_class)
 
 
 def _codebox_quiet_log(kernel):
@@ -246,6 +213,7 @@ def _codebox_cached_cell_id(kernelbase, ipkernel):
     original = kernelbase._accepts_cell_id
     answers = {}
 
+    @functools.wraps(original)
     def accepts_cell_id(meth):
         key = getattr(meth, "__func__", meth)
         try:
@@ -260,8 +228,6 @@ def _codebox_cached_cell_id(kernelbase, ipkernel):
                 pass
         return answer
 
-    accepts_cell_id.__doc__ = original.__doc__
-    accepts_cell_id.__wrapped__ = original
     kernelbase._accepts_cell_id = accepts_cell_id
     if getattr(ipkernel, "_accepts_cell_id", None) is original:
         ipkernel._accepts_cell_id = accepts_cell_id
@@ -276,6 +242,7 @@ def _codebox_quick_dates(jsonutil):
     original = jsonutil.parse_date
     pattern = jsonutil.ISO8601_PAT
 
+    @functools.wraps(original)
     def parse_date(s):
         if isinstance(s, str) and pattern.match(s):
             try:
@@ -286,32 +253,7 @@ def _codebox_quick_dates(jsonutil):
                 return dt
         return original(s)
 
-    parse_date.__doc__ = original.__doc__
-    parse_date.__wrapped__ = original
     jsonutil.parse_date = parse_date
-
-
-try:
-    from IPython import get_ipython as _get_ipython
-    _kernel = getattr(_get_ipython(), "kernel", None)
-except ImportError:
-    _kernel = None
-if _kernel is not None:
-    _codebox_quiet_log(_kernel)
-try:
-    import ipykernel.ipkernel as _ipkernel
-    import ipykernel.kernelbase as _kernelbase
-except ImportError:
-    _kernelbase = None
-if _kernelbase is not None and callable(getattr(_kernelbase, "_accepts_cell_id", None)):
-    _codebox_cached_cell_id(_kernelbase, _ipkernel)
-try:
-    import jupyter_client.jsonutil as _jsonutil
-except ImportError:
-    _jsonutil = None
-if (_jsonutil is not None and callable(getattr(_jsonutil, "parse_date", None))
-        and hasattr(getattr(_jsonutil, "ISO8601_PAT", None), "match")):
-    _codebox_quick_dates(_jsonutil)
 
 
 def _codebox_plain_format_calls(formatters):
@@ -322,10 +264,10 @@ def _codebox_plain_format_calls(formatters):
     function, which needs the object as its first argument) wraps each
     here without that binding; a call that names the object as a keyword
     is still bound first, as the decorator package does."""
-    import inspect
     caller = formatters.catch_format_error.__wrapped__
 
     def plain(method, signature):
+        @functools.wraps(method)
         def call(self, *args, **kwargs):
             if not args:
                 bound = signature.bind(self, *args, **kwargs)
@@ -333,8 +275,6 @@ def _codebox_plain_format_calls(formatters):
                 return caller(method, *bound.args, **bound.kwargs)
             return caller(method, self, *args, **kwargs)
 
-        call.__doc__ = method.__doc__
-        call.__wrapped__ = method
         return call
 
     for cls in list(vars(formatters).values()):
@@ -344,10 +284,45 @@ def _codebox_plain_format_calls(formatters):
             cls.__call__ = plain(method, inspect.signature(method))
 
 
-try:
-    import IPython.core.formatters as _formatters
-except ImportError:
-    _formatters = None
-if (_formatters is not None
-        and callable(getattr(getattr(_formatters, "catch_format_error", None), "__wrapped__", None))):
+def _codebox_module(name):
+    """The module called name, or None where it is not installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+# Each patch where what it patches has the shape it expects.
+_iostream = _codebox_module("ipykernel.iostream")
+_kernelbase = _codebox_module("ipykernel.kernelbase")
+_ipkernel = _codebox_module("ipykernel.ipkernel")
+_jsonutil = _codebox_module("jupyter_client.jsonutil")
+_formatters = _codebox_module("IPython.core.formatters")
+_ipython = _codebox_module("IPython")
+_stream_class = getattr(_iostream, "OutStream", None)
+_thread_class = getattr(_iostream, "IOPubThread", None)
+_kernel_class = getattr(_kernelbase, "Kernel", None)
+_kernel = getattr(_ipython.get_ipython(), "kernel", None) if _ipython else None
+_pub_thread = getattr(sys.stdout, "pub_thread", None)
+
+if (isinstance(_stream_class, type) and isinstance(sys.stdout, _stream_class)
+        and callable(getattr(_stream_class, "_flush", None))
+        and hasattr(sys.stdout, "_buffer_lock")):
+    _codebox_quick_flush(_stream_class)
+if (isinstance(_thread_class, type) and isinstance(_pub_thread, _thread_class)
+        and all(callable(getattr(_thread_class, name, None)) for name in (
+            "schedule", "_really_send", "send_multipart", "_handle_event"))
+        and all(hasattr(_pub_thread, name) for name in (
+            "_events", "thread", "socket", "_master_pid"))):
+    _codebox_direct_iopub(_thread_class)
+if inspect.iscoroutinefunction(getattr(_kernel_class, "_flush_control_queue", None)):
+    _codebox_no_control_flush(_kernel_class)
+if _kernel is not None:
+    _codebox_quiet_log(_kernel)
+if _ipkernel and callable(getattr(_kernelbase, "_accepts_cell_id", None)):
+    _codebox_cached_cell_id(_kernelbase, _ipkernel)
+if (callable(getattr(_jsonutil, "parse_date", None))
+        and hasattr(getattr(_jsonutil, "ISO8601_PAT", None), "match")):
+    _codebox_quick_dates(_jsonutil)
+if callable(getattr(getattr(_formatters, "catch_format_error", None), "__wrapped__", None)):
     _codebox_plain_format_calls(_formatters)
