@@ -19,7 +19,9 @@ endif
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 # one -I per folder: the folders are the layers (see `make layers`)
 GW_DIRS   := core http rest mcp jupyter sql files packages cmd
-CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec $(GW_DIRS:%=-Igateway/%) -Ibuild/gen
+# files made from sources (gw_ipykernel_startup.inc)
+GEN       := build/gen
+CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec $(GW_DIRS:%=-Igateway/%) -I$(GEN)
 CFLAGS    ?= -O2 -g
 CFLAGS    += $(WARN) $(SANFLAGS) -fPIC $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS   += $(SANFLAGS)
@@ -46,7 +48,6 @@ $(BUILD)/obj/%.o: %.c
 
 # The Python that ipykernel kernels run at start, as a C string for
 # gw_ipykernel.c (`\?` so that no `??` makes a trigraph).
-GEN       := build/gen
 $(GEN)/gw_ipykernel_startup.inc: gateway/core/gw_ipykernel_startup.py
 	@mkdir -p $(dir $@)
 	@sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/    "/' -e 's/$$/\\n"/' $< > $@.tmp
