@@ -144,7 +144,8 @@ bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-czmq
 	$(BUILD)/bench-czmq
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
 	    $(PYTHON) tests/bench/bench.py
-	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/bench_websocket.py
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
+	    $(PYTHON) tests/bench/bench_websocket.py
 
 $(BUILD)/bench-floor: tests/bench/floor.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)

@@ -18,7 +18,6 @@ disk). Against:
     also compared on the same kernel.
 
 Run with Debian's /usr/bin/python3."""
-import base64
 import json
 import os
 import re
@@ -36,6 +35,8 @@ BIN = os.environ.get("CODEBOX_BIN") or os.path.join(os.path.dirname(__file__), "
                                                     "build", "codebox")
 N = int(os.environ.get("BENCH_N", "300"))
 BLOCKS = int(os.environ.get("BENCH_BLOCKS", "6"))
+FLOOR = os.environ.get("CODEBOX_FLOOR") or os.path.join(os.path.dirname(__file__), "..", "..",
+                                                        "build", "bench-floor")
 KG_SRC = os.environ.get("KERNEL_GATEWAY_SRC", "")
 
 # TCP_NODELAY on every connection, kept on (tornado turns it off again
@@ -154,19 +155,16 @@ def start_codebox(env=None):
 
 def codebox_kernelspec_path():
     """A JUPYTER_PATH folder with the kernelspec `codebox-python3`: Debian's
-    ipykernel with the arguments codebox gives it (as gw_ipykernel.c makes
-    them, by its default settings)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "..", "gateway", "core", "gw_ipykernel_startup.py"),
-              "rb") as f:
-        code = base64.b64encode(f.read()).decode()
+    ipykernel with the arguments codebox gives it (`bench-floor
+    --kernel-args` prints them, from gw_ipykernel.c by the default
+    settings)."""
+    out = subprocess.run([FLOOR, "--kernel-args"], capture_output=True, text=True,
+                         timeout=60, check=True)
     folder = tempfile.mkdtemp(prefix="codebox-bench-spec-")
     os.makedirs(os.path.join(folder, "kernels", "codebox-python3"))
     spec = {"display_name": "Python 3 (codebox's arguments)", "language": "python",
-            "argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                     "--HistoryManager.hist_file=:memory:", "--Kernel._execute_sleep=0",
-                     "--IPKernelApp.exec_lines=exec(__import__('base64').b64decode('%s')"
-                     ".decode(), {'__name__': '__codebox__'})" % code]}
+            "argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+            + json.loads(out.stdout)}
     with open(os.path.join(folder, "kernels", "codebox-python3", "kernel.json"), "w") as f:
         json.dump(spec, f)
     return folder

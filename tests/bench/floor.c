@@ -7,7 +7,10 @@
  * as Jupyter starts it (what codebox's kernel configuration is worth);
  * runs `1+1` N times (after 10 to warm up) and prints
  * {"p50_ms","p99_ms","n","samples_ms"} as one JSON line. Single thread: it
- * owns the kernel. Usage: bench-floor [N [KERNELSPEC [stock]]] */
+ * owns the kernel. Usage: bench-floor [N [KERNELSPEC [stock]]]; or
+ * `bench-floor --kernel-args [KERNELSPEC]` prints the arguments the gateway
+ * adds to that kernel's argv as a JSON array (bench_websocket.py gives them
+ * to kernel_gateway's kernel). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <zmq.h>
 
 #include "gw_config.h"
@@ -53,9 +57,37 @@ s_cmp (const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Prints gw_ipykernel_argv for the kernelspec name, by the gateway's
+ * default settings, as a JSON array. */
+static int
+s_print_kernel_args (const char *name)
+{
+    char err[512];
+    ks_spec_t *spec = ks_search_find (NULL, name, err, sizeof err);
+    gw_config_t *config = gw_config_new ();
+    json_t *args = json_array ();
+    int rc = 1;
+    if (!spec || !config || !args)
+        fprintf (stderr, "floor: %s\n", spec ? "out of memory" : err);
+    else {
+        const char *const *extra = gw_ipykernel_argv (spec, config);
+        for (size_t i = 0; extra && extra[i]; i++)
+            json_array_append_new (args, json_string (extra[i]));
+        json_dumpf (args, stdout, JSON_COMPACT);
+        printf ("\n");
+        rc = 0;
+    }
+    json_decref (args);
+    gw_config_destroy (&config);
+    ks_spec_destroy (&spec);
+    return rc;
+}
+
 int
 main (int argc, char **argv)
 {
+    if (argc > 1 && strcmp (argv[1], "--kernel-args") == 0)
+        return s_print_kernel_args (argc > 2 ? argv[2] : "python3");
     int n = argc > 1 ? atoi (argv[1]) : 200;
     const char *name = argc > 2 ? argv[2] : "python3";
     bool stock = argc > 3 && strcmp (argv[3], "stock") == 0;
