@@ -18,6 +18,12 @@
  *    when nothing waits in that thread's queue (ipykernel queues every one
  *    and wakes the thread, which then waits for the GIL); a lock keeps the
  *    socket to one thread at a time and the order of what was queued.
+ *  - What a shell command, a child or C code writes to fd 1 or 2 keeps its
+ *    place: ipykernel's pipe reader can lose the race with the main
+ *    thread's next print (and with the cell's last flush, so the text
+ *    lands in the next cell), and a UTF-8 character split across two of
+ *    its reads ends the capture; here every write and flush first takes
+ *    what waits in the pipe, under the lock its reader holds.
  *  - No round trip through the control thread before each shell request
  *    (ipykernel 6.30 and 7 dropped it too).
  *  - Less Python per cell: the kernel's logger at its handlers' level (it

@@ -6,6 +6,8 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
 - plt.show() under a backend that cannot show (Agg, which agents select
   out of habit) displays each open figure once as a PNG and closes it.
 - A flush of sys.stdout or sys.stderr with nothing written returns at once.
+- What is written to fd 1 or 2 (a shell command, a child, C code) comes
+  in the order it was written, before the next print and in its own cell.
 - A message for iopub sent from a thread other than ipykernel's iopub
   thread goes out at once when nothing waits in that thread's queue.
 - A shell request no longer makes a round trip through the control thread
@@ -20,7 +22,9 @@ code in place when it does not match (other ipykernel versions)."""
 import functools
 import importlib
 import inspect
+import os
 import sys
+import threading
 
 
 def _codebox_show(pyplot):
@@ -114,6 +118,167 @@ def _codebox_quick_flush(stream_class):
 
     stream_class.flush = flush
     stream_class._flush = tracked_flush
+
+
+class _CodeboxFdCapture:
+    """What one stream's pipe holds, read in order: the pipe ipykernel put
+    in place of fd 1 or 2, a decoder that keeps a character split across
+    two reads, and the lock under which text goes from the pipe to the
+    stream's buffer (the reading thread holds it, and so does every write
+    and flush of the kernel's process, after taking what waits)."""
+
+    DRAIN_MAX = 1 << 20
+
+    def __init__(self, stream, fd, write):
+        import codecs
+        import select
+        self.stream, self.fd, self.write = stream, fd, write
+        self.active = True
+        os.register_at_fork(after_in_child=self.leave)
+        self.lock = threading.RLock()
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.waiting = select.poll()
+        self.waiting.register(fd, select.POLLIN)
+        self.stop_read, self.stop_write = os.pipe()
+
+    def leave(self):
+        """In a forked child: the parent's thread reads the pipe, and the
+        child's writes take ipykernel's own path."""
+        self.active = False
+
+    def drain(self):
+        """Moves what waits in the pipe to the stream, echoing the bytes to
+        the original fd as ipykernel does; False once the pipe is at its
+        end. The caller holds self.lock. At most DRAIN_MAX bytes a call, so
+        a child that floods the fd does not keep the lock: the pipe holds
+        64 KiB, so all that waited when the call began is taken."""
+        if not self.waiting.poll(0):
+            return True
+        taken = 0
+        while taken < self.DRAIN_MAX:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not data:
+                return False
+            taken += len(data)
+            text = self.decoder.decode(data)
+            if text:
+                self.write(self.stream, text)
+            copy = self.stream.__dict__.get("_original_stdstream_copy")
+            if copy is not None:
+                try:
+                    os.write(copy, data)
+                except OSError:
+                    pass
+        return True
+
+    def watch(self):
+        """The reading thread: waits for the pipe without the lock."""
+        import select
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        poller.register(self.stop_read, select.POLLIN)
+        while self.stream.__dict__.get("_should_watch", True):
+            ready = dict(poller.poll())
+            if self.stop_read in ready:
+                return
+            with self.lock:
+                if not self.drain():
+                    return
+
+
+def _codebox_pipe_writers(link, keep):
+    """The file descriptors of this process open for writing on the pipe
+    /proc names link, but keep."""
+    import fcntl
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd != keep and os.readlink("/proc/self/fd/%d" % fd) == link and (
+                    fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE) == os.O_WRONLY:
+                found.append(fd)
+        except OSError:
+            pass
+    return found
+
+
+def _codebox_ordered_fd_capture(stream_class, streams):
+    """ipykernel 6.17 puts a pipe in place of fds 1 and 2 and has a thread
+    per stream read it into the stream (os.read, then the GIL, then
+    write): what a shell command or C code writes there can land after the
+    main thread's next print, which did not wait for that thread, and at a
+    cell's end after the cell's flush; and a UTF-8 character split across
+    two of its reads raises in that thread, which ends the capture. Here
+    each stream gets a new pipe and a thread of ours that reads it under a
+    lock; every write and flush of the kernel's process first takes what
+    waits in the pipe under that lock, so text written to the fd before a
+    print comes before it. ipykernel's thread ends once its pipe has no
+    writer left (it sees the end after the last bytes)."""
+    write = stream_class.write
+    flush = stream_class.flush
+    close = stream_class.close
+
+    def capture_of(self):
+        capture = self.__dict__.get("_codebox_capture")
+        return capture if capture is not None and capture.active else None
+
+    @functools.wraps(write)
+    def ordered_write(self, string):
+        capture = capture_of(self)
+        if capture is None:
+            return write(self, string)
+        with capture.lock:
+            capture.drain()
+            return write(self, string)
+
+    @functools.wraps(flush)
+    def ordered_flush(self):
+        capture = capture_of(self)
+        if capture is not None:
+            with capture.lock:
+                capture.drain()
+        return flush(self)
+
+    @functools.wraps(close)
+    def ordered_close(self):
+        capture = capture_of(self)
+        if capture is not None:
+            self._should_watch = False
+            os.write(capture.stop_write, b"x")
+        return close(self)
+
+    replaced = []
+    for fno, stream in streams:
+        old_read, old_thread = stream._fid, stream.watch_fd_thread
+        link = os.readlink("/proc/self/fd/%d" % fno)
+        if not link.startswith("pipe:") or os.readlink("/proc/self/fd/%d" % old_read) != link:
+            continue
+        writers = _codebox_pipe_writers(link, fno)
+        new_read, new_write = os.pipe()
+        os.set_blocking(new_read, False)
+        capture = _CodeboxFdCapture(stream, new_read, write)
+        os.dup2(new_write, fno)
+        os.close(new_write)
+        for fd in writers:
+            os.close(fd)
+        old_thread.join(5)
+        if not old_thread.is_alive():
+            os.close(old_read)
+        stream._fid = new_read
+        stream._codebox_capture = capture
+        stream.watch_fd_thread = threading.Thread(target=capture.watch, daemon=True,
+                                                  name="codebox-%d-capture" % fno)
+        stream.watch_fd_thread.start()
+        replaced.append(stream)
+    if replaced:
+        stream_class.write = ordered_write
+        stream_class.flush = ordered_flush
+        stream_class.close = ordered_close
 
 
 def _codebox_direct_iopub(thread_class):
@@ -309,6 +474,13 @@ if (isinstance(_stream_class, type) and isinstance(sys.stdout, _stream_class)
         and callable(getattr(_stream_class, "_flush", None))
         and hasattr(sys.stdout, "_buffer_lock")):
     _codebox_quick_flush(_stream_class)
+_captured = [(fno, stream) for fno, stream in ((1, sys.stdout), (2, sys.stderr))
+             if isinstance(stream, _stream_class) and isinstance(stream.__dict__.get("_fid"), int)
+             and isinstance(stream.__dict__.get("watch_fd_thread"), threading.Thread)
+             and stream.watch_fd_thread.is_alive() and stream.__dict__.get("_should_watch") is True]
+if (isinstance(_stream_class, type) and _captured and os.path.isdir("/proc/self/fd")
+        and all(callable(getattr(_stream_class, name, None)) for name in ("write", "flush", "close"))):
+    _codebox_ordered_fd_capture(_stream_class, _captured)
 if (isinstance(_thread_class, type) and isinstance(_pub_thread, _thread_class)
         and all(callable(getattr(_thread_class, name, None)) for name in (
             "schedule", "_really_send", "send_multipart", "_handle_event"))

@@ -328,6 +328,51 @@ def test_an_empty_output_flush_returns_at_once(server_factory):
     s.stop()
 
 
+FD_AND_PYTHON_WRITES = """
+import os, subprocess, sys
+for i in range(300):
+    os.write(1, b'fd %d\\n' % i)
+    print('py', i)
+for i in range(10):
+    os.system('echo sh %d' % i)
+    print('py', i)
+    subprocess.run(['echo', 'sub %d' % i])
+    sys.stdout.write('w %d\\n' % i)
+for i in range(100):
+    os.write(2, b'e%d ' % i)
+    print(i, end=' ', file=sys.stderr)
+"""
+
+
+def test_output_written_to_the_fd_keeps_its_order(server_factory):
+    """What a shell command, a child process or C code writes to fd 1 or 2
+    reaches ipykernel through a pipe its own thread reads; with stock
+    ipykernel 6.17 that text can land after the main thread's next print
+    (the thread has read it but waits for the GIL), at the end of a cell it
+    can miss the cell, and a UTF-8 character split across two of its reads
+    ends the capture for good. In codebox's kernels each write and flush
+    first takes what waits in the pipe, under the lock the reading thread
+    holds while it writes."""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "o"}).status == 201
+    res = rest_run(s, "o", FD_AND_PYTHON_WRITES)
+    want = "".join("fd %d\npy %d\n" % (i, i) for i in range(300))
+    want += "".join("sh %d\npy %d\nsub %d\nw %d\n" % (i, i, i, i) for i in range(10))
+    assert stream_of(res) == want, res
+    assert stream_of(res, "stderr") == "".join("e%d %d " % (i, i) for i in range(100)), res
+    # the last thing a cell writes to the fd is that cell's output
+    for i in range(20):
+        res = rest_run(s, "o", "import os\nos.write(1, b'tail %d\\n')" % i)
+        assert stream_of(res) == "tail %d\n" % i, (i, res)
+    # a character split across reads, then the capture still works
+    res = rest_run(s, "o", "import os\nos.write(1, '\u20ac'.encode() * 1000)\n"
+                           "os.write(1, b'!')\nprint('end')")
+    assert stream_of(res) == "\u20ac" * 1000 + "!end\n", res
+    res = rest_run(s, "o", "import os\nos.system('echo still')\nprint('there')")
+    assert stream_of(res) == "still\nthere\n", res
+    s.stop()
+
+
 # A flush under way in the iopub thread, held after it has taken the
 # buffer and before it queues its message; a display() of the main thread
 # then must not overtake that text.
