@@ -1,7 +1,7 @@
 /* gw_cmd_serve: `codebox serve`: the HTTP server. The main thread blocks
  * SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 (every thread inherits that; the
- * loop reads them from a signalfd), starts libmicrohttpd's threads, then
- * becomes the loop thread until SIGTERM or SIGINT; then it ends every
+ * loop reads them from a signalfd), starts libmicrohttpd (which the
+ * loop runs: s_http_source), then becomes the loop thread until SIGTERM or SIGINT; then it ends every
  * kernel and exits 0. SIGUSR1 drains the node (no new sessions), SIGUSR2
  * ends that. */
 #include <arpa/inet.h>
@@ -80,7 +80,52 @@ static const gw_loop_source_t s_mcp_source = {
     .tick = s_mcp_tick,
 };
 
-/* For /healthz, from libmicrohttpd's threads. */
+/* libmicrohttpd, run by the loop thread. */
+static int
+s_http_poll_count (void *arg)
+{
+    (void) arg;
+    return 1;
+}
+
+static int
+s_http_poll_items (void *arg, zmq_pollitem_t *items, int max)
+{
+    (void) max;
+    items[0] = (zmq_pollitem_t) {.fd = gw_http_poll_fd (arg), .events = ZMQ_POLLIN};
+    return 1;
+}
+
+static void
+s_http_dispatch (void *arg, const zmq_pollitem_t *items, int n)
+{
+    if (n == 1 && items[0].revents)
+        gw_http_run (arg);
+}
+
+static int64_t
+s_http_deadline (void *arg, int64_t now)
+{
+    int64_t ms = gw_http_timeout_ms (arg);
+    return ms < 0 ? -1 : now + ms;
+}
+
+static void
+s_http_tick (void *arg, int64_t now)
+{
+    (void) now;
+    gw_http_run (arg);
+}
+
+static const gw_loop_source_t s_http_source = {
+    .poll_count = s_http_poll_count,
+    .poll_items = s_http_poll_items,
+    .dispatch = s_http_dispatch,
+    .deadline = s_http_deadline,
+    .tick = s_http_tick,
+};
+
+/* For /healthz, from the HTTP edge. */
 static bool
 s_draining (void *arg)
 {
@@ -212,6 +257,7 @@ gw_cmd_serve (int argc, char **argv)
     } else {
         gw_http_set_metrics (http, gw_server_metrics (server));
         gw_http_set_draining (http, s_draining, server);
+        gw_loop_add_source (gw_server_loop (server), &s_http_source, http);
         jp_log (JP_LOG_ALWAYS, "serving http://%s:%d (REST API; MCP at /mcp) state=%s "
                  "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_server_state_dir (server),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),

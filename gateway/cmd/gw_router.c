@@ -1,6 +1,5 @@
 /* gw_router: the route table's handlers, and the way in from gw_http.
- * Threads: post and gone in libmicrohttpd's threads; the rest in the loop
- * thread. */
+ * Threads: the loop thread (post and gone inside gw_http_run). */
 #include "gw_router.h"
 
 #include <stdlib.h>
@@ -19,7 +18,7 @@ struct gw_router {
 
 typedef void (s_route_fn) (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m);
 
-/* /healthz is answered in the HTTP thread: never posted */
+/* /healthz is answered by the HTTP edge: never posted */
 static void
 s_healthz (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
@@ -244,7 +243,7 @@ gw_router_handle (gw_server_t *server, gw_request_t *req, void *router)
     if (!buf)
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
     else if (!gw_routes_match (path, buf, len, &m) || !gw_routes_allows (m.allow, req->method))
-        /* the HTTP thread refuses these first; this is for other callers */
+        /* the HTTP edge refuses these first; this is for other callers */
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method, path);
     else {
         req->route = m.label;

@@ -1,7 +1,7 @@
 /* gw_metrics: the counters /metrics shows in Prometheus text format:
  * sessions live, executions by status, an execution-seconds histogram,
  * kernel starts, restarts and deaths, and HTTP requests by route and code.
- * A mutex guards it: the loop thread and libmicrohttpd's threads count. */
+ * A mutex guards it: the loop thread and worker threads count. */
 #ifndef GW_METRICS_H
 #define GW_METRICS_H
 

@@ -125,7 +125,7 @@ void gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, .
     __attribute__ ((format (printf, 3, 4)));
 
 /* Answers with the file_size bytes of the regular file fd (stolen: closed
- * once sent), streamed by the HTTP thread, never read whole into memory. */
+ * once sent), streamed by the HTTP edge, never read whole into memory. */
 void gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size,
                             const char *content_type);
 

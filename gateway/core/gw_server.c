@@ -55,7 +55,7 @@ struct gw_server {
     struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
     struct gw_packages *packages;       /* package installs, or NULL */
     gw_directory_t *directory;  /* shared with other nodes, or NULL (one machine) */
-    atomic_bool draining;       /* refuses new sessions (SIGUSR1); read by HTTP threads */
+    atomic_bool draining;       /* refuses new sessions (SIGUSR1); read by the HTTP edge */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
     char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;

@@ -1,5 +1,5 @@
-/* gw_stream: a mutex-guarded byte queue between the loop thread and
- * libmicrohttpd's thread, with suspend on empty and resume on write. */
+/* gw_stream: a mutex-guarded byte queue between the loop's writers and
+ * libmicrohttpd's reader, with suspend on empty and resume on write. */
 #include "gw_stream.h"
 
 #include <pthread.h>

@@ -1,10 +1,12 @@
 /* gw_stream: the body of a streamed HTTP answer (Server-Sent Events), fed
- * by the loop thread and drained by libmicrohttpd's thread. When the
+ * by the loop thread and drained by libmicrohttpd (also run by the loop
+ * thread). When the
  * drain finds nothing it suspends the connection; a write resumes it, so
  * neither side polls. Shared by both sides with a reference count.
  *
  * Threads: gw_stream_write/close from the loop thread; gw_stream_read and
- * the connection hooks from libmicrohttpd's threads; a mutex guards all. */
+ * the connection hooks from libmicrohttpd, whatever thread runs it; a
+ * mutex guards all. */
 #ifndef GW_STREAM_H
 #define GW_STREAM_H
 
@@ -29,7 +31,7 @@ void gw_stream_write_event (gw_stream_t *self, const char *json_text);
 /* Ends the stream after what was written (loop thread). */
 void gw_stream_close (gw_stream_t *self);
 /* Closes with a note for the access log line (" rpc=... is_error=..."),
- * which the HTTP thread reads with gw_stream_note once it sees the end. */
+ * which the HTTP edge reads with gw_stream_note once it sees the end. */
 void gw_stream_close_noted (gw_stream_t *self, const char *note);
 void gw_stream_note (gw_stream_t *self, char *out, size_t len);
 
@@ -37,12 +39,12 @@ void gw_stream_note (gw_stream_t *self, char *out, size_t len);
  * struct MHD_Connection *), so writes can resume it. */
 void gw_stream_attach (gw_stream_t *self, void *connection);
 
-/* Copies up to max pending bytes into buf (libmicrohttpd's thread).
+/* Copies up to max pending bytes into buf (libmicrohttpd's reader).
  * Returns the count; 0 after suspending the connection when nothing is
  * pending; -1 when closed and drained. */
 ssize_t gw_stream_read (gw_stream_t *self, char *buf, size_t max);
 
-/* The client went away (libmicrohttpd's thread); later writes are dropped. */
+/* The client went away (libmicrohttpd saw it); later writes are dropped. */
 void gw_stream_set_gone (gw_stream_t *self);
 bool gw_stream_gone (gw_stream_t *self);
 bool gw_stream_closed (gw_stream_t *self);

@@ -1,13 +1,16 @@
-/* gw_http: the HTTP front end on libmicrohttpd. Its threads (an epoll
- * thread pool inside libmicrohttpd) read each request and its body under a
- * size limit, check the bearer token, parse the X-Codebox-* overrides,
- * then post the request to the loop thread and suspend the connection.
- * The loop answers from its own thread; the completion resumes the
- * connection and libmicrohttpd's thread sends the answer. /healthz is
- * answered at once without the loop. One log line per request.
+/* gw_http: the HTTP front end on libmicrohttpd, run by the loop thread
+ * (libmicrohttpd's epoll set is one of the loop's poll items, and the loop
+ * calls gw_http_run when it is readable and after every turn, so answers
+ * completed in that turn go out in it). It reads each request and its
+ * body under a size limit, checks the bearer token, parses the
+ * X-Codebox-* overrides, then suspends the connection and posts the
+ * request to the loop's mailbox; the completion resumes the connection and
+ * the next gw_http_run sends the answer. /healthz is answered at once.
+ * One log line per request. No thread of its own: a request costs no
+ * hand-off between threads (two each way before, about 50 us each here).
  *
- * Threads: libmicrohttpd's threads run everything here except
- * s_complete, which the loop thread calls. */
+ * Threads: the loop thread runs everything here; gw_http_destroy (after
+ * the loop ends) runs libmicrohttpd itself while it drains. */
 #include "gw_http.h"
 
 #include <arpa/inet.h>
@@ -67,8 +70,8 @@ s_upgrade_release (s_upgrade_t *up)
         free (up);
 }
 
-/* One connection's request, shared by libmicrohttpd's thread and (while
- * posted) the loop thread. */
+/* One connection's request: libmicrohttpd's, and (while posted) the
+ * request's handler's. */
 typedef struct {
     gw_request_t req;
     gw_http_t *http;
@@ -87,7 +90,8 @@ typedef struct {
     s_upgrade_t *upgrade;       /* a 101 answer's hand-over, or NULL */
 } s_conn_t;
 
-/* Called by the loop thread when the answer is set: wakes the connection. */
+/* Called by the loop thread when the answer is set: wakes the connection
+ * (sent by the next gw_http_run). */
 static void
 s_complete (gw_request_t *req)
 {
@@ -113,7 +117,7 @@ s_override (struct MHD_Connection *mc, const char *name)
 }
 
 /* Copies one request header into the request (libmicrohttpd's iterator);
- * credentials stay in the HTTP thread, and past GW_REQUEST_HEADERS_MAX
+ * credentials stay in the HTTP edge, and past GW_REQUEST_HEADERS_MAX
  * bytes the rest are dropped. */
 static enum MHD_Result
 s_copy_header (void *cls, enum MHD_ValueKind kind, const char *name, const char *value)
@@ -141,7 +145,7 @@ s_copy_argument (void *cls, enum MHD_ValueKind kind, const char *name, const cha
     return MHD_YES;
 }
 
-/* Feeds a streamed body from its gw_stream (libmicrohttpd's thread). */
+/* Feeds a streamed body from its gw_stream (in gw_http_run). */
 static ssize_t
 s_stream_reader (void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -629,15 +633,14 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
                                 ? ((struct sockaddr_in6 *) &addr)->sin6_port
                                 : ((struct sockaddr_in *) &addr)->sin_port);
     self->daemon = MHD_start_daemon (
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_ITC
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_ITC
         | MHD_USE_ERROR_LOG,
         0, NULL, NULL, s_access, self,
+        MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, listen_fd,
-        MHD_OPTION_THREAD_POOL_SIZE, 2u,
         MHD_OPTION_CONNECTION_LIMIT, 4000u,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->per_address,
         MHD_OPTION_CONNECTION_TIMEOUT, limits->idle_s,
-        MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
         MHD_OPTION_END);
@@ -664,6 +667,29 @@ gw_http_set_draining (gw_http_t *self, gw_http_state_fn *fn, void *arg)
 }
 
 int
+gw_http_poll_fd (const gw_http_t *self)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info ? info->epoll_fd : -1;
+}
+
+void
+gw_http_run (gw_http_t *self)
+{
+    MHD_run (self->daemon);
+}
+
+int64_t
+gw_http_timeout_ms (gw_http_t *self)
+{
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    if (MHD_get_timeout (self->daemon, &ms) != MHD_YES)
+        return -1;
+    return ms > INT64_MAX ? INT64_MAX : (int64_t) ms;
+}
+
+int
 gw_http_port (const gw_http_t *self)
 {
     return self->port;
@@ -682,7 +708,7 @@ gw_http_destroy (gw_http_t **self_p)
         MHD_socket listener = MHD_quiesce_daemon (self->daemon);
         int64_t deadline = jp_time_now_ms () + S_DRAIN_MS;
         while (atomic_load (&self->unsent) > 0 && jp_time_now_ms () < deadline)
-            nanosleep (&(struct timespec) {.tv_nsec = 5 * 1000 * 1000}, NULL);
+            MHD_run_wait (self->daemon, 5);
         MHD_stop_daemon (self->daemon);
         if (listener != MHD_INVALID_SOCKET)
             close (listener);

@@ -1,14 +1,15 @@
-/* gw_http: the HTTP server (libmicrohttpd, its own epoll threads). It turns
- * each HTTP request into a gw_request_t, hands it to post (which passes it
- * to the loop thread), keeps the connection suspended, and sends the answer
- * when the loop completes the request.
+/* gw_http: the HTTP server (libmicrohttpd, run by the loop thread). It
+ * turns each HTTP request into a gw_request_t, hands it to post (which
+ * posts it to the loop's mailbox), keeps the connection suspended, and
+ * sends the answer once the loop completes the request.
  *
- * Threads: libmicrohttpd's threads call post; completion comes from the
- * loop thread; new/destroy run on the main thread. */
+ * Threads: the loop thread (gw_http_run, post, completion); new and
+ * destroy run on the main thread, which is the loop thread. */
 #ifndef GW_HTTP_H
 #define GW_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gw_auth.h"
 #include "gw_metrics.h"
@@ -18,11 +19,11 @@
 
 typedef struct gw_http gw_http_t;
 
-/* Hands a request to the loop. Called from libmicrohttpd's threads. */
+/* Hands a request to the loop (called inside gw_http_run). */
 typedef void (gw_http_post_fn) (gw_request_t *req, void *arg);
 
-/* The client of a streamed answer left before its end (libmicrohttpd's
- * threads; stream is borrowed: take a reference to keep it). */
+/* The client of a streamed answer left before its end (inside
+ * gw_http_run; stream is borrowed: take a reference to keep it). */
 typedef void (gw_http_gone_fn) (gw_stream_t *stream, void *arg);
 
 /* Serves on listen_fd (a listening socket, see gw_bind_listen; taken
@@ -46,6 +47,14 @@ void gw_http_set_draining (gw_http_t *self, gw_http_state_fn *fn, void *arg);
 
 /* Counts each answered request into metrics (set before serving). */
 void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);
+
+/* The loop runs the server: it polls gw_http_poll_fd (libmicrohttpd's
+ * epoll set; readable: call gw_http_run), calls gw_http_run at the end of
+ * every turn (a completion resumes its connection without waking that
+ * fd) and when gw_http_timeout_ms has passed (-1: no timer). */
+int gw_http_poll_fd (const gw_http_t *self);
+void gw_http_run (gw_http_t *self);
+int64_t gw_http_timeout_ms (gw_http_t *self);
 
 /* The port listened on. */
 int gw_http_port (const gw_http_t *self);

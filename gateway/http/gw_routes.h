@@ -1,6 +1,6 @@
 /* gw_routes: the one table of HTTP routes: for each, the methods it
  * allows, its path pattern, its name (the handler gw_router runs, and the
- * enum id) and the route label metrics and logs use. The HTTP thread
+ * enum id) and the route label metrics and logs use. The HTTP edge
  * matches the request line against it before any body is read (404 with
  * one wording, 405 with an Allow header, HEAD wherever GET is); the loop's
  * router (gw_router) runs the matched route's handler with its

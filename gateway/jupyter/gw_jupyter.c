@@ -480,7 +480,7 @@ s_attach (gw_server_t *server, void *arg)
     s_client_io (c, true, true);
 }
 
-/* libmicrohttpd's thread: the connection switched (or never will). */
+/* libmicrohttpd (in gw_http_run): the connection switched (or never will). */
 static void
 s_handed_over (gw_upgraded_t *conn, void *arg)
 {

@@ -8,8 +8,8 @@
  * sends shell, control and stdin messages, signed with the kernel's key by
  * the core. A client that leaves cancels nothing.
  *
- * Threads: everything in the loop thread, except the hand-over of a
- * switched connection (libmicrohttpd's thread), which posts to the loop. */
+ * Threads: everything in the loop thread; the hand-over of a switched
+ * connection (inside gw_http_run) posts to the loop's mailbox. */
 #ifndef GW_JUPYTER_H
 #define GW_JUPYTER_H
 

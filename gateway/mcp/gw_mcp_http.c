@@ -119,7 +119,7 @@ s_end (gw_mcp_reply_t *base)
 {
     s_reply_t *r = (s_reply_t *) base;
     if (r->stream) {
-        /* the HTTP thread logs the request once the stream has ended */
+        /* the HTTP edge logs the request once the stream has ended */
         gw_stream_close_noted (r->stream, base->log);
         s_unlink_stream (r->http, r);
         gw_stream_unref (&r->stream);

@@ -11,7 +11,7 @@
 #include "gw_request.h"
 #include "ks_spec.h"
 
-/* The routes' handlers (gw_router runs them; the HTTP thread has already
+/* The routes' handlers (gw_router runs them; the HTTP edge has already
  * refused other methods). Each answers now or later. */
 void gw_rest_metrics (gw_server_t *server, gw_request_t *req);
 /* Kernelspecs in Jupyter's shape (gw_rest_kernelspecs.c): GET /kernelspecs
