@@ -237,7 +237,9 @@ s_turn (gw_loop_t *self)
             self->stopping = 1;
         }
     }
-    if (rc > 0 && (items[0].revents & ZMQ_POLLIN))
+    /* what the turn's dispatch posted (the HTTP edge, run by this thread,
+       posts its requests) runs now, not after another poll */
+    if ((rc > 0 && (items[0].revents & ZMQ_POLLIN)) || gw_mailbox_pending (self->mailbox))
         s_run_items (self, self->stopping);
     free (items);
     now = jp_time_now_ms ();

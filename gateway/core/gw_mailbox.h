@@ -5,6 +5,7 @@
 #ifndef GW_MAILBOX_H
 #define GW_MAILBOX_H
 
+#include <stdbool.h>
 
 typedef struct gw_mailbox gw_mailbox_t;
 
@@ -20,6 +21,10 @@ void gw_mailbox_destroy (gw_mailbox_t **self_p);
 
 /* The eventfd to poll for readability. */
 int gw_mailbox_fd (const gw_mailbox_t *self);
+
+/* True when items wait (say, posted by the loop thread itself during this
+ * turn: the loop runs them without another poll). */
+bool gw_mailbox_pending (gw_mailbox_t *self);
 
 /* Appends item and wakes the loop. Any thread. */
 void gw_mailbox_post (gw_mailbox_t *self, gw_mailbox_item_t *item);

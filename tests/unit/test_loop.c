@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "gw_loop.h"
+#include "gw_mailbox.h"
 #include "jp_poll.h"
 #include "jp_time.h"
 #include "suites.h"
@@ -208,6 +209,96 @@ START_TEST (test_plain_fd_beside_a_socket)
 }
 END_TEST
 
+/* A source that posts an item from its dispatch, as the HTTP edge (run by
+ * the loop thread) posts each request: the item runs in the same turn. */
+typedef struct {
+    gw_loop_t *loop;
+    gw_loop_item_t item;
+    int turns, ran_in_turn;
+} s_poster_t;
+
+static void
+s_posted_run (gw_loop_item_t *item, bool stopping)
+{
+    (void) stopping;
+    s_poster_t *p = item->arg;
+    p->ran_in_turn = p->turns;
+    gw_loop_stop (p->loop);
+}
+
+static void
+s_poster_dispatch (void *arg, const zmq_pollitem_t *items, int n)
+{
+    (void) items;
+    (void) n;
+    s_poster_t *p = arg;
+    if (++p->turns == 1)
+        gw_loop_post (p->loop, &p->item);
+}
+
+static int64_t
+s_poster_deadline (void *arg, int64_t now)
+{
+    s_poster_t *p = arg;
+    return p->turns < 3 ? now : -1;   /* wake at once; never sleep for good */
+}
+
+static const gw_loop_source_t s_poster_source = {
+    .dispatch = s_poster_dispatch,
+    .deadline = s_poster_deadline,
+};
+
+START_TEST (test_an_item_posted_by_a_dispatch_runs_in_that_turn)
+{
+    char err[256];
+    s_poster_t p = {0};
+    p.loop = gw_loop_new (err, sizeof err);
+    ck_assert_ptr_nonnull (p.loop);
+    p.item.run = s_posted_run;
+    p.item.arg = &p;
+    ck_assert_int_eq (gw_loop_add_source (p.loop, &s_poster_source, &p), 0);
+    gw_loop_run (p.loop);
+    ck_assert_int_eq (p.ran_in_turn, 1);
+    ck_assert_int_eq (p.turns, 1);
+    gw_loop_destroy (&p.loop);
+}
+END_TEST
+
+static void
+s_nothing (gw_loop_item_t *item, bool stopping)
+{
+    (void) item;
+    (void) stopping;
+}
+
+START_TEST (test_the_mailbox_wakes_once_for_a_batch)
+{
+    gw_mailbox_t *box = gw_mailbox_new ();
+    ck_assert_ptr_nonnull (box);
+    gw_loop_item_t items[3] = {{.run = s_nothing}, {.run = s_nothing}, {.run = s_nothing}};
+    ck_assert (!gw_mailbox_pending (box));
+    for (int i = 0; i < 3; i++)
+        gw_mailbox_post (box, &items[i].link);
+    ck_assert (gw_mailbox_pending (box));
+    /* one write to the eventfd for the three */
+    uint64_t count = 0;
+    ck_assert_int_eq (read (gw_mailbox_fd (box), &count, sizeof count), sizeof count);
+    ck_assert_uint_eq (count, 1);
+    gw_mailbox_item_t *list = gw_mailbox_take_all (box);
+    int n = 0;
+    for (; list; list = list->next)
+        n++;
+    ck_assert_int_eq (n, 3);
+    ck_assert (!gw_mailbox_pending (box));
+    /* the next post after the take wakes again */
+    gw_mailbox_post (box, &items[0].link);
+    struct pollfd pfd = {.fd = gw_mailbox_fd (box), .events = POLLIN};
+    ck_assert_int_eq (poll (&pfd, 1, 0), 1);
+    ck_assert_ptr_eq (gw_mailbox_take_all (box), &items[0].link);
+    gw_mailbox_destroy (&box);
+}
+END_TEST
+
 Suite *
 loop_suite (void)
 {
@@ -218,6 +309,8 @@ loop_suite (void)
     tcase_add_test (tc, test_sees_a_message_whose_wakeup_was_taken);
     tcase_add_test (tc, test_budgeted_reads_continue_next_turn);
     tcase_add_test (tc, test_plain_fd_beside_a_socket);
+    tcase_add_test (tc, test_an_item_posted_by_a_dispatch_runs_in_that_turn);
+    tcase_add_test (tc, test_the_mailbox_wakes_once_for_a_batch);
     suite_add_tcase (s, tc);
     return s;
 }
