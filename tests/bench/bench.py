@@ -8,7 +8,7 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
     overhead over it is the gateway's own; and the same with the kernel
     started as Jupyter starts it (what codebox's kernel arguments are worth);
   - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio,
-    and REST and stdio with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
+    and all three with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
     minimal keep-alive client (LeanHttp), whose own round trip is a row,
     beside Python's http.client's;
   measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
@@ -254,11 +254,15 @@ def main():
     bare = Server({"CODEBOX_SANDBOX": "none", "CODEBOX_POOL_SIZE": "0"})
     bare.call("POST", "/sessions", {"session_id": "bench"})
     bare_lean = LeanHttp(bare)
+    bare_mcp = McpHttp(bare_lean)
+    bare_mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
     paths = [("jupyter_client direct (peer)", jc.exec),
              ("codebox MCP over HTTP",
               lambda: mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})),
              ("codebox REST ?wait=", lambda: lean.execute("bench", "1+1")),
              ("codebox MCP over stdio", stdio.exec),
+             ("codebox MCP over HTTP, CODEBOX_SANDBOX=none",
+              lambda: bare_mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})),
              ("codebox REST ?wait=, CODEBOX_SANDBOX=none", lambda: bare_lean.execute("bench", "1+1")),
              ("codebox MCP over stdio, CODEBOX_SANDBOX=none", bare_stdio.exec),
              ("HTTP round trip: GET /healthz, same client", lambda: lean.call("GET", "/healthz")),
