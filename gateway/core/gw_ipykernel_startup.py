@@ -475,10 +475,11 @@ if (isinstance(_stream_class, type) and isinstance(sys.stdout, _stream_class)
         and hasattr(sys.stdout, "_buffer_lock")):
     _codebox_quick_flush(_stream_class)
 _captured = [(fno, stream) for fno, stream in ((1, sys.stdout), (2, sys.stderr))
-             if isinstance(stream, _stream_class) and isinstance(stream.__dict__.get("_fid"), int)
+             if isinstance(_stream_class, type) and isinstance(stream, _stream_class)
+             and isinstance(stream.__dict__.get("_fid"), int)
              and isinstance(stream.__dict__.get("watch_fd_thread"), threading.Thread)
              and stream.watch_fd_thread.is_alive() and stream.__dict__.get("_should_watch") is True]
-if (isinstance(_stream_class, type) and _captured and os.path.isdir("/proc/self/fd")
+if (_captured and os.path.isdir("/proc/self/fd")
         and all(callable(getattr(_stream_class, name, None)) for name in ("write", "flush", "close"))):
     _codebox_ordered_fd_capture(_stream_class, _captured)
 if (isinstance(_thread_class, type) and isinstance(_pub_thread, _thread_class)
