@@ -1,8 +1,8 @@
 /* gw_cmd_serve: `codebox serve`: the HTTP server. The main thread blocks
  * SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 (every thread inherits that; the
  * loop reads them from a signalfd), starts libmicrohttpd (which the
- * loop runs: s_http_source), then becomes the loop thread until SIGTERM or SIGINT; then it ends every
- * kernel and exits 0. SIGUSR1 drains the node (no new sessions), SIGUSR2
+ * loop runs: s_http_source), then becomes the loop thread until SIGTERM
+ * or SIGINT; then it ends every kernel and exits 0. SIGUSR1 drains the node (no new sessions), SIGUSR2
  * ends that. */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -80,7 +80,10 @@ static const gw_loop_source_t s_mcp_source = {
     .tick = s_mcp_tick,
 };
 
-/* libmicrohttpd, run by the loop thread. */
+/* libmicrohttpd, run by the loop thread: in dispatch when its epoll set
+ * is readable (before the turn's posted items, so the requests it posts
+ * run in that turn), and in every tick (the answers completed in the turn
+ * go out in it; its timers). */
 static int
 s_http_poll_count (void *arg)
 {
