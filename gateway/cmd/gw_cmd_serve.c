@@ -2,8 +2,8 @@
  * SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 (every thread inherits that; the
  * loop reads them from a signalfd), starts libmicrohttpd (which the
  * loop runs: s_http_source), then becomes the loop thread until SIGTERM
- * or SIGINT; then it ends every kernel and exits 0. SIGUSR1 drains the node (no new sessions), SIGUSR2
- * ends that. */
+ * or SIGINT; then it ends every kernel and exits 0. SIGUSR1 drains the
+ * node (no new sessions), SIGUSR2 ends that. */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <signal.h>
