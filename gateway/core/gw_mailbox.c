@@ -1,8 +1,8 @@
 /* gw_mailbox: a FIFO of items and an eventfd. Posted from any thread,
- * drained by the loop thread. Ours, not a CZMQ pipe: any thread
- * posts (SQL and download workers, the HTTP edge), where ZeroMQ sockets
- * would need one per thread, and a hand-off to the sleeping loop takes 2 to 2.5 us p50 here
- * against 5 to 9 us over an inproc pipe (measured by `make bench`,
+ * drained by the loop thread. Ours, not a CZMQ pipe: any thread posts
+ * (SQL and download workers, the HTTP edge), where ZeroMQ sockets would
+ * need one per thread, and a hand-off to the sleeping loop takes 2 to
+ * 2.5 us p50 here against 5 to 9 us over an inproc pipe (measured by `make bench`,
  * tests/bench/czmq_compare.c). */
 #include "gw_mailbox.h"
 
