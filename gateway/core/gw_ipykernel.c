@@ -23,7 +23,10 @@
  *    thread's next print (and with the cell's last flush, so the text
  *    lands in the next cell), and a UTF-8 character split across two of
  *    its reads ends the capture; here every write and flush first takes
- *    what waits in the pipe, under the lock its reader holds.
+ *    what waits in the pipe, under the lock its reader holds. A forked
+ *    child (multiprocessing) writes its prints to the fd as well:
+ *    ipykernel sends each of them over a new ZeroMQ connection, and the
+ *    parent takes those in turn, not in order.
  *  - No round trip through the control thread before each shell request
  *    (ipykernel 6.30 and 7 dropped it too).
  *  - Less Python per cell: the kernel's logger at its handlers' level (it

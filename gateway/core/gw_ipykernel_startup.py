@@ -7,7 +7,8 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
   out of habit) displays each open figure once as a PNG and closes it.
 - A flush of sys.stdout or sys.stderr with nothing written returns at once.
 - What is written to fd 1 or 2 (a shell command, a child, C code) comes
-  in the order it was written, before the next print and in its own cell.
+  in the order it was written, before the next print and in its own cell;
+  a forked child's prints go to the fd too, in order.
 - A message for iopub sent from a thread other than ipykernel's iopub
   thread goes out at once when nothing waits in that thread's queue.
 - A shell request no longer makes a round trip through the control thread
@@ -129,11 +130,12 @@ class _CodeboxFdCapture:
 
     DRAIN_MAX = 1 << 20
 
-    def __init__(self, stream, fd, write):
+    def __init__(self, stream, fno, fd, write):
         import codecs
         import select
-        self.stream, self.fd, self.write = stream, fd, write
+        self.stream, self.fno, self.fd, self.write = stream, fno, fd, write
         self.active = True
+        self.in_child = False
         os.register_at_fork(after_in_child=self.leave)
         self.lock = threading.RLock()
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -143,8 +145,35 @@ class _CodeboxFdCapture:
 
     def leave(self):
         """In a forked child: the parent's thread reads the pipe, and the
-        child's writes take ipykernel's own path."""
+        child writes to the fd, into that pipe (child_write)."""
         self.active = False
+        self.in_child = True
+        self.child_lock = threading.RLock()
+        self.child_line = ""
+
+    def child_write(self, string, whole=False):
+        """A forked child's write: its text goes to the fd a line at a
+        time (all of it when whole), as a program's output does, and the
+        parent's thread reads it from the pipe in the order it was written;
+        a print's line is one write (the pipe does not mix writes of up to
+        4 KiB), so lines of children printing at once do not mix. ipykernel would send each write (a print is several) as its
+        own message over a new ZeroMQ connection to the parent, which
+        takes them from its connections in turn, not in the order they
+        were written ("child 0" arrived as "child \\n0"). False when the
+        fd cannot take it (closed, its reader gone)."""
+        with self.child_lock:
+            text = self.child_line + string
+            end = len(text) if whole or len(text) > self.DRAIN_MAX else text.rfind("\n") + 1
+            self.child_line = text[end:]
+            data = text[:end].encode("utf-8", "replace")
+            while data:
+                try:
+                    data = data[os.write(self.fno, data):]
+                except InterruptedError:
+                    continue
+                except OSError:
+                    return False
+            return True
 
     def drain(self):
         """Moves what waits in the pipe to the stream, echoing the bytes to
@@ -227,8 +256,22 @@ def _codebox_ordered_fd_capture(stream_class, streams):
         capture = self.__dict__.get("_codebox_capture")
         return capture if capture is not None and capture.active else None
 
+    def child_capture_of(self):
+        capture = self.__dict__.get("_codebox_capture")
+        return capture if capture is not None and capture.in_child else None
+
     @functools.wraps(write)
     def ordered_write(self, string):
+        child = child_capture_of(self)
+        if child is not None and isinstance(string, str):
+            if self.echo is not None:
+                try:
+                    self.echo.write(string)
+                except OSError:
+                    pass
+            if child.child_write(string):
+                return len(string)
+            child.in_child = False
         capture = capture_of(self)
         if capture is None:
             return write(self, string)
@@ -238,6 +281,18 @@ def _codebox_ordered_fd_capture(stream_class, streams):
 
     @functools.wraps(flush)
     def ordered_flush(self):
+        child = child_capture_of(self)
+        if child is not None:
+            # what the parent had written but not yet sent when it forked
+            # is the parent's to send
+            if self.echo is not None:
+                try:
+                    self.echo.flush()
+                except OSError:
+                    pass
+            if child.child_write("", whole=True):
+                return None
+            child.in_child = False
         capture = capture_of(self)
         if capture is not None:
             with capture.lock:
@@ -261,7 +316,7 @@ def _codebox_ordered_fd_capture(stream_class, streams):
         writers = _codebox_pipe_writers(link, fno)
         new_read, new_write = os.pipe()
         os.set_blocking(new_read, False)
-        capture = _CodeboxFdCapture(stream, new_read, write)
+        capture = _CodeboxFdCapture(stream, fno, new_read, write)
         os.dup2(new_write, fno)
         os.close(new_write)
         for fd in writers:

@@ -7,7 +7,7 @@ back to the file tools."""
 import json
 import time
 
-from conftest import error_text, mcp_client, ok, rest_run, stream_of
+from conftest import error_text, errors_of, mcp_client, ok, rest_run, stream_of
 
 PYTHON_ONLY = {"CODEBOX_POOL_SIZE": "0"}
 
@@ -326,6 +326,60 @@ def test_an_empty_output_flush_returns_at_once(server_factory):
                            "print('parent')")
     assert stream_of(res) == "child 0\nchild 1\nparent\n", res
     s.stop()
+
+
+CHILDREN_PRINTING = """
+import multiprocessing as mp, os, sys
+def one(i):
+    print('child', i, '\u00e9')
+    print('err', i, file=sys.stderr)
+def lines(i):
+    for j in range(50):
+        print('w', i, j)
+    return i
+def partial():
+    print('no newline', end='')
+for i in range(10):
+    p = mp.Process(target=one, args=(i,)); p.start(); p.join()
+print('parent')
+with mp.Pool(4) as pool:
+    assert pool.map(lines, range(4)) == [0, 1, 2, 3]
+print('after the pool')
+p = mp.Process(target=partial); p.start(); p.join()
+print('!')
+pid = os.fork()
+if pid == 0:
+    print('forked')
+    os._exit(0)
+os.waitpid(pid, 0)
+print('end')
+"""
+
+
+def test_a_forked_childs_prints_keep_their_order(server_factory):
+    """A child forked by multiprocessing prints through ipykernel's
+    stream, which sends each write (a print is several) over a new ZeroMQ
+    connection to the parent, which takes them from its connections in
+    turn: "child 0" arrived as "child \\n0" about once in a hundred, and
+    the pieces of lines printed by workers at once mixed. In codebox's
+    kernels the child writes each line to the fd, into the pipe the
+    kernel reads in order."""
+    s = server_factory(env=dict(PYTHON_ONLY))
+    assert s.post("/sessions", {"session_id": "c"}).status == 201
+    for _ in range(3):
+        res = rest_run(s, "c", CHILDREN_PRINTING)
+        assert not errors_of(res), res
+        out = stream_of(res)
+        head = "".join("child %d \u00e9\n" % i for i in range(10)) + "parent\n"
+        assert out.startswith(head), res
+        pool, tail = out[len(head):].split("after the pool\n")
+        got = pool.splitlines()
+        assert sorted(got) == sorted("w %d %d" % (i, j) for i in range(4) for j in range(50)), res
+        for i in range(4):
+            mine = [line for line in got if line.startswith("w %d " % i)]
+            assert mine == ["w %d %d" % (i, j) for j in range(50)], res
+        assert tail == "no newline!\nforked\nend\n", res
+        assert stream_of(res, "stderr") == "".join("err %d\n" % i for i in range(10)), res
 
 
 FD_AND_PYTHON_WRITES = """
