@@ -29,6 +29,9 @@
  *    parent takes those in turn, not in order.
  *  - No round trip through the control thread before each shell request
  *    (ipykernel 6.30 and 7 dropped it too).
+ *  - After a failed cell, stop_on_error aborts the requests that waited,
+ *    not one sent on seeing the cell's "idle" (its end of aborting was
+ *    queued a loop turn later, behind such a request now and then).
  *  - Less Python per cell: the kernel's logger at its handlers' level (it
  *    built four debug records a cell that no handler wrote), whether
  *    do_execute and run_cell take a cell_id asked once, the request's

@@ -13,6 +13,8 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
   thread goes out at once when nothing waits in that thread's queue.
 - A shell request no longer makes a round trip through the control thread
   first (as in ipykernel 6.30 and 7).
+- After a failed cell, the requests that waited are aborted, not one that
+  arrives after its "idle".
 - Per cell, no debug log records that no handler writes, no
   inspect.signature of ipykernel's own methods, no dateutil for the
   request's date, no argument binding around IPython's formatters.
@@ -415,6 +417,35 @@ def _codebox_no_control_flush(kernel_class):
     kernel_class._flush_control_queue = flush_control_queue
 
 
+def _codebox_prompt_stop_aborting(kernel_class):
+    """After a cell fails, ipykernel aborts the execute requests already
+    waiting (stop_on_error) and ends that state with a call_later(0) that
+    queues the end behind them: the end waits for the main thread's next
+    turn of its event loop, and a request that arrives first is aborted
+    too. The error's "idle" goes out before that turn (here at once; see
+    _codebox_direct_iopub), and the main thread can lose the GIL for up to
+    5 ms to the kernel's other threads, so a client that sent its next
+    cell on seeing "idle" saw it aborted now and then. Here, with no
+    stop_on_error_timeout, the end is queued at once behind what waited."""
+    original = kernel_class._abort_queues
+
+    @functools.wraps(original)
+    def abort_queues(self):
+        if self.stop_on_error_timeout or getattr(self, "shell_stream", None) is None:
+            return original(self)
+        self._aborting = True
+        # what waits on the socket joins the queue first
+        self.shell_stream.flush()
+
+        async def stop_aborting():
+            self._aborting = False
+
+        self.schedule_dispatch(stop_aborting)
+        return None
+
+    kernel_class._abort_queues = abort_queues
+
+
 def _codebox_quiet_log(kernel):
     """ipykernel's logger is at DEBUG with its handlers at WARNING, so each
     of its debug calls (four a cell) builds a record, with a walk of the
@@ -545,6 +576,11 @@ if (isinstance(_thread_class, type) and isinstance(_pub_thread, _thread_class)
     _codebox_direct_iopub(_thread_class)
 if inspect.iscoroutinefunction(getattr(_kernel_class, "_flush_control_queue", None)):
     _codebox_no_control_flush(_kernel_class)
+if (callable(getattr(_kernel_class, "_abort_queues", None))
+        and not inspect.iscoroutinefunction(_kernel_class._abort_queues)
+        and callable(getattr(_kernel_class, "schedule_dispatch", None))
+        and hasattr(_kernel_class, "stop_on_error_timeout")):
+    _codebox_prompt_stop_aborting(_kernel_class)
 if _kernel is not None:
     _codebox_quiet_log(_kernel)
 if _ipkernel and callable(getattr(_kernelbase, "_accepts_cell_id", None)):

@@ -316,6 +316,34 @@ def test_control_channel_while_a_cell_runs(server_factory):
     c.close()
 
 
+def test_a_failed_cell_aborts_what_waited_not_what_follows(server_factory):
+    """stop_on_error: the cells sent while a failing cell runs are aborted;
+    a cell sent on seeing the failed cell's idle runs (ipykernel ended the
+    aborting a loop turn later, and now and then aborted that cell too)."""
+    s = server_factory(env=ENV)
+    k = start_kernel(s)
+    c = Client(ws_url(s, k["id"]))
+    for _ in range(5):
+        failing = c.execute("import time\ntime.sleep(0.3)\n1 / 0")
+        waiting = [c.execute("print('never')") for _ in range(2)]
+        replies, idle = {}, set()
+
+        def all_replied(m):
+            mid = m["parent_header"].get("msg_id")
+            if m["channel"] == "shell" and mid in [failing] + waiting:
+                replies[mid] = m
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                idle.add(mid)
+            return len(replies) == 3 and idle >= {failing} | set(waiting)
+
+        c.until(all_replied)
+        assert replies[failing]["content"]["ename"] == "ZeroDivisionError", replies
+        assert [replies[w]["content"]["status"] for w in waiting] == ["aborted"] * 2, replies
+        reply, out = c.run("print(6 * 7)")
+        assert reply["content"]["status"] == "ok" and text_of(out) == "42\n", reply
+    c.close()
+
+
 def test_tokens_origin_and_hostile_frames(server_factory):
     s = server_factory(env=dict(ENV, CODEBOX_API_TOKENS="sekrit"), token="sekrit")
     k = start_kernel(s, headers={"Authorization": "token sekrit"}, token=None)
