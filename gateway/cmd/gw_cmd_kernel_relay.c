@@ -3,374 +3,461 @@
  * it; see docs/SECURITY.md). It runs outside the sandbox, as the kernel's
  * user, in a network namespace of its own, with an address-space limit and
  * in the kernel's memory cgroup: what a hostile kernel makes it hold is
- * charged to that kernel, and a relay that would hold too much dies (the
- * gateway then stops the kernel) where the gateway would have grown.
+ * charged to that kernel.
  *
- * It binds the gateway's side (FRONT_CONN: ipc sockets in a folder the
- * kernel cannot reach), connects to the kernel's (KERNEL_CONN) and moves
- * whole messages, unchanged, so signatures stay valid:
- *  - from the kernel, a message of more than RELAY_MESSAGE_MAX bytes or
- *    RELAY_PARTS_MAX frames is dropped; on iopub a signed stderr note with
- *    the dropped message's parent takes its place, so its execution says
- *    why. Few messages wait on either side (RELAY_HWM), and while the
- *    gateway's side is full the relay stops reading the kernel: the backlog
- *    stays in the kernel's memory, where its PUB socket drops it.
- *  - from the gateway, a message the kernel does not take is dropped.
- * ROUTER/DEALER pairs keep the routing envelopes (kernels echo them);
- * iopub is an XPUB/XSUB pair that passes the subscription through. Our
- * own loop, not zproxy or zmq_proxy: those forward every message whole,
- * where the relay must weigh each one, drop and replace it, and stop
- * reading a side while the other is full.
+ * It listens on the gateway's side (FRONT_CONN: Unix sockets in a folder
+ * the kernel cannot reach) and, for each connection the gateway makes
+ * there, makes one to the kernel's socket of that channel (KERNEL_CONN)
+ * and passes the ZMTP byte streams between the two: the gateway's socket
+ * talks to the kernel's, as without a sandbox (routing ids, subscriptions
+ * and signatures pass unchanged), with one thread and no copy of libzmq
+ * in between (each message used to cross the relay's libzmq I/O thread
+ * and main thread both ways, about 0.35 ms a cell).
+ *  - From the kernel, the stream is read by a jp_zmtp_filter: a message
+ *    passes once it is whole; one of more than RELAY_MESSAGE_MAX bytes or
+ *    RELAY_PARTS_MAX frames is skipped as it comes, never held, and on
+ *    iopub a signed stderr note with its parent takes its place, so its
+ *    execution says why. A stream that breaks ZMTP (another mechanism,
+ *    bad flags) ends the relay, and the gateway then stops the kernel.
+ *    While more than UP_READ_BELOW bytes wait for the gateway, the relay
+ *    stops reading the kernel: the backlog stays in the kernel's memory,
+ *    where its PUB socket drops it.
+ *  - From the gateway (trusted), bytes pass as they come, CHUNK at a time.
+ *  - The kernel sends an input_request to the routing id of the shell
+ *    request's sender on its stdin socket, and drops it when no peer of
+ *    that id is connected there yet: a shell connection is passed on only
+ *    once the kernel's stdin socket has greeted the gateway's (or after
+ *    RELAY_STDIN_WAIT_MS), so a first cell calling input() cannot hang.
+ *  - A kernel not listening yet (it starts) is tried every RETRY_MS; a
+ *    connection with the kernel that ends ends the relay.
  *
- * Threads: one (and libzmq's I/O thread); the main thread polls. */
+ * Threads: one; the main thread polls every socket. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <jansson.h>
-#include <zmq.h>
 
 #include "gw_cli.h"
 #include "jp_connection.h"
 #include "jp_message.h"
-#include "jp_poll.h"
+#include "jp_random.h"
 #include "jp_time.h"
+#include "jp_zmtp_filter.h"
 
 #define RELAY_MESSAGE_MAX (64u << 20)   /* bytes of one message, all frames (an
                                            execution's whole display budget) */
 #define RELAY_PARTS_MAX 256             /* frames of one message */
-#define RELAY_HWM 4                     /* messages waiting per socket */
-#define PARENT_MAX (64u << 10)          /* a parent header we read for the note */
+#define PAIRS_MAX 8                     /* the gateway's connections per channel */
+#define CHUNK (64u << 10)               /* bytes read at once */
+#define UP_READ_BELOW (256u << 10)      /* the kernel is read while fewer bytes than
+                                           this wait for the gateway */
+#define RETRY_MS 20                     /* between tries to reach a starting kernel */
+#define RELAY_STDIN_WAIT_MS 5000        /* how long shell waits for stdin (above) */
 
-#define RELAY_UNREACHABLE_MS 5000       /* how long a message waits for the gateway's
-                                           peer to connect (its stdin socket may
-                                           connect after the kernel is ready) */
-#define RELAY_STDIN_WAIT_MS 5000        /* how long shell waits for our stdin socket
-                                           to be the kernel's peer (below) */
+typedef struct s_relay s_relay_t;
 
-/* One whole message from the kernel that waits for the gateway's side. */
+/* One connection of the gateway and the relay's connection to the kernel
+ * for it. */
 typedef struct {
-    zmq_msg_t parts[RELAY_PARTS_MAX];
-    int n, sent;
-    int64_t unreachable_since_ms;       /* the peer was not connected yet, or 0 */
-} s_held_t;
+    s_relay_t *relay;
+    int ch;
+    int front, back;            /* -1 when not open */
+    bool connecting, up;        /* back: connect under way; connected */
+    int64_t retry_at_ms;        /* when to try the kernel again */
+    uint8_t down[CHUNK];        /* from the gateway, for the kernel */
+    size_t down_len, down_sent;
+    jp_zmtp_filter_t filter;    /* from the kernel, for the gateway */
+} s_pair_t;
 
-typedef struct {
-    void *front[JP_CHANNEL_COUNT];
-    void *back[JP_CHANNEL_COUNT];
-    void *monitor[JP_CHANNEL_COUNT];    /* events of the kernel's side */
-    s_held_t held[JP_CHANNEL_COUNT];
+struct s_relay {
     jp_connection_t front_conn;
+    int listener[JP_CHANNEL_COUNT];
+    char front_path[JP_CHANNEL_COUNT][sizeof ((struct sockaddr_un *) 0)->sun_path];
+    struct sockaddr_storage kernel_addr[JP_CHANNEL_COUNT];
+    socklen_t kernel_len[JP_CHANNEL_COUNT];
+    s_pair_t *pairs[JP_CHANNEL_COUNT][PAIRS_MAX];
     char session[JP_UUID_LEN + 1];
-    /* The kernel sends an input_request to the routing id of the shell
-       request's sender on its stdin socket, and drops it when no peer of
-       that id is connected there yet. Our stdin socket connects in
-       parallel with shell (and retries every 100 ms while the kernel
-       starts), so a first cell calling input() could hang: the gateway's
-       shell messages wait until the stdin handshake is done. */
     bool stdin_up;
     int64_t started_ms;
-} s_relay_t;
+    char broke[256];            /* why the relay ends, once it must */
+};
+
+static uint8_t s_chunk[CHUNK];
 
 static void
-s_held_clear (s_held_t *held)
+s_break (s_relay_t *self, int ch, const char *why)
 {
-    for (int i = 0; i < held->n; i++)
-        zmq_msg_close (&held->parts[i]);
-    held->n = held->sent = 0;
+    if (!self->broke[0])
+        snprintf (self->broke, sizeof self->broke, "the kernel's %s connection broke (%s)",
+                  jp_channel_name ((jp_channel_t) ch), why);
 }
 
-/* Holds a signed stderr stream message, child of parent (stolen), that says
- * a message of `bytes` was dropped. */
-static void
-s_hold_note (s_relay_t *self, json_t *parent, size_t bytes, int frames)
+/* The address of an endpoint, ipc://PATH or tcp://IP:PORT. */
+static int
+s_address (const char *endpoint, struct sockaddr_storage *addr, socklen_t *len)
 {
-    jp_msg_t *note = jp_msg_new ("stream", self->session, "codebox");
+    memset (addr, 0, sizeof *addr);
+    if (strncmp (endpoint, "ipc://", 6) == 0) {
+        struct sockaddr_un *un = (struct sockaddr_un *) addr;
+        if (strlen (endpoint + 6) >= sizeof un->sun_path)
+            return -ENAMETOOLONG;
+        un->sun_family = AF_UNIX;
+        strcpy (un->sun_path, endpoint + 6);
+        *len = sizeof *un;
+        return 0;
+    }
+    if (strncmp (endpoint, "tcp://", 6) != 0)
+        return -EINVAL;
+    char host[64];
+    const char *colon = strrchr (endpoint + 6, ':');
+    if (!colon || (size_t) (colon - endpoint - 6) >= sizeof host)
+        return -EINVAL;
+    memcpy (host, endpoint + 6, (size_t) (colon - endpoint - 6));
+    host[colon - endpoint - 6] = '\0';
+    int port = atoi (colon + 1);
+    struct sockaddr_in *in = (struct sockaddr_in *) addr;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) addr;
+    if (inet_pton (AF_INET, host, &in->sin_addr) == 1) {
+        in->sin_family = AF_INET;
+        in->sin_port = htons ((uint16_t) port);
+        *len = sizeof *in;
+    } else if (inet_pton (AF_INET6, host, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons ((uint16_t) port);
+        *len = sizeof *in6;
+    } else
+        return -EINVAL;
+    return 0;
+}
+
+/* A message of the kernel over the bounds was skipped: said on stderr (the
+ * relay's log) and, on iopub, to the execution it belongs to. */
+static void
+s_dropped_cb (void *arg, uint64_t bytes, uint64_t frames, const uint8_t *parent,
+              size_t parent_len)
+{
+    s_pair_t *pair = arg;
+    fprintf (stderr, "kernel-relay: dropped a message of %llu bytes in %llu frames on %s\n",
+             (unsigned long long) bytes, (unsigned long long) frames,
+             jp_channel_name ((jp_channel_t) pair->ch));
+    json_t *parent_header = parent ? json_loadb ((const char *) parent, parent_len, 0, NULL)
+                                   : NULL;
+    if (pair->ch != JP_CHANNEL_IOPUB || !json_is_object (parent_header)) {
+        json_decref (parent_header);
+        return;
+    }
+    jp_msg_t *note = jp_msg_new ("stream", pair->relay->session, "codebox");
     if (!note) {
-        json_decref (parent);
+        json_decref (parent_header);
         return;
     }
     json_decref (note->parent_header);
-    note->parent_header = parent;
+    note->parent_header = parent_header;
     char text[256];
     snprintf (text, sizeof text,
-              "[codebox: the kernel sent a message of %.1f MiB in %d frames, over the bound "
+              "[codebox: the kernel sent a message of %.1f MiB in %llu frames, over the bound "
               "of %u MiB and %d frames per message; it was dropped]\n",
-              (double) bytes / (1 << 20), frames, RELAY_MESSAGE_MAX >> 20, RELAY_PARTS_MAX);
+              (double) bytes / (1 << 20), (unsigned long long) frames, RELAY_MESSAGE_MAX >> 20,
+              RELAY_PARTS_MAX);
     jp_msg_set_content (note, json_pack ("{s:s, s:s}", "name", "stderr", "text", text));
-    jp_frame_t *frames_out = NULL;
+    jp_frame_t *out = NULL;
     size_t n = 0;
-    const char *key = self->front_conn.key;
-    s_held_t *held = &self->held[JP_CHANNEL_IOPUB];
-    if (jp_msg_encode (note, (const uint8_t *) key, strlen (key), &frames_out, &n) == 0)
-        for (size_t i = 0; i < n && held->n < RELAY_PARTS_MAX; i++) {
-            zmq_msg_init_size (&held->parts[held->n], frames_out[i].size);
-            memcpy (zmq_msg_data (&held->parts[held->n]), frames_out[i].data,
-                    frames_out[i].size);
-            held->n++;
+    const char *key = pair->relay->front_conn.key;
+    if (jp_msg_encode (note, (const uint8_t *) key, strlen (key), &out, &n) == 0) {
+        const uint8_t *data[16];
+        size_t sizes[16];
+        for (size_t i = 0; i < n && i < 16; i++) {
+            data[i] = out[i].data;
+            sizes[i] = out[i].size;
         }
-    jp_frames_free (frames_out, n);
+        if (n <= 16)
+            jp_zmtp_filter_put_message (&pair->filter, data, sizes, n);
+    }
+    jp_frames_free (out, n);
     jp_msg_destroy (&note);
 }
 
-/* Takes one whole message from the kernel's side of channel into the held
- * slot (empty before), or drops it when it is over the bounds. */
 static void
-s_take_from_kernel (s_relay_t *self, int ch)
+s_pair_close (s_pair_t **pair_p)
 {
-    s_held_t *held = &self->held[ch];
-    size_t bytes = 0;
-    int frames = 0, delimiter = -1, more = 1;
-    bool over = false;
-    json_t *parent = NULL;
-    while (more) {
-        zmq_msg_t part;
-        zmq_msg_init (&part);
-        /* the frames of a message arrive together: only the first can be
-           missing */
-        if (zmq_msg_recv (&part, self->back[ch], frames == 0 ? ZMQ_DONTWAIT : 0) < 0) {
-            zmq_msg_close (&part);
-            if (frames)
-                s_held_clear (held);
-            json_decref (parent);
-            return;
-        }
-        more = zmq_msg_more (&part);
-        size_t size = zmq_msg_size (&part);
-        const void *data = zmq_msg_data (&part);
-        bytes += size;
-        if (delimiter < 0 && size == 9 && memcmp (data, "<IDS|MSG>", 9) == 0)
-            delimiter = frames;
-        else if (delimiter >= 0 && frames == delimiter + 3 && size <= PARENT_MAX && !parent)
-            parent = json_loadb (data, size, 0, NULL);
-        frames++;
-        if (!over && (held->n >= RELAY_PARTS_MAX || bytes > RELAY_MESSAGE_MAX)) {
-            over = true;
-            s_held_clear (held);
-        }
-        if (over)
-            zmq_msg_close (&part);
-        else
-            held->parts[held->n++] = part;
-    }
-    if (over) {
-        fprintf (stderr, "kernel-relay: dropped a message of %zu bytes in %d frames on %s\n",
-                 bytes, frames, jp_channel_name ((jp_channel_t) ch));
-        if (ch == JP_CHANNEL_IOPUB && json_is_object (parent)) {
-            s_hold_note (self, parent, bytes, frames);
-            return;
-        }
-    }
-    json_decref (parent);
+    s_pair_t *pair = *pair_p;
+    if (!pair)
+        return;
+    if (pair->front >= 0)
+        close (pair->front);
+    if (pair->back >= 0)
+        close (pair->back);
+    jp_zmtp_filter_release (&pair->filter);
+    free (pair);
+    *pair_p = NULL;
 }
 
-/* Passes the held message of channel to the gateway's side. Returns false
- * while that side is full (the message stays held). */
-static bool
-s_give_to_gateway (s_relay_t *self, int ch)
+/* Starts the connection to the kernel's socket of the pair's channel. */
+static void
+s_connect (s_pair_t *pair)
 {
-    s_held_t *held = &self->held[ch];
-    while (held->sent < held->n) {
-        int flags = ZMQ_DONTWAIT | (held->sent + 1 < held->n ? ZMQ_SNDMORE : 0);
-        if (zmq_msg_send (&held->parts[held->sent], self->front[ch], flags) < 0) {
-            if (errno == EAGAIN && held->sent == 0)
-                return false;
-            /* not connected yet (ROUTER_MANDATORY): wait a little for it */
-            if (errno == EHOSTUNREACH && held->sent == 0) {
-                int64_t now = jp_time_now_ms ();
-                if (!held->unreachable_since_ms)
-                    held->unreachable_since_ms = now;
-                if (now - held->unreachable_since_ms < RELAY_UNREACHABLE_MS)
-                    return false;
-            }
-            break;      /* the gateway's peer is gone: drop it */
-        }
-        held->sent++;
+    s_relay_t *self = pair->relay;
+    struct sockaddr_storage *addr = &self->kernel_addr[pair->ch];
+    pair->back = socket (addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (pair->back < 0) {
+        s_break (self, pair->ch, strerror (errno));
+        return;
     }
-    for (int i = held->sent; i < held->n; i++)
-        zmq_msg_close (&held->parts[i]);
-    held->n = held->sent = 0;
-    held->unreachable_since_ms = 0;
+    if (addr->ss_family != AF_UNIX) {
+        int one = 1;
+        setsockopt (pair->back, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (connect (pair->back, (struct sockaddr *) addr, self->kernel_len[pair->ch]) == 0)
+        pair->up = true;
+    else if (errno == EINPROGRESS)
+        pair->connecting = true;
+    else {
+        /* not listening yet (ENOENT, ECONNREFUSED, EAGAIN): it starts */
+        close (pair->back);
+        pair->back = -1;
+        pair->retry_at_ms = jp_time_now_ms () + RETRY_MS;
+    }
+}
+
+/* The connect under way ended. */
+static void
+s_connected (s_pair_t *pair)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    pair->connecting = false;
+    if (getsockopt (pair->back, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+        pair->up = true;
+        return;
+    }
+    close (pair->back);
+    pair->back = -1;
+    pair->retry_at_ms = jp_time_now_ms () + RETRY_MS;
+}
+
+/* Writes what waits for the gateway. False when the gateway's connection
+ * is gone (the pair is to be closed). */
+static bool
+s_to_gateway (s_pair_t *pair)
+{
+    jp_zmtp_filter_t *f = &pair->filter;
+    while (jp_zmtp_filter_pending (f)) {
+        ssize_t n = send (pair->front, f->out.data + f->out.sent, jp_zmtp_filter_pending (f),
+                          MSG_NOSIGNAL);
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR;
+        jp_zmtp_filter_wrote (f, (size_t) n);
+    }
     return true;
 }
 
-/* Moves one whole message from the gateway's side to the kernel's; when
- * the kernel does not take it, it is dropped. */
+/* Writes what waits for the kernel. */
 static void
-s_pass_to_kernel (s_relay_t *self, int ch)
+s_to_kernel (s_pair_t *pair)
 {
-    bool dropping = false;
-    for (int more = 1, first = 1; more; first = 0) {
-        zmq_msg_t part;
-        zmq_msg_init (&part);
-        if (zmq_msg_recv (&part, self->front[ch], first ? ZMQ_DONTWAIT : 0) < 0) {
-            zmq_msg_close (&part);
+    while (pair->down_sent < pair->down_len) {
+        ssize_t n = send (pair->back, pair->down + pair->down_sent,
+                          pair->down_len - pair->down_sent, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR)
+                s_break (pair->relay, pair->ch, strerror (errno));
             return;
         }
-        more = zmq_msg_more (&part);
-        if (!dropping
-            && zmq_msg_send (&part, self->back[ch], ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0)) < 0)
-            dropping = true;
-        zmq_msg_close (&part);
+        pair->down_sent += (size_t) n;
     }
+    pair->down_len = pair->down_sent = 0;
 }
 
-/* Makes and binds or connects the ten sockets. Returns 0 or -1. */
-static int
-s_open (s_relay_t *self, void *ctx, const jp_connection_t *kernel_conn)
+/* Reads the kernel once and passes on what may pass. False when the
+ * gateway's connection is gone. */
+static bool
+s_from_kernel (s_pair_t *pair)
 {
-    static const int front_types[] = {ZMQ_ROUTER, ZMQ_XPUB, ZMQ_ROUTER, ZMQ_ROUTER, ZMQ_ROUTER};
-    static const int back_types[] = {ZMQ_DEALER, ZMQ_XSUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_DEALER};
-    int zero = 0, one = 1, hwm = RELAY_HWM;
-    int64_t frame_max = RELAY_MESSAGE_MAX;
+    ssize_t n = recv (pair->back, s_chunk, sizeof s_chunk, 0);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            s_break (pair->relay, pair->ch, n == 0 ? "it ended" : strerror (errno));
+        return true;
+    }
+    if (jp_zmtp_filter_feed (&pair->filter, s_chunk, (size_t) n) != 0) {
+        s_break (pair->relay, pair->ch, pair->filter.error);
+        return true;
+    }
+    if (pair->ch == JP_CHANNEL_STDIN && pair->filter.commands > 0)
+        pair->relay->stdin_up = true;
+    return s_to_gateway (pair);
+}
+
+/* Reads the gateway once and passes it on. False when the gateway's
+ * connection is gone. */
+static bool
+s_from_gateway (s_pair_t *pair)
+{
+    ssize_t n = recv (pair->front, pair->down, sizeof pair->down, 0);
+    if (n <= 0)
+        return n < 0 && (errno == EAGAIN || errno == EINTR);
+    pair->down_len = (size_t) n;
+    pair->down_sent = 0;
+    s_to_kernel (pair);
+    return true;
+}
+
+/* Takes a new connection of the gateway on channel ch. */
+static void
+s_accept (s_relay_t *self, int ch)
+{
+    int fd = accept4 (self->listener[ch], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    int slot = 0;
+    while (slot < PAIRS_MAX && self->pairs[ch][slot])
+        slot++;
+    s_pair_t *pair = slot < PAIRS_MAX ? calloc (1, sizeof *pair) : NULL;
+    if (!pair) {
+        close (fd);
+        return;
+    }
+    *pair = (s_pair_t) {.relay = self, .ch = ch, .front = fd, .back = -1};
+    jp_zmtp_filter_init (&pair->filter, RELAY_MESSAGE_MAX, RELAY_PARTS_MAX, s_dropped_cb, pair);
+    self->pairs[ch][slot] = pair;
+}
+
+/* Binds the gateway's side. Returns 0 or -1. */
+static int
+s_listen (s_relay_t *self, const jp_connection_t *kernel_conn)
+{
     for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        void *front = self->front[ch] = zmq_socket (ctx, front_types[ch]);
-        void *back = self->back[ch] = zmq_socket (ctx, back_types[ch]);
-        if (!front || !back)
-            return -1;
-        zmq_setsockopt (front, ZMQ_LINGER, &zero, sizeof zero);
-        zmq_setsockopt (back, ZMQ_LINGER, &zero, sizeof zero);
-        zmq_setsockopt (front, ZMQ_SNDHWM, &hwm, sizeof hwm);
-        zmq_setsockopt (back, ZMQ_RCVHWM, &hwm, sizeof hwm);
-        /* one frame over the bound: libzmq drops the connection at its
-           header, before holding it */
-        zmq_setsockopt (back, ZMQ_MAXMSGSIZE, &frame_max, sizeof frame_max);
-        if (ch == JP_CHANNEL_IOPUB)
-            zmq_setsockopt (front, ZMQ_XPUB_NODROP, &one, sizeof one);
-        else
-            zmq_setsockopt (front, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
-        /* the kernel answers input requests to the shell peer's routing id:
-           both of ours must share it */
-        if (ch == JP_CHANNEL_SHELL || ch == JP_CHANNEL_STDIN)
-            zmq_setsockopt (back, ZMQ_ROUTING_ID, "codebox-relay", 13);
         char endpoint[JP_IPC_PATH_MAX + 32];
-        jp_connection_endpoint (&self->front_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        if (zmq_bind (front, endpoint) != 0) {
-            fprintf (stderr, "kernel-relay: bind %s: %s\n", endpoint, zmq_strerror (errno));
+        struct sockaddr_storage addr;
+        socklen_t len;
+        jp_connection_endpoint (kernel_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
+        if (s_address (endpoint, &self->kernel_addr[ch], &self->kernel_len[ch]) != 0) {
+            fprintf (stderr, "kernel-relay: cannot reach %s\n", endpoint);
             return -1;
         }
-        /* libzmq ends a connection that broke its rules (a frame over the
-           bound, more than it could allocate) for good: we learn of it */
-        char monitor[64];
-        snprintf (monitor, sizeof monitor, "inproc://relay-monitor-%d", ch);
-        int events = ZMQ_EVENT_DISCONNECTED
-                     | (ch == JP_CHANNEL_STDIN ? ZMQ_EVENT_HANDSHAKE_SUCCEEDED : 0);
-        if (zmq_socket_monitor (back, monitor, events) != 0
-            || !(self->monitor[ch] = zmq_socket (ctx, ZMQ_PAIR))
-            || zmq_connect (self->monitor[ch], monitor) != 0)
+        jp_connection_endpoint (&self->front_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
+        if (s_address (endpoint, &addr, &len) != 0 || addr.ss_family != AF_UNIX) {
+            fprintf (stderr, "kernel-relay: the gateway's side must be ipc: %s\n", endpoint);
             return -1;
-        jp_connection_endpoint (kernel_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        if (zmq_connect (back, endpoint) != 0) {
-            fprintf (stderr, "kernel-relay: connect %s: %s\n", endpoint, zmq_strerror (errno));
+        }
+        memcpy (self->front_path[ch], ((struct sockaddr_un *) &addr)->sun_path,
+                sizeof self->front_path[ch]);
+        unlink (self->front_path[ch]);
+        int fd = self->listener[ch] = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                                              0);
+        if (fd < 0 || bind (fd, (struct sockaddr *) &addr, len) != 0 || listen (fd, 16) != 0) {
+            fprintf (stderr, "kernel-relay: bind %s: %s\n", endpoint, strerror (errno));
             return -1;
         }
     }
     return 0;
 }
 
-/* Reads one monitor event of channel ch: true when it says the kernel's
- * connection broke, false for our stdin handshake being done. */
+/* Serves one pair after a poll (pf: its front's and back's pollfds, or
+ * NULL when it was not polled). Returns false when the pair is to go. */
 static bool
-s_broke (s_relay_t *self, int ch)
+s_serve (s_pair_t *pair, const struct pollfd *pf, bool shell_open, int64_t now)
 {
-    uint16_t event = 0;
-    zmq_msg_t part;
-    for (int more = 1, first = 1; more; first = 0) {
-        zmq_msg_init (&part);
-        if (zmq_msg_recv (&part, self->monitor[ch], 0) < 0) {
-            zmq_msg_close (&part);
-            return true;
-        }
-        if (first && zmq_msg_size (&part) >= sizeof event)
-            memcpy (&event, zmq_msg_data (&part), sizeof event);
-        more = zmq_msg_more (&part);
-        zmq_msg_close (&part);
+    if (!pair->up && !pair->connecting && pair->back < 0 && now >= pair->retry_at_ms
+        && (pair->ch != JP_CHANNEL_SHELL || shell_open))
+        s_connect (pair);
+    if (!pf)
+        return true;
+    short front = pf[0].revents, back = pf[1].revents;
+    if (pair->connecting && back)
+        s_connected (pair);
+    else if (pair->up && (back & (POLLIN | POLLHUP | POLLERR))) {
+        if (!s_from_kernel (pair))
+            return false;
     }
-    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-        self->stdin_up = true;
+    if (pair->up && (back & POLLOUT))
+        s_to_kernel (pair);
+    if ((front & POLLOUT) && !s_to_gateway (pair))
         return false;
+    if (front & (POLLIN | POLLHUP | POLLERR)) {
+        if (!pair->up)
+            return !(front & (POLLHUP | POLLERR));
+        if (!s_from_gateway (pair))
+            return false;
     }
     return true;
 }
 
-/* Polls and moves messages until polling fails or a connection with the
- * kernel breaks (then says which). */
+/* Polls and passes bytes until a connection with the kernel breaks. */
 static void
 s_run (s_relay_t *self)
 {
     self->started_ms = jp_time_now_ms ();
-    /* a channel whose sockets were used last turn: jp_poll asks their
-       ZMQ_EVENTS before it sleeps (a send or receive may have taken the
-       fd's wake-up); all of them at first */
-    bool used[JP_CHANNEL_COUNT];
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-        used[ch] = true;
-    for (;;) {
-        bool shell_open = self->stdin_up
-                          || jp_time_now_ms () - self->started_ms >= RELAY_STDIN_WAIT_MS;
-        zmq_pollitem_t items[3 * JP_CHANNEL_COUNT];
-        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-            items[2 * JP_CHANNEL_COUNT + ch] = (zmq_pollitem_t) {
-                .socket = self->monitor[ch], .events = ZMQ_POLLIN | (used[ch] ? JP_POLL_USED : 0)};
+    struct pollfd pfds[JP_CHANNEL_COUNT * (1 + 2 * PAIRS_MAX)];
+    s_pair_t *polled[JP_CHANNEL_COUNT * PAIRS_MAX];
+    int at[JP_CHANNEL_COUNT * PAIRS_MAX], listened[JP_CHANNEL_COUNT];
+    while (!self->broke[0]) {
+        int64_t now = jp_time_now_ms ();
+        bool shell_open = self->stdin_up || now - self->started_ms >= RELAY_STDIN_WAIT_MS;
+        int n = 0, np = 0;
+        long timeout = -1;
         for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-            bool waiting = self->held[ch].n > 0;
-            /* a ROUTER is always writable: an unreachable peer is retried
-               on a short timeout instead */
-            bool unreachable = waiting && self->held[ch].unreachable_since_ms;
-            bool held_back = ch == JP_CHANNEL_SHELL && !shell_open;
-            short again = used[ch] ? JP_POLL_USED : 0;
-            items[2 * ch] = (zmq_pollitem_t) {
-                .socket = self->front[ch],
-                .events = (short) ((held_back ? 0 : ZMQ_POLLIN)
-                                   | (waiting && !unreachable ? ZMQ_POLLOUT : 0) | again)};
-            /* the kernel's side is read only when its last message is gone */
-            items[2 * ch + 1] = (zmq_pollitem_t) {
-                .socket = self->back[ch], .events = (short) ((waiting ? 0 : ZMQ_POLLIN) | again)};
+            listened[ch] = n;
+            pfds[n++] = (struct pollfd) {.fd = self->listener[ch], .events = POLLIN};
+            for (int i = 0; i < PAIRS_MAX; i++) {
+                s_pair_t *pair = self->pairs[ch][i];
+                if (!pair)
+                    continue;
+                if (pair->back < 0) {
+                    /* waits to try the kernel (or for stdin) */
+                    long wait = pair->ch == JP_CHANNEL_SHELL && !shell_open
+                                    ? RETRY_MS : (long) (pair->retry_at_ms - now);
+                    wait = wait < 0 ? 0 : wait;
+                    timeout = timeout < 0 || wait < timeout ? wait : timeout;
+                }
+                bool out_waits = jp_zmtp_filter_pending (&pair->filter) > 0;
+                bool down_waits = pair->down_sent < pair->down_len;
+                polled[np] = pair;
+                at[np++] = n;
+                pfds[n++] = (struct pollfd) {
+                    .fd = pair->front,
+                    .events = (short) ((pair->up && !down_waits ? POLLIN : 0)
+                                       | (out_waits ? POLLOUT : 0))};
+                short back = 0;
+                if (pair->connecting)
+                    back = POLLOUT;
+                else if (pair->up)
+                    back = (short) ((jp_zmtp_filter_pending (&pair->filter) < UP_READ_BELOW
+                                     ? POLLIN : 0) | (down_waits ? POLLOUT : 0));
+                pfds[n++] = (struct pollfd) {.fd = pair->back, .events = back};
+            }
         }
-        long timeout = shell_open ? -1 : 20;
-        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-            if (self->held[ch].n && self->held[ch].unreachable_since_ms)
-                timeout = 20;
-        struct pollfd pfds[3 * JP_CHANNEL_COUNT];
-        if (jp_poll (items, pfds, 3 * JP_CHANNEL_COUNT, timeout) < 0)
+        if (poll (pfds, (nfds_t) n, (int) timeout) < 0 && errno != EINTR) {
+            s_break (self, JP_CHANNEL_SHELL, strerror (errno));
             return;
-        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-            if ((items[2 * JP_CHANNEL_COUNT + ch].revents & ZMQ_POLLIN) && s_broke (self, ch)) {
-                fprintf (stderr, "kernel-relay: the kernel's %s connection broke (it ended, "
-                         "or sent a frame over %u MiB, or more at once than the relay may "
-                         "hold)\n", jp_channel_name ((jp_channel_t) ch), RELAY_MESSAGE_MAX >> 20);
-                return;
-            }
-        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-            /* a channel is used this turn when any of its sockets is read,
-               written or asked ZMQ_EVENTS below */
-            bool waiting = self->held[ch].n > 0;
-            used[ch] = waiting || items[2 * ch].revents || items[2 * JP_CHANNEL_COUNT + ch].revents
-                       || (ch == JP_CHANNEL_SHELL && !shell_open);  /* asked, not read */
-            if ((items[2 * ch].revents & ZMQ_POLLIN) && (ch != JP_CHANNEL_SHELL || shell_open))
-                s_pass_to_kernel (self, ch);
-            if (self->held[ch].n && !s_give_to_gateway (self, ch))
-                continue;
-            /* the kernel's side: when it is readable, or was not polled
-               for reading (a message was waiting) */
-            if (!waiting && !(items[2 * ch + 1].revents & ZMQ_POLLIN))
-                continue;
-            used[ch] = true;
-            /* a few messages per turn, so every channel is served */
-            for (int i = 0; i < RELAY_HWM && !self->held[ch].n; i++) {
-                int events = 0;
-                size_t len = sizeof events;
-                if (zmq_getsockopt (self->back[ch], ZMQ_EVENTS, &events, &len) != 0
-                    || !(events & ZMQ_POLLIN))
-                    break;
-                s_take_from_kernel (self, ch);
-                if (self->held[ch].n && !s_give_to_gateway (self, ch))
-                    break;
-            }
         }
+        now = jp_time_now_ms ();
+        shell_open = self->stdin_up || now - self->started_ms >= RELAY_STDIN_WAIT_MS;
+        for (int k = 0; k < np && !self->broke[0]; k++) {
+            s_pair_t *pair = polled[k];
+            if (s_serve (pair, &pfds[at[k]], shell_open, now))
+                continue;
+            s_pair_t **slots = self->pairs[pair->ch];
+            for (int i = 0; i < PAIRS_MAX; i++)
+                if (slots[i] == pair) {
+                    s_pair_close (&slots[i]);
+                    break;
+                }
+        }
+        for (int ch = 0; ch < JP_CHANNEL_COUNT && !self->broke[0]; ch++)
+            if (pfds[listened[ch]].revents & POLLIN)
+                s_accept (self, ch);
     }
 }
 
@@ -394,21 +481,24 @@ gw_cmd_kernel_relay (int argc, char **argv)
         return GW_EXIT_USAGE;
     }
     signal (SIGINT, SIG_IGN);   /* interrupts are for the kernel */
-    gw_cli_stay_on_this_cpu ();
-    void *ctx = zmq_ctx_new ();
-    if (ctx && s_open (self, ctx, &kernel_conn) == 0)
+    signal (SIGPIPE, SIG_IGN);
+    /* not kept on one CPU, as the kernel-proxy is: one thread has no
+       hand-over to keep local, and pinned it waited for a busy CPU
+       (about 0.19 ms a cell, docs/PERFORMANCE.md) */
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        self->listener[ch] = -1;
+    if (s_listen (self, &kernel_conn) == 0) {
         s_run (self);
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        s_held_clear (&self->held[ch]);
-        if (self->front[ch])
-            zmq_close (self->front[ch]);
-        if (self->back[ch])
-            zmq_close (self->back[ch]);
-        if (self->monitor[ch])
-            zmq_close (self->monitor[ch]);
+        fprintf (stderr, "kernel-relay: %s\n", self->broke);
     }
-    if (ctx)
-        zmq_ctx_term (ctx);
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+        for (int i = 0; i < PAIRS_MAX; i++)
+            s_pair_close (&self->pairs[ch][i]);
+        if (self->listener[ch] >= 0) {
+            close (self->listener[ch]);
+            unlink (self->front_path[ch]);
+        }
+    }
     free (self);
     return GW_EXIT_KERNEL;
 }

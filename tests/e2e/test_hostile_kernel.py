@@ -3,9 +3,11 @@ sandboxed kernel talks to the gateway through its relay (a process outside
 the sandbox, charged to the kernel): what is over the bounds never reaches
 the gateway, a kernel that floods is held back in its own memory, other
 kernels are served fairly meanwhile, and the gateway's memory stays flat."""
+import threading
 import time
 
-from conftest import asan, peak_rss_while, rest_run, stream_of, vm_rss_kib
+from conftest import (asan, descendants, peak_rss_while, proc_cmdline, rest_run,
+                      stream_of, vm_rss_kib)
 
 SEND_BIG_FRAME = """
 k = get_ipython().kernel
@@ -17,21 +19,24 @@ print('sent')
 """
 
 
-def test_a_frame_over_the_bound_is_refused(server_factory):
+def test_a_frame_over_the_bound_is_skipped(server_factory):
+    """One frame of 100 MiB: the relay skips it as it comes (it holds no
+    more than the bound of it), the execution says why and ends, the
+    gateway never holds it and keeps serving."""
     s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
     assert s.post("/sessions", {"session_id": "h"}).status == 201
+    rest_run(s, "h", "x = 5")
     base = vm_rss_kib(s.proc.pid)
-    r = s.post("/execute", {"session_id": "h", "code": SEND_BIG_FRAME})
-    assert r.status == 202
-    time.sleep(4)
-    # libzmq resets the connection with the kernel's iopub at the frame's
-    # header: the gateway never holds the 100 MiB frame and keeps serving
-    # (the hostile execution itself may lose its end and run to its timeout)
-    assert vm_rss_kib(s.proc.pid) - base < 60 * 1024
+    res, peak = peak_rss_while(s.proc.pid, lambda: rest_run(s, "h", SEND_BIG_FRAME))
+    assert res["status"] == "completed", res
+    assert "the kernel sent a message of 100.0 MiB" in stream_of(res, "stderr"), res
+    assert stream_of(res) == "sent\n", res
+    if not asan(s.proc.pid):
+        assert peak - base < 60 * 1024, (base, peak)
     assert s.get("/healthz").status == 200
+    assert stream_of(rest_run(s, "h", "print(x)")) == "5\n"
     assert s.post("/sessions", {"session_id": "other"}).status == 201
     assert stream_of(rest_run(s, "other", "print(6*7)")).strip() == "42"
-    s.post("/execute/%s/cancel" % r.json()["request_id"])
 
 
 SEND_MANY_FRAMES = """
@@ -64,29 +69,90 @@ def test_a_message_of_many_frames_is_dropped_with_a_note(server_factory):
     assert stream_of(rest_run(s, "m", "print(x)")) == "5\n"
 
 
-def test_more_than_the_relay_may_hold_stops_only_that_kernel(server_factory):
-    """40 frames of 30 MiB: more than the relay's memory limit. Its
-    connection with the kernel breaks, the kernel is stopped with an error
-    that says why, the next execution gets a fresh kernel, and the gateway
-    and the other sessions never notice."""
+def _relays(server_pid):
+    return [pid for pid, _ in descendants(server_pid)
+            if proc_cmdline(pid).split(" ")[1:2] == ["kernel-relay"]]
+
+
+def test_more_than_the_relay_may_hold_is_skipped_as_it_comes(server_factory):
+    """40 frames of 30 MiB: 1.2 GiB, more than the relay's address-space
+    limit. The relay holds a message only up to its bound and skips the
+    rest as it comes: the message is dropped with a note, the relay stays
+    small, the kernel keeps its state and the other session never
+    notices."""
     s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
     for sid in ("big", "other"):
         assert s.post("/sessions", {"session_id": sid}).status == 201
     rest_run(s, "other", "y = 7")
+    rest_run(s, "big", "x = 5")
+    relays = _relays(s.proc.pid)
+    assert len(relays) == 2, relays
     base = vm_rss_kib(s.proc.pid)
-    res, peak = peak_rss_while(s.proc.pid, lambda: rest_run(s, "big", SEND_MANY_FRAMES % (30, 40)))
-    if asan(s.proc.pid):
-        # ASan's builds give the relay no address-space limit (its shadow
-        # needs terabytes): the relay holds the message and drops it
-        assert "it was dropped" in stream_of(res, "stderr"), res
-    else:
-        assert res["status"] == "error", res
-        assert res["kernel_restarted"] is True, res
-        errors = [o for o in res["output"] if o["type"] == "error"]
-        assert errors and "relay" in errors[0]["evalue"], res
-        assert "connection broke" in errors[0]["evalue"], res
+    peaks = {}
+
+    def run_and_watch_the_relays():
+        done = []
+        t = threading.Thread(target=lambda: done.append(
+            rest_run(s, "big", SEND_MANY_FRAMES % (30, 40))))
+        t.start()
+        while t.is_alive():
+            for pid in relays:
+                try:
+                    peaks[pid] = max(peaks.get(pid, 0), vm_rss_kib(pid))
+                except (OSError, AssertionError):
+                    pass
+            time.sleep(0.01)
+        return done[0]
+
+    res, peak = peak_rss_while(s.proc.pid, run_and_watch_the_relays)
+    print("1.2 GiB in 46 frames: relays' peak RSS %s KiB" % peaks)
+    assert res["status"] == "completed", res
+    assert "the kernel sent a message of 1200.0 MiB in 46 frames" in stream_of(res, "stderr"), res
+    assert "it was dropped" in stream_of(res, "stderr"), res
+    assert _relays(s.proc.pid) == relays
+    if not asan(s.proc.pid):
         assert peak - base < 60 * 1024, (base, peak)
-    assert stream_of(rest_run(s, "big", "print(1)")) == "1\n"
+        # one message of at most 64 MiB held, never the whole
+        assert max(peaks.values()) < 100 * 1024, peaks
+    assert stream_of(rest_run(s, "big", "print(x)")) == "5\n"
+    assert stream_of(rest_run(s, "other", "print(y)")) == "7\n"
+
+
+BREAK_THE_STREAM = """
+import os, socket, stat
+for name in os.listdir('/proc/self/fd'):
+    fd = int(name)
+    try:
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            continue
+        s = socket.socket(fileno=fd)
+        try:
+            if s.family == socket.AF_UNIX and s.type == socket.SOCK_STREAM:
+                s.getpeername()         # a listening socket raises
+                os.write(fd, b'\\xff' * 16)
+        finally:
+            s.detach()
+    except OSError:
+        pass
+"""
+
+
+def test_a_kernel_that_breaks_its_stream_is_stopped(server_factory):
+    """Kernel code writes bytes that are not ZMTP into its connections with
+    the relay: the relay ends, the kernel is stopped with an error that
+    says why, the next execution gets a fresh kernel, and the other
+    session never notices."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    for sid in ("bad", "other"):
+        assert s.post("/sessions", {"session_id": sid}).status == 201
+    rest_run(s, "other", "y = 7")
+    res = rest_run(s, "bad", BREAK_THE_STREAM)
+    assert res["status"] == "error", res
+    assert res["kernel_restarted"] is True, res
+    errors = [o for o in res["output"] if o["type"] == "error"]
+    assert errors and "relay" in errors[0]["evalue"], res
+    assert "connection broke" in errors[0]["evalue"], res
+    assert stream_of(rest_run(s, "bad", "print(1)")) == "1\n"
     assert stream_of(rest_run(s, "other", "print(y)")) == "7\n"
 
 

@@ -38,6 +38,7 @@ main (void)
     srunner_add_suite (runner, jupyter_wire_suite ());
     srunner_add_suite (runner, loop_suite ());
     srunner_add_suite (runner, jobs_suite ());
+    srunner_add_suite (runner, zmtp_filter_suite ());
     srunner_set_fork_status (runner, CK_FORK);
     srunner_run_all (runner, CK_NORMAL);
     int failed = srunner_ntests_failed (runner);

@@ -24,5 +24,6 @@ Suite *execution_suite (void);     /* test_execution.c */
 Suite *jupyter_wire_suite (void);  /* test_jupyter_wire.c */
 Suite *loop_suite (void);          /* test_loop.c */
 Suite *jobs_suite (void);          /* test_jobs.c */
+Suite *zmtp_filter_suite (void);   /* test_zmtp_filter.c */
 
 #endif
