@@ -32,6 +32,8 @@
  *  - After a failed cell, stop_on_error aborts the requests that waited,
  *    not one sent on seeing the cell's "idle" (its end of aborting was
  *    queued a loop turn later, behind such a request now and then).
+ *  - IPython's display formatters made at start (a warm kernel's first
+ *    cell made them, about 13 ms).
  *  - Less Python per cell: the kernel's logger at its handlers' level (it
  *    built four debug records a cell that no handler wrote), whether
  *    do_execute and run_cell take a cell_id asked once, the request's

@@ -15,6 +15,7 @@ also says why each part is here; docs/PERFORMANCE.md has the numbers).
   first (as in ipykernel 6.30 and 7).
 - After a failed cell, the requests that waited are aborted, not one that
   arrives after its "idle".
+- IPython's display formatters are made at start, not by the first cell.
 - Per cell, no debug log records that no handler writes, no
   inspect.signature of ipykernel's own methods, no dateutil for the
   request's date, no argument binding around IPython's formatters.
@@ -590,3 +591,12 @@ if (callable(getattr(_jsonutil, "parse_date", None))
     _codebox_quick_dates(_jsonutil)
 if callable(getattr(getattr(_formatters, "catch_format_error", None), "__wrapped__", None)):
     _codebox_plain_format_calls(_formatters)
+# IPython makes its display formatters when it first formats a result, and
+# that first cell of a kernel paid for it (about 13 ms here): a kernel of
+# the warm pool does it before it is taken.
+_display_formatter = getattr(_ipython.get_ipython(), "display_formatter", None) if _ipython else None
+if callable(getattr(_display_formatter, "format", None)):
+    try:
+        _display_formatter.format(0)
+    except Exception:
+        pass

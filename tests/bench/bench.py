@@ -277,7 +277,6 @@ def main():
         if FLOOR:
             floor += floor_samples(per)
             stock_floor += floor_samples(per, stock=True)
-    jc.stop()
     stdio.stop()
     bare_stdio.stop()
     bare.stop()
@@ -306,15 +305,32 @@ def main():
         server.call("POST", "/sessions", {"session_id": name})
         server.execute(name, "1+1")
         return time.perf_counter() - t
-    warm = []
+    # After seconds of idle this machine adds tens of ms to any execution
+    # (its CPUs and the kernel's threads wake; jupyter_client to its own
+    # kernel pays it too): each warm-pool sample is paired with an
+    # execution on an existing session and one of jupyter_client after the
+    # same idle, so the pool's own cost is the difference.
+    warm, idle_codebox, idle_jc = [], [], []
+
+    def once(fn):
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
     for i in range(5):
         time.sleep(3)
         warm.append(first_answer(s, "warm%d" % i))
         s.call("DELETE", "/sessions/warm%d" % i)
+        time.sleep(3)
+        idle_codebox.append(once(lambda: s.execute("bench", "1+1")))
+        time.sleep(3)
+        idle_jc.append(once(jc.exec))
+    jc.stop()
     cold_server = Server({"CODEBOX_POOL_SIZE": "0"})
     cold = [first_answer(cold_server, "cold%d" % i) for i in range(3)]
     cold_server.stop()
-    row("new session, first answer, warm pool", warm, "p50 of 5")
+    row("new session, first answer, warm pool", warm, "p50 of 5, each after 3 s idle")
+    row("existing session, 1+1 after 3 s idle", idle_codebox, "p50 of 5: the idle's own cost")
+    row("jupyter_client, 1+1 after 3 s idle", idle_jc, "p50 of 5: the idle's own cost")
     row("new session, first answer, cold start", cold,
         "jupyter_client start_new_kernel %.0f ms" % (jc_start * 1e3))
 
