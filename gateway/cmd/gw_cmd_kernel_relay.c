@@ -386,7 +386,10 @@ s_serve (s_pair_t *pair, const struct pollfd *pf, bool shell_open, int64_t now)
     if ((front & POLLOUT) && !s_to_gateway (pair))
         return false;
     if (front & (POLLIN | POLLHUP | POLLERR)) {
-        if (!pair->up)
+        /* gone before the kernel was reached, or while what it sent last
+           waits for a kernel that does not read (down is not overwritten;
+           POLLIN is asked only when it is empty) */
+        if (!pair->up || pair->down_sent < pair->down_len)
             return !(front & (POLLHUP | POLLERR));
         if (!s_from_gateway (pair))
             return false;
