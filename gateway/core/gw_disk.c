@@ -289,8 +289,7 @@ gw_disk_move (const char *from, const char *to)
         rmdir (to);
         return -e;
     }
-    rmdir (from);
-    return 0;
+    return 0;   /* `from` stays, empty, for the caller to remove */
 }
 
 int

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "gw_disk.h"
 #include "gw_fs.h"
@@ -20,6 +21,7 @@
 
 #define MAX_KINDS 16
 #define MAX_BACKOFF_MS 60000
+#define MAX_LEFTOVERS 16
 
 /* A replacement starts this long after a kernel is taken: making its
  * folder (a file system of its own: mkfs and a loop mount) and spawning it
@@ -49,6 +51,11 @@ struct gw_pool {
     s_slot_t *slots;
     int n_slots, cap_slots;
     int *first;                 /* per slot: its first poll item (dispatch) */
+    /* emptied folders of taken kernels, removed with the refill, after
+       the new session's first answers (gw_disk_move) */
+    char leftover[MAX_LEFTOVERS][1100];
+    int n_leftovers;
+    int64_t leftovers_at;
 };
 
 gw_pool_t *
@@ -93,6 +100,8 @@ gw_pool_destroy (gw_pool_t **self_p)
     gw_pool_t *self = *self_p;
     for (int i = 0; i < self->n_slots; i++)
         s_slot_clear (&self->slots[i]);
+    for (int i = 0; i < self->n_leftovers; i++)
+        rmdir (self->leftover[i]);
     free (self->slots);
     free (self->first);
     free (self);
@@ -167,6 +176,15 @@ gw_pool_take (gw_pool_t *self, const char *spec_name, const char *workdir, ks_sp
             return NULL;    /* the session folder exists already: start cold */
         s_kind_t *kind = &self->kinds[slot->kind];
         int64_t later = jp_time_now_ms () + REFILL_AFTER_TAKE_MS;
+        if (access (slot->folder, F_OK) == 0) {
+            if (self->n_leftovers == MAX_LEFTOVERS)
+                rmdir (slot->folder);
+            else {
+                memcpy (self->leftover[self->n_leftovers++], slot->folder,
+                        sizeof self->leftover[0]);
+                self->leftovers_at = later;
+            }
+        }
         if (kind->retry_after < later)
             kind->retry_after = later;
         ks_kernel_t *kernel = slot->kernel;
@@ -222,6 +240,8 @@ gw_pool_deadline (gw_pool_t *self)
         if (due >= 0 && (next < 0 || due < next))
             next = due;
     }
+    if (self && self->n_leftovers && (next < 0 || self->leftovers_at < next))
+        next = self->leftovers_at;
     return next;
 }
 
@@ -240,6 +260,11 @@ gw_pool_tick (gw_pool_t *self, int64_t now)
 {
     if (!self || self->size <= 0)
         return;
+    if (self->n_leftovers && now >= self->leftovers_at) {
+        for (int i = 0; i < self->n_leftovers; i++)
+            rmdir (self->leftover[i]);
+        self->n_leftovers = 0;
+    }
     for (int i = 0; i < self->n_slots;) {
         s_slot_t *slot = &self->slots[i];
         if (ks_kernel_state (slot->kernel) != KS_KERNEL_DEAD) {

@@ -6,6 +6,7 @@ with the session, and a crashed run's mounts are undone at the next start."""
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -46,6 +47,33 @@ def test_quota_is_enforced_while_code_runs(server_factory, pool):
     # the session works on once the file is gone
     res = rest_run(s, "q", "open('small.txt','w').write('ok'); print(open('small.txt').read())")
     assert stream_of(res).strip() == "ok"
+
+
+def test_a_taken_warm_folder_goes_with_the_refill(server_factory):
+    """Taking a warm kernel moves its folder's file system to the session
+    (a mount move) and leaves the emptied folder, removed a second later
+    with the refill instead of while the session is created: the state
+    folder ends with the sessions and the one refilled pool folder."""
+    s = server_factory(env={"CODEBOX_DISK_QUOTA_MB": "64", "CODEBOX_POOL_SIZE": "1"})
+
+    def pool_folders():
+        return sorted(f for f in os.listdir(s.state_dir) if f.startswith(".pool-"))
+
+    for sid in ("w1", "w2"):
+        deadline = time.monotonic() + 60
+        while not any(os.path.isdir(os.path.join(s.state_dir, f, "output"))
+                      for f in pool_folders()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)   # the pool kernel is ready
+        assert s.post("/sessions", {"session_id": sid}).status == 201
+        assert stream_of(rest_run(s, sid, "print(1)")) == "1\n"
+    deadline = time.monotonic() + 30
+    while len(pool_folders()) != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(pool_folders()) == 1, os.listdir(s.state_dir)
+    for sid in ("w1", "w2"):
+        assert "event=warm session=%s " % sid in s.log(), s.log()
+        assert os.path.ismount(os.path.join(s.state_dir, sid)), sid
 
 
 def test_gateway_writes_count_too(server_factory):
