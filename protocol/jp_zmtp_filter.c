@@ -118,8 +118,7 @@ s_message_done (jp_zmtp_filter_t *self)
         jp_zmtp_buf_t spare = self->out;
         self->out = self->message;
         self->out.sent = 0;
-        self->message = spare;
-        self->message.len = self->message.sent = 0;
+        self->message = spare;      /* emptied below */
     } else {
         rc = s_append (&self->out, self->message.data, self->message.len);
     }
@@ -136,9 +135,11 @@ static int
 s_frame_done (jp_zmtp_filter_t *self)
 {
     self->in_body = false;
+    size_t head_len = self->head_len;
+    self->head_len = 0;
     if (self->command) {
         self->commands++;
-        int rc = s_append (&self->out, self->head, self->head_len);
+        int rc = s_append (&self->out, self->head, head_len);
         if (!rc)
             rc = s_append (&self->out, self->frame.data, self->frame.len);
         self->frame.len = 0;
@@ -239,8 +240,6 @@ jp_zmtp_filter_feed (jp_zmtp_filter_t *self, const uint8_t *data, size_t n)
             if (self->head_len < want)
                 break;
             rc = s_head_done (self);
-            if (!self->in_body)
-                self->head_len = 0;     /* an empty frame: done already */
         } else {
             size_t take = n - at;
             if ((uint64_t) take > self->body_left)
@@ -251,10 +250,8 @@ jp_zmtp_filter_feed (jp_zmtp_filter_t *self, const uint8_t *data, size_t n)
                 rc = s_append (&self->frame, data + at, take);
             at += take;
             self->body_left -= take;
-            if (!rc && self->body_left == 0) {
+            if (!rc && self->body_left == 0)
                 rc = s_frame_done (self);
-                self->head_len = 0;
-            }
         }
         if (rc == -EPROTO)
             return rc;
@@ -267,24 +264,23 @@ jp_zmtp_filter_feed (jp_zmtp_filter_t *self, const uint8_t *data, size_t n)
 }
 
 int
-jp_zmtp_filter_put_message (jp_zmtp_filter_t *self, const uint8_t *const *frames,
-                            const size_t *sizes, size_t n)
+jp_zmtp_filter_put_message (jp_zmtp_filter_t *self, const jp_frame_t *frames, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint8_t head[9];
-        size_t hl;
+        size_t hl, size = frames[i].size;
         uint8_t more = i + 1 < n ? FLAG_MORE : 0;
-        if (sizes[i] > 255) {
+        if (size > 255) {
             head[0] = more | FLAG_LONG;
             for (int k = 0; k < 8; k++)
-                head[1 + k] = (uint8_t) ((uint64_t) sizes[i] >> (56 - 8 * k));
+                head[1 + k] = (uint8_t) ((uint64_t) size >> (56 - 8 * k));
             hl = 9;
         } else {
             head[0] = more;
-            head[1] = (uint8_t) sizes[i];
+            head[1] = (uint8_t) size;
             hl = 2;
         }
-        if (s_append (&self->out, head, hl) || s_append (&self->out, frames[i], sizes[i]))
+        if (s_append (&self->out, head, hl) || s_append (&self->out, frames[i].data, size))
             return -ENOMEM;
     }
     return 0;

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jp_message.h"
+
 #define JP_ZMTP_GREETING 64
 #define JP_ZMTP_COMMAND_MAX (64u << 10)   /* bytes of one command body */
 #define JP_ZMTP_PARENT_MAX (64u << 10)    /* a parent header kept for on_drop */
@@ -72,10 +74,10 @@ void jp_zmtp_filter_release (jp_zmtp_filter_t *self);
  * why (the filter stays failed). */
 int jp_zmtp_filter_feed (jp_zmtp_filter_t *self, const uint8_t *data, size_t n);
 
-/* Appends a message of n frames to the output, as data frames. Call it at
- * a message boundary only (from on_drop). Returns 0 or -ENOMEM. */
-int jp_zmtp_filter_put_message (jp_zmtp_filter_t *self, const uint8_t *const *frames,
-                                const size_t *sizes, size_t n);
+/* Appends a message of n frames (borrowed) to the output, as data
+ * frames. Call it at a message boundary only (from on_drop). Returns 0 or
+ * -ENOMEM. */
+int jp_zmtp_filter_put_message (jp_zmtp_filter_t *self, const jp_frame_t *frames, size_t n);
 
 /* Bytes of the output not yet written; the caller writes from
  * out.data + out.sent and then calls jp_zmtp_filter_wrote. */

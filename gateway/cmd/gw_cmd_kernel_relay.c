@@ -73,7 +73,8 @@ typedef struct {
     s_relay_t *relay;
     int ch;
     int front, back;            /* -1 when not open */
-    bool connecting, up;        /* back: connect under way; connected */
+    bool up;                    /* back connected (back >= 0 and not up: a
+                                   connect under way) */
     int64_t retry_at_ms;        /* when to try the kernel again */
     uint8_t down[CHUNK];        /* from the gateway, for the kernel */
     size_t down_len, down_sent;
@@ -174,16 +175,8 @@ s_dropped_cb (void *arg, uint64_t bytes, uint64_t frames, const uint8_t *parent,
     jp_frame_t *out = NULL;
     size_t n = 0;
     const char *key = pair->relay->front_conn.key;
-    if (jp_msg_encode (note, (const uint8_t *) key, strlen (key), &out, &n) == 0) {
-        const uint8_t *data[16];
-        size_t sizes[16];
-        for (size_t i = 0; i < n && i < 16; i++) {
-            data[i] = out[i].data;
-            sizes[i] = out[i].size;
-        }
-        if (n <= 16)
-            jp_zmtp_filter_put_message (&pair->filter, data, sizes, n);
-    }
+    if (jp_msg_encode (note, (const uint8_t *) key, strlen (key), &out, &n) == 0)
+        jp_zmtp_filter_put_message (&pair->filter, out, n);
     jp_frames_free (out, n);
     jp_msg_destroy (&note);
 }
@@ -203,6 +196,15 @@ s_pair_close (s_pair_t **pair_p)
     *pair_p = NULL;
 }
 
+/* The kernel is not listening yet (it starts): try again in RETRY_MS. */
+static void
+s_retry_later (s_pair_t *pair)
+{
+    close (pair->back);
+    pair->back = -1;
+    pair->retry_at_ms = jp_time_now_ms () + RETRY_MS;
+}
+
 /* Starts the connection to the kernel's socket of the pair's channel. */
 static void
 s_connect (s_pair_t *pair)
@@ -220,14 +222,8 @@ s_connect (s_pair_t *pair)
     }
     if (connect (pair->back, (struct sockaddr *) addr, self->kernel_len[pair->ch]) == 0)
         pair->up = true;
-    else if (errno == EINPROGRESS)
-        pair->connecting = true;
-    else {
-        /* not listening yet (ENOENT, ECONNREFUSED, EAGAIN): it starts */
-        close (pair->back);
-        pair->back = -1;
-        pair->retry_at_ms = jp_time_now_ms () + RETRY_MS;
-    }
+    else if (errno != EINPROGRESS)
+        s_retry_later (pair);   /* ENOENT, ECONNREFUSED, EAGAIN */
 }
 
 /* The connect under way ended. */
@@ -236,14 +232,10 @@ s_connected (s_pair_t *pair)
 {
     int err = 0;
     socklen_t len = sizeof err;
-    pair->connecting = false;
-    if (getsockopt (pair->back, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+    if (getsockopt (pair->back, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
         pair->up = true;
-        return;
-    }
-    close (pair->back);
-    pair->back = -1;
-    pair->retry_at_ms = jp_time_now_ms () + RETRY_MS;
+    else
+        s_retry_later (pair);
 }
 
 /* Writes what waits for the gateway. False when the gateway's connection
@@ -364,18 +356,16 @@ s_listen (s_relay_t *self, const jp_connection_t *kernel_conn)
     return 0;
 }
 
-/* Serves one pair after a poll (pf: its front's and back's pollfds, or
- * NULL when it was not polled). Returns false when the pair is to go. */
+/* Serves one pair after a poll (pf: its front's and back's pollfds).
+ * Returns false when the pair is to go. */
 static bool
 s_serve (s_pair_t *pair, const struct pollfd *pf, bool shell_open, int64_t now)
 {
-    if (!pair->up && !pair->connecting && pair->back < 0 && now >= pair->retry_at_ms
-        && (pair->ch != JP_CHANNEL_SHELL || shell_open))
-        s_connect (pair);
-    if (!pf)
-        return true;
     short front = pf[0].revents, back = pf[1].revents;
-    if (pair->connecting && back)
+    if (pair->back < 0) {
+        if (now >= pair->retry_at_ms && (pair->ch != JP_CHANNEL_SHELL || shell_open))
+            s_connect (pair);
+    } else if (!pair->up && back)
         s_connected (pair);
     else if (pair->up && (back & (POLLIN | POLLHUP | POLLERR))) {
         if (!s_from_kernel (pair))
@@ -433,9 +423,9 @@ s_run (s_relay_t *self)
                     .events = (short) ((pair->up && !down_waits ? POLLIN : 0)
                                        | (out_waits ? POLLOUT : 0))};
                 short back = 0;
-                if (pair->connecting)
-                    back = POLLOUT;
-                else if (pair->up)
+                if (!pair->up)
+                    back = POLLOUT;     /* the connect's end (ignored while back < 0) */
+                else
                     back = (short) ((jp_zmtp_filter_pending (&pair->filter) < UP_READ_BELOW
                                      ? POLLIN : 0) | (down_waits ? POLLOUT : 0));
                 pfds[n++] = (struct pollfd) {.fd = pair->back, .events = back};

@@ -159,11 +159,12 @@ class _CodeboxFdCapture:
         time (all of it when whole), as a program's output does, and the
         parent's thread reads it from the pipe in the order it was written;
         a print's line is one write (the pipe does not mix writes of up to
-        4 KiB), so lines of children printing at once do not mix. ipykernel would send each write (a print is several) as its
-        own message over a new ZeroMQ connection to the parent, which
-        takes them from its connections in turn, not in the order they
-        were written ("child 0" arrived as "child \\n0"). False when the
-        fd cannot take it (closed, its reader gone)."""
+        4 KiB), so lines of children printing at once do not mix.
+        ipykernel would send each write (a print is several) as its own
+        message over a new ZeroMQ connection to the parent, which takes
+        them from its connections in turn, not in the order they were
+        written ("child 0" arrived as "child \\n0"). False when the fd
+        cannot take it (closed, its reader gone)."""
         with self.child_lock:
             text = self.child_line + string
             end = len(text) if whole or len(text) > self.DRAIN_MAX else text.rfind("\n") + 1
@@ -554,7 +555,8 @@ _ipython = _codebox_module("IPython")
 _stream_class = getattr(_iostream, "OutStream", None)
 _thread_class = getattr(_iostream, "IOPubThread", None)
 _kernel_class = getattr(_kernelbase, "Kernel", None)
-_kernel = getattr(_ipython.get_ipython(), "kernel", None) if _ipython else None
+_shell = _ipython.get_ipython() if _ipython else None
+_kernel = getattr(_shell, "kernel", None)
 _pub_thread = getattr(sys.stdout, "pub_thread", None)
 
 if (isinstance(_stream_class, type) and isinstance(sys.stdout, _stream_class)
@@ -594,7 +596,7 @@ if callable(getattr(getattr(_formatters, "catch_format_error", None), "__wrapped
 # IPython makes its display formatters when it first formats a result, and
 # that first cell of a kernel paid for it (about 13 ms here): a kernel of
 # the warm pool does it before it is taken.
-_display_formatter = getattr(_ipython.get_ipython(), "display_formatter", None) if _ipython else None
+_display_formatter = getattr(_shell, "display_formatter", None)
 if callable(getattr(_display_formatter, "format", None)):
     try:
         _display_formatter.format(0)

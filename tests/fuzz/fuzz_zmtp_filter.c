@@ -20,13 +20,14 @@ s_drop_cb (void *arg, uint64_t bytes, uint64_t frames, const uint8_t *parent, si
     (void) frames;
     /* a reply in the dropped message's place, as the relay puts on iopub */
     jp_zmtp_filter_t *f = arg;
-    const uint8_t *data[2] = {(const uint8_t *) "note", parent ? parent : (const uint8_t *) ""};
-    size_t sizes[2] = {4, parent ? len : 0};
-    jp_zmtp_filter_put_message (f, data, sizes, 2);
+    const jp_frame_t note[2] = {{(uint8_t *) "note", 4},
+                                {(uint8_t *) (parent ? parent : (const uint8_t *) ""),
+                                 parent ? len : 0}};
+    jp_zmtp_filter_put_message (f, note, 2);
 }
 
-/* Feeds data in chunks of 1 + (step % 7) * k bytes; returns the filter's
- * output and the feed's last code. */
+/* Feeds data whole (step 0) or in chunks of 1 + (step * k) % 97 bytes for
+ * the k-th chunk; returns the last feed's code (the output stays in f). */
 static int
 s_run (jp_zmtp_filter_t *f, const uint8_t *data, size_t n, unsigned step)
 {

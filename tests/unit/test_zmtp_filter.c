@@ -101,9 +101,9 @@ s_on_drop (void *arg, uint64_t bytes, uint64_t frames, const uint8_t *parent, si
         memcpy (d->parent, parent, parent_len);
     if (d->reply) {
         static uint8_t big[300];
-        const uint8_t *f[] = {(const uint8_t *) "dropped", d->parent, big};
-        size_t sizes[] = {7, d->parent_len, sizeof big};
-        ck_assert_int_eq (jp_zmtp_filter_put_message (d->filter, f, sizes, 3), 0);
+        const jp_frame_t f[] = {{(uint8_t *) "dropped", 7}, {d->parent, d->parent_len},
+                                {big, sizeof big}};
+        ck_assert_int_eq (jp_zmtp_filter_put_message (d->filter, f, 3), 0);
     }
 }
 
