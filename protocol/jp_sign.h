@@ -4,7 +4,9 @@
  * (header, parent_header, metadata, content), in that order, with the key
  * from the connection file used as raw bytes. The signature travels as 64
  * lowercase hex digits. An empty key means "unsigned": the signature is the
- * empty string. Pure code, no threads, no allocation. */
+ * empty string. Pure code, no threads of its own; each calling thread keeps
+ * up to four keyed OpenSSL contexts (a copy of their keys), freed when it
+ * ends. */
 #ifndef JP_SIGN_H
 #define JP_SIGN_H
 

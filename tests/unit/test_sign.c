@@ -2,17 +2,25 @@
  * jupyter_client (Session.sign) computed for known keys and frames, in
  * fixtures/sign_vectors.json (made by make_sign_vectors.py), and the ways a
  * signature must be refused: a changed digit, a wrong length, upper case,
- * another key, changed frames. */
+ * another key, changed frames; and that the keyed contexts each thread
+ * keeps sign as fresh ones do. */
 #include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "jp_sign.h"
 #include "suites.h"
 #include "testutil.h"
 
 #define VECTORS "fixtures/sign_vectors.json"
+
+static int s_vector_count (void);
 
 /* One vector of the fixture, with its frames borrowed from json. */
 typedef struct {
@@ -241,6 +249,93 @@ START_TEST (test_output_format)
 }
 END_TEST
 
+/* Signs every vector of the fixture in turn, rounds times, forwards and
+ * backwards: more keys than a thread keeps contexts for, so kept contexts
+ * are reused and replaced; each signature must stay jupyter_client's.
+ * Returns the number of mismatches. */
+static int
+s_sign_all_rounds (int rounds)
+{
+    int n = s_vector_count (), bad = 0;
+    s_vector_t *v = calloc ((size_t) n, sizeof *v);
+    for (int i = 0; i < n; i++)
+        s_vector_load (&v[i], (size_t) i);
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < n; k++) {
+            int i = r % 2 ? n - 1 - k : k;
+            char sig[JP_SIGNATURE_HEX_LEN + 1];
+            if (jp_sign (v[i].key, v[i].key_len, v[i].parts, sig) != 0
+                || strcmp (sig, v[i].signature) != 0)
+                bad++;
+        }
+    for (int i = 0; i < n; i++)
+        s_vector_free (&v[i]);
+    free (v);
+    return bad;
+}
+
+static void *
+s_sign_thread (void *arg)
+{
+    *(int *) arg = s_sign_all_rounds (20);
+    return NULL;
+}
+
+/* The keyed contexts a thread keeps give the same signatures as fresh
+ * ones: keys in rotation (more than are kept), the same key twice in a row,
+ * and four threads at once. */
+START_TEST (test_kept_contexts_sign_right)
+{
+    ck_assert_int_gt (s_vector_count (), 4);
+    ck_assert_int_eq (s_sign_all_rounds (5), 0);
+    pthread_t t[4];
+    int bad[4] = {0};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq (pthread_create (&t[i], NULL, s_sign_thread, &bad[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq (pthread_join (t[i], NULL), 0);
+        ck_assert_msg (bad[i] == 0, "thread %d: %d wrong signatures", i, bad[i]);
+    }
+}
+END_TEST
+
+/* A key longer than the kept ones (used once, not kept) and keys that
+ * differ only in length or in their last byte sign as OpenSSL's one-shot
+ * HMAC does. */
+START_TEST (test_long_and_near_keys)
+{
+    uint8_t key[300];
+    for (size_t i = 0; i < sizeof key; i++)
+        key[i] = (uint8_t) (i * 7 + 1);
+    const char *frames[4] = {"{\"a\":1}", "{}", "{}", "{\"code\":\"1+1\"}"};
+    jp_part_t parts[4];
+    size_t all = 0;
+    char joined[64] = "";
+    for (int i = 0; i < 4; i++) {
+        parts[i] = (jp_part_t) {frames[i], strlen (frames[i])};
+        strcat (joined, frames[i]);
+        all += strlen (frames[i]);
+    }
+    size_t lens[] = {300, 129, 128, 127, 32, 31, 32};
+    for (int round = 0; round < 2; round++)
+        for (size_t j = 0; j < sizeof lens / sizeof lens[0]; j++) {
+            if (j == sizeof lens / sizeof lens[0] - 1)
+                key[31] ^= 0x80;        /* same length as before, last byte changed */
+            unsigned char mac[32];
+            unsigned int mac_len = 0;
+            ck_assert_ptr_nonnull (HMAC (EVP_sha256 (), key, (int) lens[j],
+                                         (const unsigned char *) joined, all, mac, &mac_len));
+            char want[65], got[JP_SIGNATURE_HEX_LEN + 1];
+            for (int i = 0; i < 32; i++)
+                sprintf (want + 2 * i, "%02x", mac[i]);
+            ck_assert_int_eq (jp_sign (key, lens[j], parts, got), 0);
+            ck_assert_msg (strcmp (got, want) == 0, "key of %zu bytes (round %d)", lens[j], round);
+            if (j == sizeof lens / sizeof lens[0] - 1)
+                key[31] ^= 0x80;
+        }
+}
+END_TEST
+
 /* The number of vectors in the fixture, read when the suite is built. */
 static int
 s_vector_count (void)
@@ -270,6 +365,8 @@ sign_suite (void)
     tcase_add_test (tc, test_other_key_fails);
     tcase_add_test (tc, test_changed_frames_fail);
     tcase_add_test (tc, test_output_format);
+    tcase_add_test (tc, test_kept_contexts_sign_right);
+    tcase_add_test (tc, test_long_and_near_keys);
     suite_add_tcase (s, tc);
     return s;
 }
