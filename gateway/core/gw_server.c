@@ -92,6 +92,8 @@ s_run_request (gw_loop_item_t *item, bool stopping)
                                 req->path ? req->path : "/");
 }
 
+static int64_t s_reap_every (const gw_server_t *self);
+
 gw_server_t *
 gw_server_new (const gw_config_t *config, char *err, size_t err_len)
 {
@@ -168,8 +170,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         gw_server_destroy (&self);
         return NULL;
     }
-    self->next_reap = jp_time_now_ms ()
-                      + gw_config_int (config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    self->next_reap = jp_time_now_ms () + s_reap_every (self);
     return self;
 }
 
@@ -337,23 +338,63 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
     self->n_polled = 0;
 }
 
+/* The reaper's interval in ms (a second at least: 0 would spin the loop). */
+static int64_t
+s_reap_every (const gw_server_t *self)
+{
+    int64_t every = gw_config_int (self->config, GW_SET_CLEANUP_INTERVAL) * 1000;
+    return every < 1000 ? 1000 : every;
+}
+
+/* The earliest time a session could be reaped (its TTL, or its idle
+ * timeout if it is not busy then), or -1 while it is starting (its
+ * kernel's next event wakes the loop). */
+static int64_t
+s_reap_due (const gw_session_t *s)
+{
+    if (strcmp (gw_session_status (s), "starting") == 0)
+        return -1;
+    int64_t ttl = s->created_ms + (int64_t) s->limits.ttl_s * 1000;
+    int64_t idle = s->last_used_ms + (int64_t) s->limits.idle_s * 1000;
+    return idle < ttl ? idle : ttl;
+}
+
+/* The reaper's passes keep to the cleanup interval's beat, but the loop
+ * wakes only for the first pass that may find a session to reap, so a
+ * gateway whose sessions are idle sleeps until one could expire: -1 if
+ * none could. */
+static int64_t
+s_reap_deadline (const gw_server_t *self)
+{
+    int64_t due = -1;
+    for (size_t i = 0; i < self->n_sessions; i++) {
+        int64_t d = s_reap_due (self->sessions[i]);
+        if (d >= 0 && (due < 0 || d < due))
+            due = d;
+    }
+    if (due < 0 || due <= self->next_reap)
+        return due < 0 ? -1 : self->next_reap;
+    int64_t every = s_reap_every (self);
+    return self->next_reap + (due - self->next_reap + every - 1) / every * every;
+}
+
 /* The earliest time the sessions, the long polls, the pool or the
- * reaper need the loop. */
+ * reaper need the loop, or -1 for none. */
 static int64_t
 s_deadline (void *arg, int64_t now)
 {
     gw_server_t *self = arg;
-    int64_t next = self->next_reap;
+    int64_t next = s_reap_deadline (self);
     for (size_t i = 0; i < self->n_sessions; i++) {
         int64_t d = gw_session_deadline (self->sessions[i]);
-        if (d >= 0 && d < next)
+        if (d >= 0 && (next < 0 || d < next))
             next = d;
     }
     int64_t w = gw_jobs_expire_waits (self->jobs, now);
-    if (w >= 0 && w < next)
+    if (w >= 0 && (next < 0 || w < next))
         next = w;
     int64_t p = gw_pool_deadline (self->pool);
-    if (p >= 0 && p < next)
+    if (p >= 0 && (next < 0 || p < next))
         next = p;
     return next;
 }
@@ -376,7 +417,9 @@ s_tick (void *arg, int64_t now)
     }
     if (now >= self->next_reap) {
         s_reap (self, now);
-        self->next_reap = now + gw_config_int (self->config, GW_SET_CLEANUP_INTERVAL) * 1000;
+        int64_t every = s_reap_every (self);
+        while (self->next_reap <= now)  /* on the beat, however late this turn came */
+            self->next_reap += every;
     }
     /* the result store's bounds (age, count, bytes), four times a second */
     if (now >= self->next_jobs_expiry) {
