@@ -14,7 +14,8 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
   measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
 Then: a new session's first answer (warm pool vs cold start), 16 sessions x
 25 concurrent calls (throughput, p99, every answer checked, the gateway's
-CPU per call), 64 idle sessions (the gateway's CPU over BENCH_IDLE_S
+CPU per call), 64 idle sessions (once what their creation started has
+settled, the gateway's CPU time and context switches over BENCH_IDLE_S
 seconds, default 60), gateway RSS
 idle / with 16 sessions / halfway through and after 10 000 executions, and a 5 MB stdout and a
 2 MB PNG through MCP. Prints one table; `--markdown FILE` also writes it.
@@ -96,6 +97,28 @@ class Server:
         with open("/proc/%d/stat" % self.p.pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def run_ns(self):
+        """The gateway's run time so far, every thread, in ns (schedstat: exact, not ticks)."""
+        total = 0
+        for tid in os.listdir("/proc/%d/task" % self.p.pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (self.p.pid, tid)) as f:
+                    total += int(f.read().split()[0])
+            except FileNotFoundError:
+                pass    # a thread that ended
+        return total
+
+    def switches(self):
+        """Context switches of every thread of the gateway so far."""
+        total = 0
+        for tid in os.listdir("/proc/%d/task" % self.p.pid):
+            try:
+                with open("/proc/%d/task/%s/status" % (self.p.pid, tid)) as f:
+                    total += sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+            except FileNotFoundError:
+                pass
+        return total
 
     def rss_kib(self):
         for line in open("/proc/%d/status" % self.p.pid):
@@ -362,14 +385,26 @@ def main():
     # idle sessions cost nothing: the gateway's CPU over a quiet stretch
     for i in range(16, 64):
         s.call("POST", "/sessions", {"session_id": "c%d" % i})
-    time.sleep(2)
+    # what the calls started settles first (the warm pool's refill, each
+    # kernel's last heartbeat after its last request): until 3 s pass in
+    # which no thread of the gateway runs, at most 60 s
+    t = time.perf_counter()
+    cpu = s.run_ns()
+    while time.perf_counter() - t < 60:
+        before = s.switches()
+        time.sleep(3)
+        if s.switches() == before:
+            break
+    settle, settle_cpu = time.perf_counter() - t, (s.run_ns() - cpu) / 1e9
     idle = float(os.environ.get("BENCH_IDLE_S", "60"))
-    cpu = s.cpu_s()
+    cpu, wakes = s.run_ns(), s.switches()
     time.sleep(idle)
-    cpu = s.cpu_s() - cpu
+    cpu, wakes = (s.run_ns() - cpu) / 1e9, s.switches() - wakes
     s.local = threading.local()     # the server closed the idle keep-alive connection
-    rows.append(("64 idle sessions", "", "", "gateway CPU %.2f s over %.0f s (%.2f%%)"
-                 % (cpu, idle, 100 * cpu / idle)))
+    rows.append(("64 idle sessions", "", "",
+                 "gateway CPU %.1f ms over %.0f s (%.3f%%), %d context switches; before that "
+                 "%.0f s to settle (pool refill, last heartbeats), %.0f ms CPU"
+                 % (cpu * 1e3, idle, 100 * cpu / idle, wakes, settle, settle_cpu * 1e3)))
 
     # RSS after many executions: REST keeps the last GW_JOBS_MAX (2000)
     # results by design, so growth must stop once that store is full:
