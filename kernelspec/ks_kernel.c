@@ -78,8 +78,19 @@ struct ks_kernel {
     int stop_stage;
     ks_kernel_msg_fn *on_msg;
     ks_kernel_state_fn *on_state;
+    uint64_t fds_generation;    /* see ks_kernel_fds_generation */
     void *arg;
 };
+
+/* A descriptor of the kernel was opened or closed: a new generation, unique
+ * in the process, so an owner that keeps the descriptors registered (an
+ * epoll set) sees the change even if a number or an address is reused. */
+static void
+s_fds_changed (ks_kernel_t *self)
+{
+    static uint64_t generation;
+    self->fds_generation = __atomic_add_fetch (&generation, 1, __ATOMIC_RELAXED);
+}
 
 /* Replaces the strings of spawn (cgroups, binds) with copies kept in
  * cgroups and binds (from, to pairs). */
@@ -128,6 +139,7 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
     if (self->options.heartbeat_ms <= 0)
         self->options.heartbeat_ms = 5000;
     self->pidfd = -1;
+    s_fds_changed (self);
     self->cpuacct_fd = -2;      /* not opened yet */
     if ((options->cwd && !(self->cwd = strdup (options->cwd)))
         || (options->proxy && !(self->proxy = strdup (options->proxy)))) {
@@ -215,6 +227,7 @@ s_stop_relay (ks_kernel_t *self)
     if (self->relay_pidfd >= 0) {
         close (self->relay_pidfd);
         self->relay_pidfd = -1;
+        s_fds_changed (self);
     }
 }
 
@@ -234,6 +247,7 @@ s_kill_and_reap (ks_kernel_t *self)
     if (self->pidfd >= 0) {
         close (self->pidfd);
         self->pidfd = -1;
+        s_fds_changed (self);
     }
 }
 
@@ -275,6 +289,7 @@ s_set_state (ks_kernel_t *self, ks_kernel_state_t state)
     self->state = state;
     if (state == KS_KERNEL_DEAD) {
         jp_channels_destroy (&self->channels);
+        s_fds_changed (self);
         s_remove_runtime_files (self);
     }
     if (self->on_state)
@@ -455,8 +470,10 @@ s_start_relay (ks_kernel_t *self)
     char *argv[] = {self->relay, "kernel-relay", self->front_path, self->conn_path, NULL};
     /* one malloc arena: the address-space limit counts reservations */
     char *envp[] = {"PATH=" KS_CLEAN_PATH, "MALLOC_ARENA_MAX=1", NULL};
-    return ks_process_spawn (argv, envp, "/", self->relay_log_path, &spawn, &self->relay_pid,
-                             &self->relay_pidfd, self->error, sizeof self->error);
+    rc = ks_process_spawn (argv, envp, "/", self->relay_log_path, &spawn, &self->relay_pid,
+                           &self->relay_pidfd, self->error, sizeof self->error);
+    s_fds_changed (self);
+    return rc;
 }
 
 /* One launch attempt: connection info, connection file, channels, process. */
@@ -498,6 +515,7 @@ s_launch (ks_kernel_t *self)
        rest back (and the kernel's queue, in its memory, drops) */
     self->channels = jp_channels_new (self->ctx, self->relay ? &self->front : &self->conn,
                                       self->relay ? KS_RELAY_HWM : 0);
+    s_fds_changed (self);
     if (!self->channels) {
         rc = -errno;
         snprintf (self->error, sizeof self->error, "cannot open channels: %s",
@@ -535,6 +553,7 @@ s_launch (ks_kernel_t *self)
         rc = ks_process_spawn (argv, envp, self->options.cwd, self->log_path,
                                &self->options.spawn, &self->pid, &self->pidfd, self->error,
                                sizeof self->error);
+    s_fds_changed (self);
     ks_strv_free (argv);
     ks_strv_free (envp);
     if (rc)
@@ -603,6 +622,36 @@ ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
     return n;
 }
 
+uint64_t
+ks_kernel_fds_generation (const ks_kernel_t *self)
+{
+    return self->fds_generation;
+}
+
+int
+ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
+{
+    int n = 0;
+    if (self->channels)
+        for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
+            size_t size = sizeof fds[n];
+            if (zmq_getsockopt (jp_channels_socket (self->channels, (jp_channel_t) ch),
+                                ZMQ_FD, &fds[n], &size) == 0)
+                n++;
+        }
+    if (self->pidfd >= 0 && n < max)
+        fds[n++] = self->pidfd;
+    if (self->relay_pidfd >= 0 && n < max)
+        fds[n++] = self->relay_pidfd;
+    return n;
+}
+
+bool
+ks_kernel_needs_poll_items (const ks_kernel_t *self)
+{
+    return self->channels && jp_channels_any_used (self->channels);
+}
+
 int64_t
 ks_kernel_deadline (const ks_kernel_t *self)
 {
@@ -633,6 +682,7 @@ s_on_exit (ks_kernel_t *self)
     ks_process_signal_group (pgid, SIGKILL);    /* leftovers of the group */
     close (self->pidfd);
     self->pidfd = -1;
+    s_fds_changed (self);
     char how[128], why[256];
     ks_process_describe (status, how, sizeof how);
     if (self->state == KS_KERNEL_STOPPING) {
@@ -648,6 +698,7 @@ s_on_exit (ks_kernel_t *self)
             /* another process took a port between our probe and its bind */
             self->attempts++;
             jp_channels_destroy (&self->channels);
+            s_fds_changed (self);
             s_remove_runtime_files (self);
             if (s_launch (self) == 0)
                 return;
@@ -679,6 +730,7 @@ s_on_relay_exit (ks_kernel_t *self)
     self->relay_pid = 0;
     close (self->relay_pidfd);
     self->relay_pidfd = -1;
+    s_fds_changed (self);
     if (self->state == KS_KERNEL_STOPPING)
         return;
     char how[128];
@@ -799,6 +851,7 @@ s_timers (ks_kernel_t *self, int64_t now)
             }
             jp_channels_hb_reset (self->channels);   /* a REQ socket is stuck
                                                         until it gets a reply */
+            s_fds_changed (self);
         }
         self->beat_pending = jp_channels_hb_ping (self->channels) == 0;
         self->next_beat = s_next_beat (self, now);

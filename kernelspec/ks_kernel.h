@@ -118,6 +118,19 @@ const char *ks_kernel_error (const ks_kernel_t *self);
  * JP_POLL_USED. Pass the same items, after polling, to dispatch. */
 int ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max);
 
+/* For an owner that watches the kernel's descriptors between polls (an
+ * epoll set) instead of polling its items each turn. ks_kernel_fds fills up
+ * to max (KS_KERNEL_POLL_ITEMS) descriptors that become readable when the
+ * kernel needs dispatch: its sockets' ZMQ_FDs, the pidfds. Their set is
+ * the same as long as ks_kernel_fds_generation returns the same value
+ * (unique in the process: a new one whenever one is opened or closed).
+ * A ZeroMQ socket's descriptor is not enough after the socket was used
+ * (sending or receiving may take its signal): while
+ * ks_kernel_needs_poll_items is true, poll the kernel's items. */
+uint64_t ks_kernel_fds_generation (const ks_kernel_t *self);
+int ks_kernel_fds (const ks_kernel_t *self, int *fds, int max);
+bool ks_kernel_needs_poll_items (const ks_kernel_t *self);
+
 /* The next time (jp_time_now_ms clock) the kernel needs dispatch to run
  * even if nothing is readable, or -1. */
 int64_t ks_kernel_deadline (const ks_kernel_t *self);

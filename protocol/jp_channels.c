@@ -176,6 +176,12 @@ jp_channels_last_bytes (const jp_channels_t *self)
 }
 
 bool
+jp_channels_any_used (const jp_channels_t *self)
+{
+    return self->used != 0;
+}
+
+bool
 jp_channels_take_used (jp_channels_t *self, jp_channel_t channel)
 {
     bool used = self->used & (1u << channel);

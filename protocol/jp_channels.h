@@ -32,6 +32,9 @@ void *jp_channels_socket (jp_channels_t *self, jp_channel_t channel);
  * JP_POLL_USED); clears it. */
 bool jp_channels_take_used (jp_channels_t *self, jp_channel_t channel);
 
+/* True if any channel was used since its flag was last taken. */
+bool jp_channels_any_used (const jp_channels_t *self);
+
 /* The client session id used in every header this client sends. */
 const char *jp_channels_session (const jp_channels_t *self);
 

@@ -25,6 +25,8 @@
 #include "gw_pool.h"
 #include "gw_sandbox.h"
 #include "gw_state_dir.h"
+#include "gw_watch.h"
+#include "jp_poll.h"
 #include "jp_time.h"
 #include "jp_log.h"
 
@@ -42,11 +44,16 @@ struct gw_server {
     gw_metrics_t *metrics;
     gw_session_t **sessions;
     size_t n_sessions, cap_sessions;
-    /* this turn's polled sessions and where their items start */
+    /* this turn's sessions: where their items start and how many (0: their
+       kernel is watched through the epoll set), their kernels for it */
     gw_session_t **polled;
-    int *first;
+    int *first, *count;
+    ks_kernel_t **kernels;
+    bool *ready;
     size_t n_polled, cap_polled;
     int pool_first, n_items;
+    gw_watch_t *watch;          /* the kernels not used since their last poll */
+    int watch_item;             /* its item this turn, or -1 */
     int64_t next_reap;
     gw_pool_t *pool;
     gw_sandbox_t *sandbox;
@@ -165,6 +172,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         return NULL;
     }
     self->pool = gw_pool_new (self);
+    self->watch = gw_watch_new ();     /* NULL: every kernel is polled each turn */
     if (!self->pool || !self->zmq || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
         gw_server_destroy (&self);
@@ -193,6 +201,10 @@ gw_server_destroy (gw_server_t **self_p)
         zmq_ctx_term (self->zmq);
     free (self->polled);
     free (self->first);
+    free (self->count);
+    free (self->kernels);
+    free (self->ready);
+    gw_watch_destroy (&self->watch);
     if (self->runtime_dir[0])
         gw_fs_remove_tree (self->runtime_dir);
     if (self->lock_fd >= 0)
@@ -283,45 +295,91 @@ s_reap (gw_server_t *self, int64_t now)
     }
 }
 
-/* The source's poll capacity: every session's kernel and the pool. */
+/* The source's poll capacity: the epoll set, every session's kernel, the pool. */
 static int
 s_poll_count (void *arg)
 {
     gw_server_t *self = arg;
-    return (int) (self->n_sessions * KS_KERNEL_POLL_ITEMS)
+    return 1 + (int) (self->n_sessions * KS_KERNEL_POLL_ITEMS)    /* 1: the epoll set */
            + gw_pool_poll_count (self->pool);
 }
 
-/* Fills the kernels' items and remembers whose they are for dispatch. */
+/* Room for this turn's per-session arrays. Returns false if out of memory. */
+static bool
+s_polled_room (gw_server_t *self)
+{
+    if (self->cap_polled >= self->n_sessions + 1)
+        return true;
+    size_t cap = self->n_sessions + 16;
+    gw_session_t **polled = realloc (self->polled, cap * sizeof *polled);
+    if (polled)
+        self->polled = polled;
+    int *first = realloc (self->first, cap * sizeof *first);
+    if (first)
+        self->first = first;
+    int *count = realloc (self->count, cap * sizeof *count);
+    if (count)
+        self->count = count;
+    ks_kernel_t **kernels = realloc (self->kernels, cap * sizeof *kernels);
+    if (kernels)
+        self->kernels = kernels;
+    bool *ready = realloc (self->ready, cap * sizeof *ready);
+    if (ready)
+        self->ready = ready;
+    if (!polled || !first || !count || !kernels || !ready)
+        return false;
+    self->cap_polled = cap;
+    return true;
+}
+
+/* Fills the loop's items: the epoll set that watches the kernels, and the
+ * items of the kernels that must be polled themselves this turn (used
+ * since their last poll, or all of them if there is no set); remembers
+ * whose they are for dispatch. */
 static int
 s_poll_items (void *arg, zmq_pollitem_t *items, int max)
 {
     gw_server_t *self = arg;
     self->n_polled = 0;
-    if (self->cap_polled < self->n_sessions + 1) {
-        size_t cap = self->n_sessions + 16;
-        gw_session_t **polled = realloc (self->polled, cap * sizeof *polled);
-        if (polled)
-            self->polled = polled;
-        int *first = polled ? realloc (self->first, cap * sizeof *first) : NULL;
-        if (first)
-            self->first = first;
-        if (!polled || !first)
-            return 0;       /* out of memory: this turn polls no kernel */
-        self->cap_polled = cap;
-    }
-    int n = 0;
+    self->watch_item = -1;
+    if (!s_polled_room (self))
+        return 0;       /* out of memory: this turn polls no kernel */
     for (size_t i = 0; i < self->n_sessions; i++) {
         self->polled[i] = self->sessions[i];
+        self->kernels[i] = self->sessions[i]->kernel;
+    }
+    int n = 0;
+    int epfd = self->watch ? gw_watch_sync (self->watch, self->kernels, self->n_sessions) : -1;
+    if (epfd >= 0 && n < max) {
+        self->watch_item = n;
+        items[n++] = (zmq_pollitem_t) {.fd = epfd, .events = ZMQ_POLLIN};
+    }
+    for (size_t i = 0; i < self->n_sessions; i++) {
         self->first[i] = n;
-        n += gw_session_poll_items (self->sessions[i], items + n, max - n);
+        ks_kernel_t *kernel = self->kernels[i];
+        bool watched = self->watch_item >= 0
+                       && !(kernel && ks_kernel_needs_poll_items (kernel));
+        self->count[i] = watched ? 0 : gw_session_poll_items (self->sessions[i], items + n, max - n);
+        n += self->count[i];
     }
     self->n_polled = self->n_sessions;
-    self->first[self->n_polled] = n;
     self->pool_first = n;
     n += gw_pool_poll_items (self->pool, items + n, max - n);
     self->n_items = n;
     return n;
+}
+
+/* A watched session the epoll set found readable: its own items, polled
+ * without waiting, then dispatched. */
+static void
+s_dispatch_ready (gw_session_t *session)
+{
+    zmq_pollitem_t items[KS_KERNEL_POLL_ITEMS];
+    struct pollfd pfds[KS_KERNEL_POLL_ITEMS];
+    int k = gw_session_poll_items (session, items, KS_KERNEL_POLL_ITEMS);
+    if (jp_poll (items, pfds, k, 0) < 0)
+        k = 0;
+    gw_session_dispatch (session, items, k);
 }
 
 /* Kernels first (their timers run even when nothing was readable);
@@ -331,9 +389,19 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
 {
     gw_server_t *self = arg;
     (void) n;
-    for (size_t i = 0; i < self->n_polled; i++)
-        gw_session_dispatch (self->polled[i], items + self->first[i],
-                             self->first[i + 1] - self->first[i]);
+    if (self->n_polled)
+        memset (self->ready, 0, self->n_polled * sizeof *self->ready);
+    if (self->watch_item >= 0 && (items[self->watch_item].revents & ZMQ_POLLIN))
+        gw_watch_ready (self->watch, self->ready, self->n_polled);
+    for (size_t i = 0; i < self->n_polled; i++) {
+        gw_session_t *session = self->polled[i];
+        if (self->count[i])
+            gw_session_dispatch (session, items + self->first[i], self->count[i]);
+        else if (self->ready[i] && session->kernel == self->kernels[i])
+            s_dispatch_ready (session);
+        else
+            gw_session_dispatch (session, NULL, 0);     /* its timers */
+    }
     gw_pool_dispatch (self->pool, items + self->pool_first, self->n_items - self->pool_first);
     self->n_polled = 0;
 }

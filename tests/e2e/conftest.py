@@ -78,6 +78,36 @@ def proc_alive(ident):
     return int(rest[19]) == start and rest[0] not in ("Z", "X")
 
 
+def thread_switches(pid):
+    """{"tid name": context switches so far} of every thread of a process."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                n = sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                out["%s %s" % (tid, f.read().strip())] = n
+        except FileNotFoundError:
+            pass    # a thread that ended
+    return out
+
+
+def wait_until_quiet(srv, quiet_s=3, timeout=40):
+    """Waits until quiet_s seconds pass in which no thread of the gateway
+    runs (what the last calls started has settled: a kernel's last
+    heartbeat, the warm pool's refill); fails after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        before = thread_switches(srv.proc.pid)
+        time.sleep(quiet_s)
+        after = thread_switches(srv.proc.pid)
+        woke = {t: after[t] - n for t, n in before.items() if t in after and after[t] != n}
+        if not woke:
+            return
+        assert time.monotonic() < deadline, \
+            "threads of an idle gateway kept waking: %r\n%s" % (woke, srv.log_tail())
+
+
 def descendants(root_pid):
     """[(pid, starttime)] of every live process below root_pid."""
     table = _proc_table()

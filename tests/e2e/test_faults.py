@@ -29,7 +29,7 @@ import uuid
 import pytest
 
 from conftest import (Server, asan, descendants, errors_of, find_by_comm, mcp_session,
-                      proc_cmdline, stream_of, vm_rss_kib, wait_gone)
+                      proc_cmdline, stream_of, vm_rss_kib, wait_gone, wait_until_quiet)
 
 FINAL = {"completed", "error"}
 
@@ -639,6 +639,34 @@ def test_kernel_stopped_while_idle_is_found_by_the_next_request(py_srv):
         assert out(s, sid, "print(6 * 7)") == "42\n"
     finally:
         s.delete("/sessions/" + sid)
+
+
+def test_an_idle_kernel_that_dies_is_seen_at_once(server_factory):
+    """Idle sessions' kernels are watched through one epoll set (gw_watch)
+    instead of being polled each turn. Among idle sessions, one whose
+    kernel is killed once the gateway is quiet (no heartbeat left: they
+    stop for idle kernels, and would need 20 s) is seen dying at once,
+    with no request to it, is restarted, and every session goes on; a
+    second kill after the restart (new descriptors, likely the same
+    numbers) is seen too."""
+    s = server_factory()
+    sids = [create_session(s) for _ in range(4)]
+    for sid in sids:
+        kernel_pid(s, sid)
+    victim = sids[2]
+    for round in range(2):
+        pid, _ = kernel_pid(s, victim)
+        seen = s.log().count("kernel event=dead session=%s" % victim)
+        wait_until_quiet(s)
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while s.log().count("kernel event=dead session=%s" % victim) == seen:
+            assert time.monotonic() < deadline, \
+                "round %d: the idle kernel's death was not seen\n%s" % (round, s.log_tail())
+            time.sleep(0.1)
+        assert out(s, victim, "print(%d)" % round) == "%d\n" % round
+    for sid in sids:
+        assert out(s, sid, "print('up')") == "up\n"
 
 
 # --------------------------------------------------------------------------

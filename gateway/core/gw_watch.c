@@ -1,0 +1,134 @@
+/* gw_watch: the sessions' kernels' descriptors in one epoll set; see
+ * gw_watch.h. Loop thread only. */
+#include "gw_watch.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+typedef struct {
+    const ks_kernel_t *kernel;
+    uint64_t generation;
+} s_entry_t;
+
+struct gw_watch {
+    int epfd;                   /* -1: none made (or making it failed) */
+    s_entry_t *entries;         /* what the set holds, by index */
+    size_t n, cap;
+    struct epoll_event *events; /* room for every descriptor of the set */
+    size_t n_fds, cap_events;
+};
+
+gw_watch_t *
+gw_watch_new (void)
+{
+    gw_watch_t *self = calloc (1, sizeof *self);
+    if (self)
+        self->epfd = -1;
+    return self;
+}
+
+void
+gw_watch_destroy (gw_watch_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_watch_t *self = *self_p;
+    if (self->epfd >= 0)
+        close (self->epfd);
+    free (self->entries);
+    free (self->events);
+    free (self);
+    *self_p = NULL;
+}
+
+/* True if the set holds exactly these kernels with these generations. */
+static bool
+s_same (const gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
+{
+    if (self->epfd < 0 || n != self->n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (self->entries[i].kernel != kernels[i]
+            || (kernels[i] && self->entries[i].generation != ks_kernel_fds_generation (kernels[i])))
+            return false;
+    return true;
+}
+
+/* A new set with every descriptor of every kernel. Returns 0 or -errno. */
+static int
+s_make (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
+{
+    if (self->epfd >= 0)
+        close (self->epfd);
+    self->n = 0;
+    self->n_fds = 0;
+    self->epfd = epoll_create1 (EPOLL_CLOEXEC);
+    if (self->epfd < 0)
+        return -errno;
+    if (n > self->cap) {
+        s_entry_t *entries = realloc (self->entries, n * sizeof *entries);
+        if (!entries)
+            return -ENOMEM;
+        self->entries = entries;
+        self->cap = n;
+    }
+    size_t n_fds = 0;
+    for (size_t i = 0; i < n; i++) {
+        self->entries[i].kernel = kernels[i];
+        self->entries[i].generation = kernels[i] ? ks_kernel_fds_generation (kernels[i]) : 0;
+        if (!kernels[i])
+            continue;
+        int fds[KS_KERNEL_POLL_ITEMS];
+        int k = ks_kernel_fds (kernels[i], fds, KS_KERNEL_POLL_ITEMS);
+        for (int j = 0; j < k; j++) {
+            struct epoll_event ev = {.events = EPOLLIN, .data.u64 = i};
+            if (epoll_ctl (self->epfd, EPOLL_CTL_ADD, fds[j], &ev) < 0 && errno != EEXIST)
+                return -errno;
+            n_fds++;
+        }
+    }
+    if (n_fds > self->cap_events) {
+        struct epoll_event *events = realloc (self->events, n_fds * sizeof *events);
+        if (!events)
+            return -ENOMEM;
+        self->events = events;
+        self->cap_events = n_fds;
+    }
+    self->n = n;
+    self->n_fds = n_fds;
+    return 0;
+}
+
+int
+gw_watch_sync (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
+{
+    if (s_same (self, kernels, n))
+        return self->epfd;
+    if (s_make (self, kernels, n) < 0) {
+        if (self->epfd >= 0)
+            close (self->epfd);
+        self->epfd = -1;
+        self->n = 0;
+        return -1;
+    }
+    return self->epfd;
+}
+
+void
+gw_watch_ready (gw_watch_t *self, bool *ready, size_t n)
+{
+    if (self->epfd < 0 || self->n_fds == 0)
+        return;
+    /* one call with room for every descriptor: level-triggered, a second
+       call would report the same ones again */
+    int got = epoll_wait (self->epfd, self->events, (int) self->n_fds, 0);
+    for (int i = 0; i < got; i++) {
+        uint64_t k = self->events[i].data.u64;
+        if (k < n && k < self->n)
+            ready[k] = true;
+    }
+}
