@@ -12,7 +12,9 @@ Rows (exec round trip of `1+1`, p50 and p99 over N):
     minimal keep-alive client (LeanHttp), whose own round trip is a row,
     beside Python's http.client's;
   measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
-Then: a new session's first answer (warm pool vs cold start), 16 sessions x
+Then: a new session's first answer (warm pool after 3 s idle, paired with
+an existing session's and jupyter_client's answer after the same idle, and
+with the machine awake; cold start), 16 sessions x
 25 concurrent calls (throughput, p99, every answer checked, the gateway's
 CPU per call), 64 idle sessions (once what their creation started has
 settled, the gateway's CPU time and context switches over BENCH_IDLE_S
@@ -347,11 +349,22 @@ def main():
         idle_codebox.append(once(lambda: s.execute("bench", "1+1")))
         time.sleep(3)
         idle_jc.append(once(jc.exec))
+    # and the same with the machine awake: 20 calls on an existing session
+    # just before each sample (the pool refilled during the 3 s before)
+    warm_awake = []
+    for i in range(10):
+        time.sleep(3)
+        for _ in range(20):
+            s.execute("bench", "1+1")
+        warm_awake.append(first_answer(s, "awake%d" % i))
+        s.call("DELETE", "/sessions/awake%d" % i)
     jc.stop()
     cold_server = Server({"CODEBOX_POOL_SIZE": "0"})
     cold = [first_answer(cold_server, "cold%d" % i) for i in range(3)]
     cold_server.stop()
     row("new session, first answer, warm pool", warm, "p50 of 5, each after 3 s idle")
+    row("new session, first answer, warm pool, machine awake", warm_awake,
+        "p50 of 10, each right after 20 calls on another session")
     row("existing session, 1+1 after 3 s idle", idle_codebox, "p50 of 5: the idle's own cost")
     row("jupyter_client, 1+1 after 3 s idle", idle_jc, "p50 of 5: the idle's own cost")
     row("new session, first answer, cold start", cold,
