@@ -46,8 +46,10 @@ struct gw_server {
     size_t n_sessions, cap_sessions;
     /* this turn's sessions: where their items start and how many (0: their
        kernel is watched through the epoll set), their kernels for it */
-    gw_session_t **polled;
-    int *first, *count;
+    struct {
+        gw_session_t *session;
+        int first, count;
+    } *polled;
     ks_kernel_t **kernels;
     bool *ready;
     size_t n_polled, cap_polled;
@@ -200,8 +202,6 @@ gw_server_destroy (gw_server_t **self_p)
     if (self->zmq)
         zmq_ctx_term (self->zmq);
     free (self->polled);
-    free (self->first);
-    free (self->count);
     free (self->kernels);
     free (self->ready);
     gw_watch_destroy (&self->watch);
@@ -311,22 +311,16 @@ s_polled_room (gw_server_t *self)
     if (self->cap_polled >= self->n_sessions + 1)
         return true;
     size_t cap = self->n_sessions + 16;
-    gw_session_t **polled = realloc (self->polled, cap * sizeof *polled);
+    void *polled = realloc (self->polled, cap * sizeof *self->polled);
     if (polled)
         self->polled = polled;
-    int *first = realloc (self->first, cap * sizeof *first);
-    if (first)
-        self->first = first;
-    int *count = realloc (self->count, cap * sizeof *count);
-    if (count)
-        self->count = count;
     ks_kernel_t **kernels = realloc (self->kernels, cap * sizeof *kernels);
     if (kernels)
         self->kernels = kernels;
     bool *ready = realloc (self->ready, cap * sizeof *ready);
     if (ready)
         self->ready = ready;
-    if (!polled || !first || !count || !kernels || !ready)
+    if (!polled || !kernels || !ready)
         return false;
     self->cap_polled = cap;
     return true;
@@ -345,7 +339,7 @@ s_poll_items (void *arg, zmq_pollitem_t *items, int max)
     if (!s_polled_room (self))
         return 0;       /* out of memory: this turn polls no kernel */
     for (size_t i = 0; i < self->n_sessions; i++) {
-        self->polled[i] = self->sessions[i];
+        self->polled[i].session = self->sessions[i];
         self->kernels[i] = self->sessions[i]->kernel;
     }
     int n = 0;
@@ -355,12 +349,13 @@ s_poll_items (void *arg, zmq_pollitem_t *items, int max)
         items[n++] = (zmq_pollitem_t) {.fd = epfd, .events = ZMQ_POLLIN};
     }
     for (size_t i = 0; i < self->n_sessions; i++) {
-        self->first[i] = n;
         ks_kernel_t *kernel = self->kernels[i];
         bool watched = self->watch_item >= 0
                        && !(kernel && ks_kernel_needs_poll_items (kernel));
-        self->count[i] = watched ? 0 : gw_session_poll_items (self->sessions[i], items + n, max - n);
-        n += self->count[i];
+        self->polled[i].first = n;
+        self->polled[i].count = watched ? 0 : gw_session_poll_items (self->sessions[i], items + n,
+                                                                     max - n);
+        n += self->polled[i].count;
     }
     self->n_polled = self->n_sessions;
     self->pool_first = n;
@@ -394,9 +389,9 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
     if (self->watch_item >= 0 && (items[self->watch_item].revents & ZMQ_POLLIN))
         gw_watch_ready (self->watch, self->ready, self->n_polled);
     for (size_t i = 0; i < self->n_polled; i++) {
-        gw_session_t *session = self->polled[i];
-        if (self->count[i])
-            gw_session_dispatch (session, items + self->first[i], self->count[i]);
+        gw_session_t *session = self->polled[i].session;
+        if (self->polled[i].count)
+            gw_session_dispatch (session, items + self->polled[i].first, self->polled[i].count);
         else if (self->ready[i] && session->kernel == self->kernels[i])
             s_dispatch_ready (session);
         else
