@@ -263,18 +263,25 @@ gw_server_loop (gw_server_t *self)
     return self->loop;
 }
 
+/* Busy, for the reaper: a job of ours, code a Jupyter client runs (the
+ * kernel's own status says so), or a client holding it open, as Jupyter
+ * does not cull connected kernels. Each of these ends with an event that
+ * wakes the loop (a job's end, the kernel's status, a connection closed). */
+static bool
+s_session_busy (gw_server_t *self, gw_session_t *s)
+{
+    return s->running || s->queue_head
+           || strcmp (gw_session_execution_state (s), "busy") == 0
+           || gw_server_session_in_use (self, s);
+}
+
 /* Ends sessions past their time to live or idle too long. */
 static void
 s_reap (gw_server_t *self, int64_t now)
 {
     for (size_t i = 0; i < self->n_sessions;) {
         gw_session_t *s = self->sessions[i];
-        /* busy: a job of ours, code a Jupyter client runs (the kernel's
-           own status says so), or a client holding it open, as Jupyter
-           does not cull connected kernels */
-        bool busy = s->running || s->queue_head
-                    || strcmp (gw_session_execution_state (s), "busy") == 0
-                    || gw_server_session_in_use (self, s);
+        bool busy = s_session_busy (self, s);
         /* a session whose kernel is still starting is not idle yet: its
            creator is waiting for it */
         bool starting = strcmp (gw_session_status (s), "starting") == 0;
@@ -409,15 +416,18 @@ s_reap_every (const gw_server_t *self)
     return every < 1000 ? 1000 : every;
 }
 
-/* The earliest time a session could be reaped (its TTL, or its idle
- * timeout if it is not busy then), or -1 while it is starting (its
+/* The earliest time a session could be reaped: its TTL's end, or its
+ * idle end if it is not busy now (when it stops being busy, that event
+ * wakes the loop and this is asked again); -1 while it is starting (its
  * kernel's next event wakes the loop). */
 static int64_t
-s_reap_due (const gw_session_t *s)
+s_reap_due (gw_server_t *self, gw_session_t *s)
 {
     if (strcmp (gw_session_status (s), "starting") == 0)
         return -1;
     int64_t ttl = s->created_ms + (int64_t) s->limits.ttl_s * 1000;
+    if (s_session_busy (self, s))
+        return ttl;
     int64_t idle = s->last_used_ms + (int64_t) s->limits.idle_s * 1000;
     return idle < ttl ? idle : ttl;
 }
@@ -427,11 +437,11 @@ s_reap_due (const gw_session_t *s)
  * gateway whose sessions are idle sleeps until one could expire: -1 if
  * none could. */
 static int64_t
-s_reap_deadline (const gw_server_t *self)
+s_reap_deadline (gw_server_t *self)
 {
     int64_t due = -1;
     for (size_t i = 0; i < self->n_sessions; i++) {
-        int64_t d = s_reap_due (self->sessions[i]);
+        int64_t d = s_reap_due (self, self->sessions[i]);
         if (d >= 0 && (due < 0 || d < due))
             due = d;
     }

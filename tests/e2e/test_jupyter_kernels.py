@@ -16,7 +16,7 @@ import uuid
 import pytest
 import websocket
 
-from conftest import rest_run, stream_of, wait_port
+from conftest import rest_run, stream_of, wait_port, wait_until_quiet
 
 ENV = {"CODEBOX_POOL_SIZE": "0"}
 PY = "/usr/bin/python3"
@@ -598,6 +598,21 @@ def test_connected_or_running_kernels_are_not_idle(server_factory):
         assert time.monotonic() < deadline, s.log_tail()
         time.sleep(0.2)
     assert "why=idle" in s.log()
+
+
+def test_a_connected_idle_kernel_does_not_wake_the_gateway(server_factory):
+    """A kernel a client holds open is not reaped, but while it idles the
+    gateway has nothing to do for it: with a reaper pass due every second,
+    the gateway still reaches 3 s in which none of its threads runs (its
+    idle end is looked at again when the client goes)."""
+    s = server_factory(env=dict(ENV, CODEBOX_CLEANUP_INTERVAL="1"))
+    k = start_kernel(s)
+    c = Client(ws_url(s, k["id"]))
+    mid = c.execute("print('up')")
+    c.until(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+            and m["parent_header"].get("msg_id") == mid)
+    wait_until_quiet(s)
+    c.close()
 
 
 def test_tenants_do_not_see_each_others_kernels(server_factory):
