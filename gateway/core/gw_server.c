@@ -275,30 +275,38 @@ s_session_busy (gw_server_t *self, gw_session_t *s)
            || gw_server_session_in_use (self, s);
 }
 
-/* Ends sessions past their time to live or idle too long. */
+/* The earliest time a session could be reaped: its TTL's end, or its
+ * idle end if it is not busy now (when it stops being busy, that event
+ * wakes the loop and this is asked again); -1 while it is starting (not
+ * idle yet: its creator waits for it; its kernel's next event wakes the
+ * loop). */
+static int64_t
+s_reap_due (gw_server_t *self, gw_session_t *s)
+{
+    if (strcmp (gw_session_status (s), "starting") == 0)
+        return -1;
+    int64_t ttl = s->created_ms + (int64_t) s->limits.ttl_s * 1000;
+    if (s_session_busy (self, s))
+        return ttl;
+    int64_t idle = s->last_used_ms + (int64_t) s->limits.idle_s * 1000;
+    return idle < ttl ? idle : ttl;
+}
+
+/* Ends sessions past their time to live or idle too long (s_reap_due:
+ * the loop's wake-up for the reaper asks the same). */
 static void
 s_reap (gw_server_t *self, int64_t now)
 {
     for (size_t i = 0; i < self->n_sessions;) {
         gw_session_t *s = self->sessions[i];
-        bool busy = s_session_busy (self, s);
-        /* a session whose kernel is still starting is not idle yet: its
-           creator is waiting for it */
-        bool starting = strcmp (gw_session_status (s), "starting") == 0;
-        const char *why = NULL;
-        if (starting) {
+        int64_t due = s_reap_due (self, s);
+        if (due < 0 || now < due) {
             i++;
             continue;
         }
-        if (now - s->created_ms >= s->limits.ttl_s * 1000)
-            why = "ttl";
-        else if (!busy && now - s->last_used_ms >= s->limits.idle_s * 1000)
-            why = "idle";
-        if (why) {
-            jp_log_info ("session event=reaped session=%s why=%s", s->id, why);
-            gw_server_remove_session (self, s);
-        } else
-            i++;
+        const char *why = now - s->created_ms >= (int64_t) s->limits.ttl_s * 1000 ? "ttl" : "idle";
+        jp_log_info ("session event=reaped session=%s why=%s", s->id, why);
+        gw_server_remove_session (self, s);
     }
 }
 
@@ -414,22 +422,6 @@ s_reap_every (const gw_server_t *self)
 {
     int64_t every = gw_config_int (self->config, GW_SET_CLEANUP_INTERVAL) * 1000;
     return every < 1000 ? 1000 : every;
-}
-
-/* The earliest time a session could be reaped: its TTL's end, or its
- * idle end if it is not busy now (when it stops being busy, that event
- * wakes the loop and this is asked again); -1 while it is starting (its
- * kernel's next event wakes the loop). */
-static int64_t
-s_reap_due (gw_server_t *self, gw_session_t *s)
-{
-    if (strcmp (gw_session_status (s), "starting") == 0)
-        return -1;
-    int64_t ttl = s->created_ms + (int64_t) s->limits.ttl_s * 1000;
-    if (s_session_busy (self, s))
-        return ttl;
-    int64_t idle = s->last_used_ms + (int64_t) s->limits.idle_s * 1000;
-    return idle < ttl ? idle : ttl;
 }
 
 /* The reaper's passes keep to the cleanup interval's beat, but the loop
