@@ -146,6 +146,12 @@ jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
         if (zmq_msg_recv (&part, sock, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
             rc = -errno;
             zmq_msg_close (&part);
+            /* nothing waits: libzmq has just taken every command the
+               socket had and found no message, so whatever comes next
+               wakes its ZMQ_FD again; the socket needs no ZMQ_EVENTS
+               question before the next sleep */
+            if (rc == -EAGAIN && n == 0)
+                self->used &= ~(1u << channel);
             break;
         }
         more = zmq_msg_more (&part);

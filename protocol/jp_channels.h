@@ -29,7 +29,9 @@ void jp_channels_destroy (jp_channels_t **self_p);
 void *jp_channels_socket (jp_channels_t *self, jp_channel_t channel);
 
 /* Whether the channel's socket was used since the last call (see
- * JP_POLL_USED); clears it. */
+ * JP_POLL_USED); clears it. A receive that finds nothing waiting clears
+ * it too: libzmq took the socket's commands then, so its ZMQ_FD wakes for
+ * the next message. */
 bool jp_channels_take_used (jp_channels_t *self, jp_channel_t channel);
 
 /* True if any channel was used since its flag was last taken. */

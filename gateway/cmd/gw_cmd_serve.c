@@ -117,7 +117,7 @@ static void
 s_http_tick (void *arg, int64_t now)
 {
     (void) now;
-    gw_http_run (arg);
+    gw_http_tick (arg);
 }
 
 static const gw_loop_source_t s_http_source = {

@@ -93,6 +93,7 @@ gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec
     *spec_p = NULL;
     self->limits = *limits;
     self->created_ms = self->last_used_ms = jp_time_now_ms ();
+    self->own_file_system = -1;
     /* tenants other than the default one get a folder each ('@' cannot
        start a session id), so two tenants may use the same session id */
     if (strcmp (tenant, "default") == 0)
@@ -174,7 +175,9 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     /* a session folder that is a file system of its own (gw_disk) cannot
        hold more than its quota: only a plain folder is walked and summed,
        which costs a walk of everything the kernel keeps there each run */
-    long long used = s_own_file_system (self->workdir) ? 0 : gw_fs_tree_size (self->workdir);
+    if (self->own_file_system < 0)     /* made with the folder; asked once */
+        self->own_file_system = s_own_file_system (self->workdir);
+    long long used = self->own_file_system ? 0 : gw_fs_tree_size (self->workdir);
     if (used > quota && job->exec) {
         char why[300];
         snprintf (why, sizeof why, "the session folder holds %lld MiB, over its quota of %lld "

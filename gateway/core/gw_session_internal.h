@@ -26,6 +26,7 @@ struct gw_session {
     gw_job_t *running;
     gw_session_watch_t *start_watches;  /* told when the first start is over */
     bool ever_ready;
+    int own_file_system;        /* the folder is a mount (gw_disk): 1, 0, or -1 not yet known */
     bool restart_pending;       /* the kernel must be replaced (in tick) */
     bool starting_again;        /* a replaced kernel is not ready yet */
     bool failed;                /* the kernel could not be (re)started */

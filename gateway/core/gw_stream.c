@@ -16,6 +16,8 @@ struct gw_stream {
     size_t start, len, cap;
     bool closed, gone, suspended;
     struct MHD_Connection *connection;
+    void (*resumed) (void *arg);
+    void *resumed_arg;
     char note[160];             /* for the access log line, set at close */
 };
 
@@ -63,6 +65,8 @@ s_wake (gw_stream_t *self)
     if (self->suspended && self->connection) {
         self->suspended = false;
         MHD_resume_connection (self->connection);
+        if (self->resumed)
+            self->resumed (self->resumed_arg);
     }
 }
 
@@ -132,10 +136,12 @@ gw_stream_close (gw_stream_t *self)
 }
 
 void
-gw_stream_attach (gw_stream_t *self, void *connection)
+gw_stream_attach (gw_stream_t *self, void *connection, void (*resumed) (void *arg), void *arg)
 {
     pthread_mutex_lock (&self->lock);
     self->connection = connection;
+    self->resumed = resumed;
+    self->resumed_arg = arg;
     pthread_mutex_unlock (&self->lock);
 }
 

@@ -36,8 +36,11 @@ void gw_stream_close_noted (gw_stream_t *self, const char *note);
 void gw_stream_note (gw_stream_t *self, char *out, size_t len);
 
 /* Ties the stream to its HTTP connection (libmicrohttpd's
- * struct MHD_Connection *), so writes can resume it. */
-void gw_stream_attach (gw_stream_t *self, void *connection);
+ * struct MHD_Connection *), so writes can resume it; resumed (may be
+ * NULL) is called with arg after each resume, so the HTTP edge runs
+ * libmicrohttpd again. */
+void gw_stream_attach (gw_stream_t *self, void *connection, void (*resumed) (void *arg),
+                       void *arg);
 
 /* Copies up to max pending bytes into buf (libmicrohttpd's reader).
  * Returns the count; 0 after suspending the connection when nothing is

@@ -50,6 +50,7 @@ struct gw_http {
     gw_metrics_t *metrics;
     int port;
     atomic_int unsent;          /* answered by the loop, not yet sent */
+    atomic_bool resumed;        /* a connection was resumed since the last run */
     gw_http_state_fn *draining; /* /healthz asks it (any thread), or NULL */
     void *draining_arg;
 };
@@ -60,9 +61,16 @@ struct gw_http {
 typedef struct {
     gw_request_upgrade_fn *fn;
     void *arg;
+    gw_http_t *http;
     atomic_bool claimed;
     atomic_int refs;
 } s_upgrade_t;
+
+/* A switched connection's handle for its owner's close. */
+typedef struct {
+    struct MHD_UpgradeResponseHandle *urh;
+    gw_http_t *http;
+} s_upgraded_handle_t;
 
 static void
 s_upgrade_release (s_upgrade_t *up)
@@ -91,6 +99,15 @@ typedef struct {
     s_upgrade_t *upgrade;       /* a 101 answer's hand-over, or NULL */
 } s_conn_t;
 
+/* A connection was resumed: the turn's end runs libmicrohttpd (a resume
+ * does not wake its epoll set). */
+static void
+s_note_resume (void *arg)
+{
+    gw_http_t *http = arg;
+    atomic_store (&http->resumed, true);
+}
+
 /* Called by the loop thread when the answer is set: wakes the connection
  * (sent by the next gw_http_run). */
 static void
@@ -100,6 +117,7 @@ s_complete (gw_request_t *req)
     atomic_fetch_add (&c->http->unsent, 1);
     atomic_store (&c->done, true);
     MHD_resume_connection (c->connection);
+    s_note_resume (c->http);
 }
 
 /* Parses one X-Codebox-* limit header: 0 if absent, -1 if malformed. */
@@ -162,10 +180,15 @@ s_stream_free (void *cls)
     gw_stream_unref (&stream);
 }
 
+/* Closes a switched connection: libmicrohttpd closes its socket in its
+ * next run, which the turn's end does (the close resumes the connection). */
 static void
 s_upgrade_close (void *handle)
 {
-    MHD_upgrade_action (handle, MHD_UPGRADE_ACTION_CLOSE);
+    s_upgraded_handle_t *h = handle;
+    MHD_upgrade_action (h->urh, MHD_UPGRADE_ACTION_CLOSE);
+    s_note_resume (h->http);
+    free (h);
 }
 
 /* libmicrohttpd switched the connection (its thread): hands it over. */
@@ -179,22 +202,27 @@ s_upgraded (void *cls, struct MHD_Connection *connection, void *con_cls, const c
     gw_upgraded_t *conn = NULL;
     if (!atomic_exchange (&up->claimed, true)) {
         conn = calloc (1, sizeof *conn);
-        if (conn && extra_in_size && !(conn->extra = malloc (extra_in_size))) {
+        s_upgraded_handle_t *handle = conn ? malloc (sizeof *handle) : NULL;
+        if (conn && (!handle || (extra_in_size && !(conn->extra = malloc (extra_in_size))))) {
+            free (handle);
             free (conn);
             conn = NULL;
         }
         if (conn) {
+            *handle = (s_upgraded_handle_t) {urh, up->http};
             conn->fd = sock;
             if (extra_in_size)
                 memcpy (conn->extra, extra_in, extra_in_size);
             conn->extra_len = extra_in_size;
-            conn->handle = urh;
+            conn->handle = handle;
             conn->close = s_upgrade_close;
         }
         up->fn (conn, up->arg);
     }
-    if (!conn)
+    if (!conn) {
         MHD_upgrade_action (urh, MHD_UPGRADE_ACTION_CLOSE);
+        s_note_resume (up->http);
+    }
     s_upgrade_release (up);
 }
 
@@ -207,6 +235,7 @@ s_upgrade_response (s_conn_t *c)
         return NULL;
     up->fn = c->req.upgrade;
     up->arg = c->req.upgrade_arg;
+    up->http = c->http;
     atomic_init (&up->refs, 2);     /* the connection's and the callback's */
     struct MHD_Response *response = MHD_create_response_for_upgrade (s_upgraded, up);
     if (!response) {
@@ -228,7 +257,7 @@ s_send (s_conn_t *c)
         response = s_upgrade_response (c);
     } else if (req->stream) {
         gw_stream_t *stream = gw_stream_ref (req->stream);
-        gw_stream_attach (stream, c->connection);
+        gw_stream_attach (stream, c->connection, s_note_resume, c->http);
         response = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 32 * 1024,
                                                       s_stream_reader, stream, s_stream_free);
         if (!response) {
@@ -678,7 +707,15 @@ gw_http_poll_fd (const gw_http_t *self)
 void
 gw_http_run (gw_http_t *self)
 {
+    atomic_store (&self->resumed, false);
     MHD_run (self->daemon);
+}
+
+void
+gw_http_tick (gw_http_t *self)
+{
+    if (atomic_load (&self->resumed) || gw_http_timeout_ms (self) == 0)
+        gw_http_run (self);
 }
 
 int64_t

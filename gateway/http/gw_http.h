@@ -49,11 +49,14 @@ void gw_http_set_draining (gw_http_t *self, gw_http_state_fn *fn, void *arg);
 void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);
 
 /* The loop runs the server: it polls gw_http_poll_fd (libmicrohttpd's
- * epoll set; readable: call gw_http_run), calls gw_http_run at the end of
- * every turn (a completion resumes its connection without waking that
- * fd) and when gw_http_timeout_ms has passed (-1: no timer). */
+ * epoll set; readable: call gw_http_run), calls gw_http_tick at the end of
+ * every turn (it runs the server when a connection was resumed since the
+ * last run, which does not wake that fd, or a timer is due) and when
+ * gw_http_timeout_ms has passed (-1: no timer). A turn with no HTTP work
+ * costs no call into libmicrohttpd (each is an epoll_wait). */
 int gw_http_poll_fd (const gw_http_t *self);
 void gw_http_run (gw_http_t *self);
+void gw_http_tick (gw_http_t *self);
 int64_t gw_http_timeout_ms (gw_http_t *self);
 
 /* The port listened on. */
