@@ -213,12 +213,10 @@ s_visit (gw_snapshot_t *self, int dfd, const char *prefix, const char *name,
 {
     if (type != DT_UNKNOWN && type != DT_REG && type != DT_DIR)
         return 0;
-    if (type == DT_DIR && (level >= S_MAX_LEVELS || s_skipped_folder (self, name, level)))
-        return 0;
     char *rel = NULL;
     if (asprintf (&rel, "%s%s%s", prefix ? prefix : "", prefix ? "/" : "", name) < 0)
         return -ENOMEM;
-    struct stat st = {0};
+    struct stat st;
     bool keep = gw_path_check_relative (rel, NULL, 0) == 0 && s_utf8_valid (rel);
     if (keep && type != DT_DIR) {
         keep = fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
