@@ -98,8 +98,15 @@ unit: $(BUILD)/unit-tests
 # tests check after SIGTERM.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# Most of an end-to-end test's time is waiting (for a kernel, a timeout, a
+# heartbeat): E2E_JOBS of them run at once (pytest-xdist), then the ones
+# marked `alone` (they time something, or load the whole machine) one by one.
+E2E_JOBS ?= 3
+E2E_PYTEST = CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider
+
 e2e: $(BUILD)/codebox
-	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e
+	$(E2E_PYTEST) -n $(E2E_JOBS) -m "not alone" tests/e2e
+	$(E2E_PYTEST) -m alone tests/e2e
 
 mcp-test: $(BUILD)/codebox $(BUILD)/codebox-conformance
 	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) \

@@ -50,7 +50,7 @@ DEBIAN_PACKAGES=(
 # Ghostscript so Octave can plot; Jupyter's own clients: jupyter_server's gateway
 # client, nbclient, a websocket client; HAProxy in front of several nodes).
 TEST_DEBIAN_PACKAGES=(
-    clang check libsubunit-dev python3-pytest postgresql
+    clang check libsubunit-dev python3-pytest python3-pytest-xdist postgresql
     r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
     python3-jupyter-server python3-nbclient python3-websocket python3-notebook
     xeus-python-dev python3-xeus-python-shell g++ pkg-config haproxy redis-server

@@ -108,7 +108,7 @@ gw_pool_destroy (gw_pool_t **self_p)
     *self_p = NULL;
 }
 
-/* Notes whether a pool kernel ever became ready. */
+/* Notes whether a pool kernel ever became ready, and says when it does. */
 static void
 s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 {
@@ -117,8 +117,11 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         s_slot_t *slot = &self->slots[i];
         if (slot->kernel != kernel)
             continue;
-        if (state == KS_KERNEL_READY)
+        if (state == KS_KERNEL_READY) {
             self->kinds[slot->kind].failures = 0;
+            jp_log_info ("pool event=ready kernel=%s ms=%lld", self->kinds[slot->kind].name,
+                         (long long) ks_kernel_start_ms (kernel));
+        }
         else if (state == KS_KERNEL_DEAD && ks_kernel_start_ms (kernel) < 0)
             slot->failed_start = true;
     }

@@ -119,28 +119,82 @@ s_find_etc_links (gw_sandbox_t *self)
     fts_close (fts);
 }
 
-/* Runs a trial sandbox (as the kernel user). True when it works. */
+/* Runs a trial sandbox (as the kernel user). True when it works; else
+ * why[] holds the start of what bubblewrap printed, or how it ended. */
 static bool
-s_bwrap_works (const gw_sandbox_t *self)
+s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
 {
-    pid_t pid = fork ();
-    if (pid < 0)
+    int out[2];
+    if (pipe2 (out, O_CLOEXEC) < 0) {
+        snprintf (why, why_len, "pipe: %s", strerror (errno));
         return false;
+    }
+    pid_t pid = fork ();
+    if (pid < 0) {
+        snprintf (why, why_len, "fork: %s", strerror (errno));
+        close (out[0]);
+        close (out[1]);
+        return false;
+    }
     if (pid == 0) {
         int devnull = open ("/dev/null", O_RDWR);
         dup2 (devnull, 1);
-        dup2 (devnull, 2);
+        dup2 (out[1], 2);
         if (self->set_user && (setgroups (0, NULL) < 0 || setgid (self->gid) < 0
                                || setuid (self->uid) < 0))
-            _exit (1);
+            _exit (126);
         execlp ("bwrap", "bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net",
                 "--die-with-parent", "true", (char *) NULL);
         _exit (127);
     }
+    close (out[1]);
+    size_t got = 0;
+    while (got + 1 < why_len) {
+        ssize_t n = read (out[0], why + got, why_len - 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t) n;
+    }
+    why[got] = '\0';
+    /* what did not fit is read and dropped, so bwrap never blocks on it */
+    char sink[256];
+    for (;;) {
+        ssize_t n = read (out[0], sink, sizeof sink);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+    }
+    close (out[0]);
     int status;
     while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
         ;
-    return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+    if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+        return true;
+    why[strcspn (why, "\n")] = '\0';
+    if (!why[0])
+        snprintf (why, why_len, WIFEXITED (status) && WEXITSTATUS (status) == 126
+                  ? "cannot become the kernel user"
+                  : WIFEXITED (status) && WEXITSTATUS (status) == 127 ? "no bwrap on PATH"
+                  : "bwrap ended with status %d", status);
+    return false;
+}
+
+/* The trial sandbox, tried again after a short pause when it fails: a
+ * failure can be passing (a fork refused while the machine is busy), and
+ * under CODEBOX_SANDBOX=auto a wrong "no" runs every kernel unconfined. */
+static bool
+s_bwrap_works (const gw_sandbox_t *self, char *why, size_t why_len)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (attempt > 0) {
+            jp_log_warn ("sandbox event=probe-failed attempt=%d why=\"%s\"", attempt, why);
+            usleep (200 * 1000);
+        }
+        if (s_bwrap_try (self, why, why_len))
+            return true;
+    }
+    return false;
 }
 
 /* Writes text to the file path (a cgroup setting). True when it took it. */
@@ -199,6 +253,7 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
     if (!self)
         return NULL;
     self->seccomp_fd = -1;
+    char why[160] = "";
     s_find_etc_links (self);
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
     ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
@@ -234,16 +289,16 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
     }
     if (strcmp (mode, "none") == 0)
         snprintf (self->why_none, sizeof self->why_none, "CODEBOX_SANDBOX=none");
-    else if (s_bwrap_works (self))
+    else if (s_bwrap_works (self, why, sizeof why))
         self->bwrap = true;
     else if (strcmp (mode, "bwrap") == 0) {
         snprintf (err, err_len, "CODEBOX_SANDBOX=bwrap but bubblewrap cannot start a sandbox "
-                  "here (is bwrap installed, and are user namespaces allowed?)");
+                  "here (is bwrap installed, and are user namespaces allowed?): %s", why);
         free (self);
         return NULL;
     } else {
         snprintf (self->why_none, sizeof self->why_none,
-                  "bubblewrap cannot start a sandbox here");
+                  "bubblewrap cannot start a sandbox here (%.120s)", why);
         jp_log_info ("sandbox=none: %s; kernels run unconfined", self->why_none);
     }
     if (self->bwrap && s_bwrap_ready (self, stage_dir, err, err_len) < 0) {

@@ -19,6 +19,12 @@ def run_codebox(args, stdin=None, cwd=None, env=None, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "alone: the test measures time or loads the whole machine; `make e2e` "
+        "runs the others in parallel, then these one at a time")
+
+
 @pytest.fixture
 def codebox():
     return run_codebox

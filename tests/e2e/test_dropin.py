@@ -242,7 +242,13 @@ def test_execution_options_are_honoured(server_factory, tmp_path):
         quotas = [open(q).read().strip()
                   for q in glob.glob("/sys/fs/cgroup/cpu/codebox/*/cpu.cfs_quota_us")]
         assert "50000" in quotas, quotas
-    res = rest_run(s, "eo", "b = bytearray(600 * 1024 * 1024)\nprint('fits')", wait=30)
+    # the memory limit in a session of its own: near its limit a kernel
+    # pages its own code in and out before it is stopped, which can take
+    # longer than eo's 2 s at eo's half CPU on a slow machine
+    r = s.post("/sessions", {"session_id": "em", "execution_options": {
+        "memory_limit": "256m", "timeout": 60}})
+    assert r.status == 201, r.text
+    res = rest_run(s, "em", "b = bytearray(600 * 1024 * 1024)\nprint('fits')", wait=90)
     assert res["status"] == "error", res
     assert res.get("reason") == "kernel_died" or res["error"]["ename"] == "MemoryError", res
     # refused: a folder outside the roots, read-write where not allowed,

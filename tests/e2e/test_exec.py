@@ -1,4 +1,5 @@
 """`codebox exec` against real ipykernel and ijavascript kernels."""
+import json
 import os
 import re
 import subprocess
@@ -99,14 +100,21 @@ def test_kernel_killed_by_signal(tmp_path):
 
 
 def test_kernel_never_ready_reports_within_timeout(tmp_path):
+    # a never-ready kernel of its own, whose command line no other test's has
+    naps = "600.%d" % os.getpid()
+    spec = tmp_path / "kernels" / "never-ready"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps(
+        {"argv": ["sleep", naps], "display_name": "never ready", "language": "none"}))
     t0 = time.monotonic()
     r = run_codebox(["exec", "--kernel", "never-ready", "-"], stdin="1\n", cwd=tmp_path,
-                    env={"CODEBOX_KERNEL_START_TIMEOUT": "2"})
+                    env={"CODEBOX_KERNEL_START_TIMEOUT": "2",
+                         "CODEBOX_KERNEL_PATH": str(tmp_path / "kernels")})
     elapsed = time.monotonic() - t0
-    assert r.returncode == 3
+    assert r.returncode == 3, r.stderr
     assert "did not become ready within 2000 ms" in r.stderr
     assert elapsed < 15
-    assert not pids_of("^sleep 600$"), "the kernel process outlived codebox"
+    assert not pids_of("^sleep %s$" % re.escape(naps)), "the kernel process outlived codebox"
 
 
 def test_kernel_program_missing(tmp_path):

@@ -295,6 +295,7 @@ def test_timeout_enforced(server_factory, files):
     assert ok(upload(call, "slow", files.url("/files/quick.csv")))["size"] > 0
 
 
+@pytest.mark.alone
 def test_downloads_do_not_block_the_gateway(server_factory, files):
     s = server_factory(env=dict(ALLOW, CODEBOX_DOWNLOAD_TIMEOUT="4"))
     call = mcp_client(s)

@@ -6,6 +6,8 @@ kernels are served fairly meanwhile, and the gateway's memory stays flat."""
 import threading
 import time
 
+import pytest
+
 from conftest import (asan, descendants, peak_rss_while, proc_cmdline, rest_run,
                       stream_of, vm_rss_kib)
 
@@ -171,6 +173,7 @@ def test_a_kernel_that_never_says_idle_still_finishes(server_factory):
     assert "event=no-idle" in s.log()
 
 
+@pytest.mark.alone
 def test_a_flood_does_not_starve_other_sessions(server_factory):
     s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
     for sid in ("flood", "calm"):

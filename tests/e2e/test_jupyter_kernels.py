@@ -580,9 +580,12 @@ def test_connected_or_running_kernels_are_not_idle(server_factory):
     """As Jupyter does not cull connected kernels: a websocket holds its
     kernel open past the idle timeout, and so does code a client started
     and left running; once neither holds, the idle timeout applies."""
-    s = server_factory(env=dict(ENV, CODEBOX_IDLE_TIMEOUT="2", CODEBOX_CLEANUP_INTERVAL="1"))
-    held, running = start_kernel(s), start_kernel(s)
+    s = server_factory(env=dict(ENV, CODEBOX_IDLE_TIMEOUT="3", CODEBOX_CLEANUP_INTERVAL="1"))
+    # each connected as soon as it is started: on a busy machine starting
+    # the second can take longer than the idle timeout
+    held = start_kernel(s)
     c = Client(ws_url(s, held["id"]))
+    running = start_kernel(s)
     r = Client(ws_url(s, running["id"]))
     mid = r.execute("import time; print('go', flush=True); time.sleep(6)")
     r.until(lambda m: m["msg_type"] == "stream" and m["parent_header"]["msg_id"] == mid)

@@ -14,6 +14,8 @@ import threading
 import time
 import uuid
 
+import pytest
+
 from conftest import asan, descendants, vm_rss_kib
 
 N_PY, N_JS = 24, 8
@@ -247,6 +249,7 @@ def settle(srv, fds0=None, n_procs=None, timeout=60):
 
 # --------------------------------------------------------------------------
 
+@pytest.mark.alone
 def test_32_sessions_at_once(server_factory):
     s = server_factory(env={"CODEBOX_MAX_SESSIONS": "64", "CODEBOX_POOL_SIZE": "2"})
     pid = s.proc.pid

@@ -181,20 +181,20 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
     front = Front(nodes, front_port)
     extra = None
     try:
-        rest = ["r%d" % i for i in range(18)]
+        rest = ["r%d" % i for i in range(9)]
         for i, s in enumerate(rest):
             status, headers, r = front.request("POST", "/sessions", {"session_id": s})
             assert status == 201, (status, r)
             assert headers["X-Codebox-Session"] == s
             assert stdout_of(rest_exec(front, s, "x = %d\nprint('set')" % i)) == "set\n"
-        mcp = ["m%d" % i for i in range(18)]
+        mcp = ["m%d" % i for i in range(6)]
         for i, s in enumerate(mcp):
             assert mcp26(front, s, "y = %d" % (i * 10))["status"] == "completed"
-        old = [Mcp25(front) for _ in range(6)]
+        old = [Mcp25(front) for _ in range(3)]
         for i, c in enumerate(old):
             assert c.exec("o%d" % i, "z = %d" % (i * 100))["status"] == "completed"
         kernels = []
-        for _ in range(10):
+        for _ in range(4):
             status, headers, k = front.request("POST", "/api/kernels", {"name": "python3"})
             assert status == 201, (status, k)
             assert headers["X-Codebox-Session"] == k["id"]
@@ -256,7 +256,7 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
             assert time.monotonic() < deadline, front.admin("show stat")
             time.sleep(0.1)
         nodes.append(extra)
-        late = ["n%d" % i for i in range(8)]
+        late = ["n%d" % i for i in range(4)]
         for i, s in enumerate(late):
             assert mcp26(front, s, "w = %d" % i)["status"] == "completed"
         assert any(holders(nodes, s) == [3] for s in late), {s: holders(nodes, s) for s in late}
@@ -268,7 +268,7 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
         nodes[drained].proc.send_signal(signal.SIGUSR1)
         wait_for(lambda: nodes[drained].get("/healthz").json()["status"] == "draining",
                  "never draining")
-        fresh = ["d%d" % i for i in range(6)]
+        fresh = ["d%d" % i for i in range(3)]
         for s in fresh:
             status, headers, r = front.request("POST", "/sessions", {"session_id": s})
             assert status == 201, (status, r)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import BIN, Server, rest_run, stream_of
+from conftest import BIN, Server, rest_run, stream_of, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="file systems need root")
 
@@ -59,12 +59,10 @@ def test_a_taken_warm_folder_goes_with_the_refill(server_factory):
     def pool_folders():
         return sorted(f for f in os.listdir(s.state_dir) if f.startswith(".pool-"))
 
-    for sid in ("w1", "w2"):
-        deadline = time.monotonic() + 60
-        while not any(os.path.isdir(os.path.join(s.state_dir, f, "output"))
-                      for f in pool_folders()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(2)   # the pool kernel is ready
+    for n, sid in enumerate(("w1", "w2"), 1):
+        # the pool's n-th kernel is ready
+        wait_for(lambda: s.log().count(" pool event=ready ") >= n,
+                 "pool kernel %d never ready:\n%s" % (n, s.log_tail()), timeout=60)
         assert s.post("/sessions", {"session_id": sid}).status == 201
         assert stream_of(rest_run(s, sid, "print(1)")) == "1\n"
     deadline = time.monotonic() + 30

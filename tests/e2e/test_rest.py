@@ -297,6 +297,7 @@ def test_results_409_while_running(srv, shared):
     assert results(srv, rid, wait=30)["status"] == "completed"
 
 
+@pytest.mark.alone
 def test_long_poll_returns_when_finished(srv, shared):
     rid = submit(srv, shared["session_id"], "import time; time.sleep(1.5); print('done')")
     t0 = time.monotonic()
@@ -306,6 +307,7 @@ def test_long_poll_returns_when_finished(srv, shared):
     assert elapsed < 4, "the long poll took %.1fs for a 1.5s execution" % elapsed
 
 
+@pytest.mark.alone
 def test_long_poll_that_ends_first_is_409(srv, shared):
     rid = submit(srv, shared["session_id"], "import time; time.sleep(3)")
     t0 = time.monotonic()
@@ -399,6 +401,7 @@ def test_delete_while_running_releases_waiters(srv):
     assert not wait_gone([pid], timeout=10)
 
 
+@pytest.mark.alone
 def test_sessions_run_in_parallel(srv, shared, fresh):
     slow = submit(srv, fresh["session_id"], "import time; time.sleep(3)")
     wait_status(srv, slow, {"running"})

@@ -244,6 +244,7 @@ def test_process_limit(limited):
             "print(len(procs), refused)\n"
             "for p in procs: p.kill(); p.wait()\n")
     r = rest_run(s, "bomb", code, wait=120)
+    assert len(stream_of(r).split()) == 2, r
     started, refused = map(int, stream_of(r).split())
     assert refused > 0 and started < 64, (started, refused)
     assert stream_of(rest_run(s, "bomb", "print('still here')")) == "still here\n"

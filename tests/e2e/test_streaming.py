@@ -4,6 +4,8 @@ rows reads no more rows than exec_sql keeps (PostgreSQL through a cursor)."""
 import socket
 import time
 
+import pytest
+
 from conftest import asan, peak_rss_while, rest_run, vm_rss_kib
 
 
@@ -56,6 +58,7 @@ def test_sql_of_many_wide_rows_is_bounded(server_factory):
         assert grown < 200 * 1024, grown
 
 
+@pytest.mark.alone
 def test_a_huge_output_folder_does_not_stall_the_loop(server_factory):
     """An output folder of very many entries: the snapshots before and after
     each execution look at a bounded number of them, so another session's
