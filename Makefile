@@ -91,8 +91,11 @@ check: layers unit fuzz-replay e2e mcp-test jupyterlab-test
 layers:
 	@$(PYTHON) scripts/layers.py .
 
+# Each suite a process of its own, UNIT_JOBS at a time (scripts/unit.sh).
+UNIT_JOBS ?= 2
 unit: $(BUILD)/unit-tests
-	cd tests/unit && CK_DEFAULT_TIMEOUT=60 ../../$(BUILD)/unit-tests
+	cd tests/unit && CK_DEFAULT_TIMEOUT=60 bash ../../scripts/unit.sh \
+	    ../../$(BUILD)/unit-tests $(UNIT_JOBS) $(abspath $(BUILD))/unit-logs
 
 # LeakSanitizer runs at exit: a leak makes codebox exit non-zero, which the
 # tests check after SIGTERM.
