@@ -7,6 +7,8 @@ back to the file tools."""
 import json
 import time
 
+import pytest
+
 from conftest import error_text, errors_of, mcp_client, ok, rest_run, stream_of
 
 PYTHON_ONLY = {"CODEBOX_POOL_SIZE": "0"}
@@ -517,6 +519,11 @@ for t in threads:
 """
 
 
+# alone: its ~2 000 messages in well under a second must all arrive; with
+# other tests loading the machine, 23 displays of one thread were once
+# missing (a kernel's PUB socket drops past its high-water mark while its
+# reader lags, or a race in the direct send: not yet told apart)
+@pytest.mark.alone
 def test_iopub_messages_of_the_main_thread_go_out_directly(server_factory):
     """ipykernel sends every iopub message from its iopub thread, which
     the main thread must wake and which then waits for the GIL: codebox's
