@@ -1028,11 +1028,15 @@ def test_kernel_start_does_not_count_as_idle(server_factory, tmp_path):
 
 
 def test_session_ttl_reaps_even_while_used(server_factory):
-    s = server_factory(env={"CODEBOX_SESSION_TTL": "3", "CODEBOX_CLEANUP_INTERVAL": "1"})
+    # a TTL longer than a busy machine's kernel start (4.2 s was seen under
+    # ASan with other tests running), or the session is gone before its
+    # first use; no warm pool starting kernels beside it
+    s = server_factory(env={"CODEBOX_SESSION_TTL": "8", "CODEBOX_CLEANUP_INTERVAL": "1",
+                            "CODEBOX_POOL_SIZE": "0"})
     sess = create_session_short_lived(s)
     sid = sess["session_id"]
     pid = kernel_pid(s, sid)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while True:
         r = s.post("/execute", {"session_id": sid, "code": "1"})
         if r.status == 404:
