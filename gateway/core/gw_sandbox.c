@@ -148,23 +148,22 @@ s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
         _exit (127);
     }
     close (out[1]);
+    /* what fits in why[] is kept; the rest is read and dropped, so bwrap
+       never blocks on a full pipe */
     size_t got = 0;
-    while (got + 1 < why_len) {
-        ssize_t n = read (out[0], why + got, why_len - 1 - got);
+    char sink[256];
+    for (;;) {
+        bool room = got + 1 < why_len;
+        ssize_t n = read (out[0], room ? why + got : sink,
+                          room ? why_len - 1 - got : sizeof sink);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        got += (size_t) n;
+        if (room)
+            got += (size_t) n;
     }
     why[got] = '\0';
-    /* what did not fit is read and dropped, so bwrap never blocks on it */
-    char sink[256];
-    for (;;) {
-        ssize_t n = read (out[0], sink, sizeof sink);
-        if (n == 0 || (n < 0 && errno != EINTR))
-            break;
-    }
     close (out[0]);
     int status;
     while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
