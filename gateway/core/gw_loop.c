@@ -154,11 +154,13 @@ gw_loop_post (gw_loop_t *self, gw_loop_item_t *item)
     gw_mailbox_post (self->mailbox, &item->link);
 }
 
-/* Runs every waiting item, oldest first. */
+/* Runs every waiting item, oldest first; woken: the eventfd polled
+ * readable (it is read), else the items the loop thread posted itself. */
 static void
-s_run_items (gw_loop_t *self, bool stopping)
+s_run_items (gw_loop_t *self, bool stopping, bool woken)
 {
-    gw_mailbox_item_t *link = gw_mailbox_take_all (self->mailbox);
+    gw_mailbox_item_t *link = woken ? gw_mailbox_take_all (self->mailbox)
+                                    : gw_mailbox_take_posted (self->mailbox);
     while (link) {
         gw_mailbox_item_t *next = link->next;
         link->next = NULL;
@@ -171,7 +173,7 @@ s_run_items (gw_loop_t *self, bool stopping)
 void
 gw_loop_drain (gw_loop_t *self)
 {
-    s_run_items (self, true);
+    s_run_items (self, true, true);
 }
 
 /* The earliest deadline of any source, or -1. */
@@ -188,7 +190,18 @@ s_next_deadline (gw_loop_t *self, int64_t now)
     return next;
 }
 
-/* One turn: poll, dispatch, signal, mailbox, ticks. */
+/* Every source's tick. */
+static void
+s_tick (gw_loop_t *self)
+{
+    int64_t now = jp_time_now_ms ();
+    for (int i = 0; i < self->n_sources; i++)
+        if (self->sources[i].source->tick)
+            self->sources[i].source->tick (self->sources[i].arg, now);
+}
+
+/* One turn: poll, dispatch, signal, mailbox, ticks, then what the ticks
+ * posted and the ticks again. */
 static void
 s_turn (gw_loop_t *self)
 {
@@ -217,6 +230,8 @@ s_turn (gw_loop_t *self)
     int64_t now = jp_time_now_ms ();
     int64_t deadline = s_next_deadline (self, now);
     long timeout = deadline < 0 ? -1 : deadline > now ? (long) (deadline - now) : 0;
+    if (gw_mailbox_pending (self->mailbox))
+        timeout = 0;        /* posted by this thread: no eventfd was written */
     struct pollfd *pfds = (struct pollfd *) (items + max_items);
     int rc = jp_poll (items, pfds, n, timeout);
     if (rc < 0)
@@ -239,18 +254,24 @@ s_turn (gw_loop_t *self)
     }
     /* what the turn's dispatch posted (the HTTP edge, run by this thread,
        posts its requests) runs now, not after another poll */
-    if ((rc > 0 && (items[0].revents & ZMQ_POLLIN)) || gw_mailbox_pending (self->mailbox))
-        s_run_items (self, self->stopping);
+    bool woken = rc > 0 && (items[0].revents & ZMQ_POLLIN);
+    if (woken || gw_mailbox_pending (self->mailbox))
+        s_run_items (self, self->stopping, woken);
     free (items);
-    now = jp_time_now_ms ();
-    for (int i = 0; i < self->n_sources; i++)
-        if (self->sources[i].source->tick)
-            self->sources[i].source->tick (self->sources[i].arg, now);
+    s_tick (self);
+    /* and what the ticks posted (the HTTP edge runs in a tick and posts
+       each request it reads) runs in this turn too, with the ticks again
+       after it (an answer given at once goes out now, not a turn later) */
+    for (int again = 0; again < 2 && gw_mailbox_pending (self->mailbox); again++) {
+        s_run_items (self, self->stopping, false);
+        s_tick (self);
+    }
 }
 
 int
 gw_loop_run (gw_loop_t *self)
 {
+    gw_mailbox_set_owner (self->mailbox);
     while (!self->stopping)
         s_turn (self);
     return 0;

@@ -12,7 +12,10 @@
  *
  * One turn: poll; each source dispatches its poll items (in the order they
  * were added); a signal stops the loop; the posted items run (told whether
- * the loop is stopping); each source ticks.
+ * the loop is stopping); each source ticks; what the ticks posted runs
+ * and the sources tick again (twice at most). Items the loop thread posts
+ * itself write no eventfd (gw_mailbox_set_owner): the loop does not sleep
+ * while any wait.
  *
  * Threads: gw_loop_post, gw_loop_call and gw_loop_stop may be called from
  * any thread; everything else runs in the thread that calls gw_loop_run. */

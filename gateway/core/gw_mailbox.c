@@ -18,6 +18,8 @@ struct gw_mailbox {
     pthread_mutex_t lock;
     gw_mailbox_item_t *head, *tail;
     int fd;
+    bool owned;
+    pthread_t owner;        /* its posts do not wake: it is awake */
 };
 
 gw_mailbox_t *
@@ -61,19 +63,30 @@ gw_mailbox_wake (gw_mailbox_t *self)
 }
 
 void
+gw_mailbox_set_owner (gw_mailbox_t *self)
+{
+    pthread_mutex_lock (&self->lock);
+    self->owner = pthread_self ();
+    self->owned = true;
+    pthread_mutex_unlock (&self->lock);
+}
+
+void
 gw_mailbox_post (gw_mailbox_t *self, gw_mailbox_item_t *item)
 {
     item->next = NULL;
     pthread_mutex_lock (&self->lock);
-    bool was_empty = !self->head;
+    bool was_empty = !self->head
+                     && !(self->owned && pthread_equal (self->owner, pthread_self ()));
     if (self->tail)
         self->tail->next = item;
     else
         self->head = item;
     self->tail = item;
     pthread_mutex_unlock (&self->lock);
-    /* a FIFO that held items has its wake-up pending already: the loop
-       reads the eventfd before it takes the list, so it takes this too */
+    /* a FIFO that held items has its wake-up pending already (or its
+       owner, awake, checks it before it sleeps): the loop reads the
+       eventfd before it takes the list, so it takes this too */
     if (was_empty)
         gw_mailbox_wake (self);
 }
@@ -93,6 +106,12 @@ gw_mailbox_take_all (gw_mailbox_t *self)
     uint64_t count;
     ssize_t ignored = read (self->fd, &count, sizeof count);
     (void) ignored;
+    return gw_mailbox_take_posted (self);
+}
+
+gw_mailbox_item_t *
+gw_mailbox_take_posted (gw_mailbox_t *self)
+{
     pthread_mutex_lock (&self->lock);
     gw_mailbox_item_t *list = self->head;
     self->head = self->tail = NULL;

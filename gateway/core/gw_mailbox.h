@@ -26,7 +26,15 @@ int gw_mailbox_fd (const gw_mailbox_t *self);
  * turn: the loop runs them without another poll). */
 bool gw_mailbox_pending (gw_mailbox_t *self);
 
-/* Appends item and wakes the loop. Any thread. */
+/* Makes the calling thread the mailbox's owner (the loop thread): an item
+ * it posts itself does not write the eventfd (the owner checks
+ * gw_mailbox_pending before it sleeps and takes such items with
+ * gw_mailbox_take_posted), which spares a write, a wake-up and a read for
+ * each request of the HTTP edge the loop thread runs. */
+void gw_mailbox_set_owner (gw_mailbox_t *self);
+
+/* Appends item and, posted by a thread other than the owner into an empty
+ * FIFO, wakes the loop. Any thread. */
 void gw_mailbox_post (gw_mailbox_t *self, gw_mailbox_item_t *item);
 
 /* Wakes the loop without an item (for example to stop it). Any thread;
@@ -34,7 +42,14 @@ void gw_mailbox_post (gw_mailbox_t *self, gw_mailbox_item_t *item);
 void gw_mailbox_wake (gw_mailbox_t *self);
 
 /* Takes every waiting item, oldest first, as a list linked by ->next;
- * NULL when empty. Loop thread. */
+ * NULL when empty. Call it when the eventfd polled readable: it reads it.
+ * Loop thread. */
 gw_mailbox_item_t *gw_mailbox_take_all (gw_mailbox_t *self);
+
+/* The same without reading the eventfd: for items found by
+ * gw_mailbox_pending. A wake-up written meanwhile by another thread stays
+ * on the eventfd, and the next poll returns at once for it (its items
+ * already taken, that turn finds none). Loop thread. */
+gw_mailbox_item_t *gw_mailbox_take_posted (gw_mailbox_t *self);
 
 #endif

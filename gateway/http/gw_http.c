@@ -721,6 +721,8 @@ gw_http_tick (gw_http_t *self)
 int64_t
 gw_http_timeout_ms (gw_http_t *self)
 {
+    if (atomic_load (&self->resumed))
+        return 0;       /* resumed after this turn's tick: the next turn sends */
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout (self->daemon, &ms) != MHD_YES)
         return -1;

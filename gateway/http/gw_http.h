@@ -52,7 +52,8 @@ void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);
  * epoll set; readable: call gw_http_run), calls gw_http_tick at the end of
  * every turn (it runs the server when a connection was resumed since the
  * last run, which does not wake that fd, or a timer is due) and when
- * gw_http_timeout_ms has passed (-1: no timer). A turn with no HTTP work
+ * gw_http_timeout_ms has passed (-1: no timer; 0 when a connection was
+ * resumed after the tick, by what the tick posted). A turn with no HTTP work
  * costs no call into libmicrohttpd (each is an epoll_wait). */
 int gw_http_poll_fd (const gw_http_t *self);
 void gw_http_run (gw_http_t *self);

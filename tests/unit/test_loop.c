@@ -264,6 +264,108 @@ START_TEST (test_an_item_posted_by_a_dispatch_runs_in_that_turn)
 }
 END_TEST
 
+/* A source that posts from its tick, as the HTTP edge does when it reads a
+ * request in the tick: the item runs in that turn, and the ticks run again
+ * after it (so an answer it gave goes out in the same turn). */
+typedef struct {
+    gw_loop_t *loop;
+    gw_loop_item_t item;
+    int turns, ticks, ran_in_turn, ticks_after_run;
+    bool ran;
+} s_ticker_t;
+
+static void
+s_ticked_run (gw_loop_item_t *item, bool stopping)
+{
+    (void) stopping;
+    s_ticker_t *t = item->arg;
+    t->ran = true;
+    t->ran_in_turn = t->turns;
+}
+
+static void
+s_ticker_dispatch (void *arg, const zmq_pollitem_t *items, int n)
+{
+    (void) items;
+    (void) n;
+    ((s_ticker_t *) arg)->turns++;
+}
+
+static void
+s_ticker_tick (void *arg, int64_t now)
+{
+    (void) now;
+    s_ticker_t *t = arg;
+    if (++t->ticks == 1)
+        gw_loop_post (t->loop, &t->item);
+    else if (t->ran) {
+        t->ticks_after_run++;
+        gw_loop_stop (t->loop);
+    }
+}
+
+static int64_t
+s_ticker_deadline (void *arg, int64_t now)
+{
+    s_ticker_t *t = arg;
+    return t->turns < 3 ? now : -1;
+}
+
+static const gw_loop_source_t s_ticker_source = {
+    .dispatch = s_ticker_dispatch,
+    .deadline = s_ticker_deadline,
+    .tick = s_ticker_tick,
+};
+
+START_TEST (test_an_item_posted_by_a_tick_runs_in_that_turn)
+{
+    char err[256];
+    s_ticker_t t = {0};
+    t.loop = gw_loop_new (err, sizeof err);
+    ck_assert_ptr_nonnull (t.loop);
+    t.item.run = s_ticked_run;
+    t.item.arg = &t;
+    ck_assert_int_eq (gw_loop_add_source (t.loop, &s_ticker_source, &t), 0);
+    gw_loop_run (t.loop);
+    ck_assert (t.ran);
+    ck_assert_int_eq (t.ran_in_turn, 1);
+    ck_assert_int_eq (t.turns, 1);
+    ck_assert_int_eq (t.ticks_after_run, 1);
+    gw_loop_destroy (&t.loop);
+}
+END_TEST
+
+static void *
+s_post_from_elsewhere (void *arg)
+{
+    void **args = arg;
+    gw_mailbox_post (args[0], args[1]);
+    return NULL;
+}
+
+START_TEST (test_the_owner_posts_without_waking_itself)
+{
+    gw_mailbox_t *box = gw_mailbox_new ();
+    ck_assert_ptr_nonnull (box);
+    gw_loop_item_t items[2] = {{.run = NULL}, {.run = NULL}};
+    gw_mailbox_set_owner (box);
+    struct pollfd pfd = {.fd = gw_mailbox_fd (box), .events = POLLIN};
+    gw_mailbox_post (box, &items[0].link);
+    ck_assert (gw_mailbox_pending (box));
+    ck_assert_int_eq (poll (&pfd, 1, 0), 0);          /* no eventfd write */
+    ck_assert_ptr_eq (gw_mailbox_take_posted (box), &items[0].link);
+    /* another thread's post into the empty FIFO wakes the owner */
+    void *args[2] = {box, &items[1].link};
+    pthread_t other;
+    ck_assert_int_eq (pthread_create (&other, NULL, s_post_from_elsewhere, args), 0);
+    pthread_join (other, NULL);
+    ck_assert_int_eq (poll (&pfd, 1, 0), 1);
+    ck_assert_ptr_eq (gw_mailbox_take_all (box), &items[1].link);
+    ck_assert_int_eq (poll (&pfd, 1, 0), 0);          /* take_all read it */
+    gw_mailbox_destroy (&box);
+}
+END_TEST
+
 static void
 s_nothing (gw_loop_item_t *item, bool stopping)
 {
@@ -311,6 +413,8 @@ loop_suite (void)
     tcase_add_test (tc, test_plain_fd_beside_a_socket);
     tcase_add_test (tc, test_an_item_posted_by_a_dispatch_runs_in_that_turn);
     tcase_add_test (tc, test_the_mailbox_wakes_once_for_a_batch);
+    tcase_add_test (tc, test_an_item_posted_by_a_tick_runs_in_that_turn);
+    tcase_add_test (tc, test_the_owner_posts_without_waking_itself);
     suite_add_tcase (s, tc);
     return s;
 }
