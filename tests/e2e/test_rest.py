@@ -544,6 +544,39 @@ def test_artifacts(srv, fresh):
     assert [(a["path"], a["size"]) for a in again["new_artifacts"]] == [(txt["path"], 8)], again
 
 
+def test_new_artifacts_are_what_changed_since_the_last_execution(srv, fresh):
+    """An execution's new artifacts are the files that changed since the
+    last one ended, but for the gateway's own writes (an upload to output/
+    is the user's, not the code's): the walk after an execution is reused
+    as the next one's "before" only while no one asked the gateway for the
+    folder."""
+    sid = fresh["session_id"]
+    vis = fresh["output_dir"]
+    first = run(srv, sid, "open('output/first.txt', 'w').write('1')")
+    assert [a["path"] for a in first["new_artifacts"]] == [vis + "/first.txt"], first
+    # a file uploaded between two executions is nobody's new artifact
+    r = srv.request("PUT", "/sessions/%s/files/output/uploaded.txt" % sid, body=b"from the user")
+    assert r.status == 201, r
+    quiet = run(srv, sid, "print('quiet')")
+    assert quiet["status"] == "completed" and quiet["new_artifacts"] == [], quiet
+    # a file the code changes is new again
+    again = run(srv, sid, "open('output/first.txt', 'w').write('22')")
+    assert [(a["path"], a["size"]) for a in again["new_artifacts"]] == [(vis + "/first.txt", 2)]
+    # what kernel code writes after its cell ended (a thread) is new to the
+    # next execution, the first to see it
+    late = run(srv, sid, "import threading\n"
+                         "threading.Timer(0.2, lambda: open('output/late.txt', 'w')"
+                         ".write('late')).start()")
+    assert late["new_artifacts"] == [], late
+    deadline = time.time() + 20
+    while time.time() < deadline and not os.path.exists(
+            os.path.join(host_dir(srv, sid, "output"), "late.txt")):
+        time.sleep(0.1)
+    after = run(srv, sid, "print('after')")
+    assert [a["path"] for a in after["new_artifacts"]] == [vis + "/late.txt"], after
+    assert run(srv, sid, "print('then')")["new_artifacts"] == []
+
+
 # --------------------------------------------------------------------------
 # files
 
