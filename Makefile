@@ -150,15 +150,19 @@ valgrind: $(BUILD)/codebox
 # Speed against the peers, measured in the same run (never in tests).
 # KERNEL_GATEWAY_SRC=<a checkout of kernel_gateway 2.5.2> adds its rows to
 # the websocket table (GitHub is not reachable from every machine).
-bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-czmq
+bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-paths $(BUILD)/bench-czmq
 	$(BUILD)/bench-czmq
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
-	    $(PYTHON) tests/bench/bench.py
+	    CODEBOX_PATHS=$(abspath $(BUILD)/bench-paths) $(PYTHON) tests/bench/bench.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
 	    $(PYTHON) tests/bench/bench_websocket.py
 
-$(BUILD)/bench-floor: tests/bench/floor.c $(BUILD)/libcodebox.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
+$(BUILD)/bench-floor: tests/bench/floor.c tests/bench/floor_kernel.c $(BUILD)/libcodebox.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
+
+# the latency rows' client: the floor and every codebox path from one C process
+$(BUILD)/bench-paths: tests/bench/paths.c tests/bench/floor_kernel.c $(BUILD)/libcodebox.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
 
 # ours against CZMQ's pieces (tests/bench/czmq_compare.c)
 $(BUILD)/bench-czmq: tests/bench/czmq_compare.c $(BUILD)/libcodebox.a

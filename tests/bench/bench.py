@@ -2,16 +2,17 @@
 
 Rows (exec round trip of `1+1`, p50 and p99 over N):
   - jupyter_client executing directly on its own ipykernel, as users run
-    it (store_history=True, IPython's history on disk);
-  - the C floor: the project's own protocol library straight to a kernel
-    started exactly as the gateway starts it (build/bench-floor), so the
-    overhead over it is the gateway's own; and the same with the kernel
-    started as Jupyter starts it (what codebox's kernel arguments are worth);
-  - codebox MCP over HTTP (JSON answers), REST with ?wait=, MCP over stdio,
-    and all three with CODEBOX_SANDBOX=none (no relay hop); the HTTP ones from a
-    minimal keep-alive client (LeanHttp), whose own round trip is a row,
-    beside Python's http.client's;
-  measured interleaved, BENCH_BLOCKS rounds of N/BENCH_BLOCKS each.
+    it (store_history=True), N/2 calls before the C client's rounds and
+    N/2 after;
+  - from one C process (build/bench-paths, tests/bench/paths.c), one call
+    of each per round in an order shuffled each round, so that no client's
+    own cost and no order counts against a path: the C floor (the
+    project's own protocol library straight to a kernel started exactly as
+    the gateway starts it), codebox MCP over HTTP (JSON answers), REST with
+    ?wait=, MCP over stdio, the three with CODEBOX_SANDBOX=none (no relay
+    hop), and an HTTP and a stdio round trip with no kernel (GET /healthz,
+    MCP ping): the transports' own share of the overhead;
+  - the floor with its kernel started as Jupyter starts it (build/bench-floor).
 Then: a new session's first answer (warm pool after 3 s idle, paired with
 an existing session's and jupyter_client's answer after the same idle, and
 with the machine awake; cold start), 16 sessions x
@@ -38,8 +39,9 @@ import time
 
 BIN = os.environ.get("CODEBOX_BIN") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "codebox")
 FLOOR = os.environ.get("CODEBOX_FLOOR")
+PATHS = os.environ.get("CODEBOX_PATHS") or os.path.join(os.path.dirname(__file__), "..", "..",
+                                                        "build", "bench-paths")
 N = int(os.environ.get("BENCH_N", "300"))
-BLOCKS = int(os.environ.get("BENCH_BLOCKS", "6"))
 LONG = int(os.environ.get("BENCH_LONG", "10000"))
 rows = []
 
@@ -134,10 +136,9 @@ class Server:
 
 class LeanHttp:
     """A minimal HTTP/1.1 keep-alive client over one socket (TCP_NODELAY,
-    Content-Length answers only, as the gateway gives for JSON): the
-    latency rows use it so that the client's own cost is not counted as the
-    gateway's (http.client adds about 60 us a request here; the rows "HTTP
-    round trip" show both). Same call() and execute() as Server."""
+    Content-Length answers only, as the gateway gives for JSON), for the
+    rows after the latency rows (those come from build/bench-paths). Same
+    call() and execute() as Server."""
 
     def __init__(self, server):
         import socket
@@ -228,44 +229,8 @@ def floor_samples(n, stock=False):
     return [ms / 1e3 for ms in json.loads(out.stdout)["samples_ms"]]
 
 
-class Stdio:
-    """codebox mcp over stdio."""
-
-    def __init__(self, env=None):
-        self.state = tempfile.mkdtemp(prefix="codebox-bench-")
-        os.chmod(self.state, 0o755)
-        self.p = subprocess.Popen([BIN, "mcp", "--state-dir", self.state + "/s"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True, bufsize=1,
-                                  env=dict(os.environ, **(env or {})))
-        self.ids = iter(range(1, 10 ** 9))
-        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                "clientInfo": {"name": "bench", "version": "1"}})
-
-    def rpc(self, method, params):
-        i = next(self.ids)
-        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
-                                       "params": params}) + "\n")
-        self.p.stdin.flush()
-        while True:
-            m = json.loads(self.p.stdout.readline())
-            if m.get("id") == i:
-                return m
-
-    def exec(self):
-        self.rpc("tools/call", {"name": "exec_code", "arguments": {"session_id": "b",
-                                                                    "code": "1+1"}})
-
-    def stop(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=60)
-
-
 def main():
     machine = "%s, %d cores, %s" % (platform.platform(), os.cpu_count(), platform.processor() or "?")
-    # Every path is measured in BLOCKS rounds of N/BLOCKS, one path after
-    # the other in each round, so a machine that speeds up or slows down
-    # during the run weighs on every path alike.
     jc = JupyterClient()
     s = Server({"CODEBOX_MAX_SESSIONS": "128"})    # 64 idle ones below, and more
     time.sleep(3)                                   # the warm pool fills
@@ -273,55 +238,45 @@ def main():
     lean = LeanHttp(s)
     mcp = McpHttp(lean)
     mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
-    stdio = Stdio()
-    bare_stdio = Stdio({"CODEBOX_SANDBOX": "none"})
     # the same gateway with its kernels outside bubblewrap: no relay hop
     bare = Server({"CODEBOX_SANDBOX": "none", "CODEBOX_POOL_SIZE": "0"})
-    bare.call("POST", "/sessions", {"session_id": "bench"})
-    bare_lean = LeanHttp(bare)
-    bare_mcp = McpHttp(bare_lean)
-    bare_mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})
-    paths = [("jupyter_client direct (peer)", jc.exec),
-             ("codebox MCP over HTTP",
-              lambda: mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})),
-             ("codebox REST ?wait=", lambda: lean.execute("bench", "1+1")),
-             ("codebox MCP over stdio", stdio.exec),
-             ("codebox MCP over HTTP, CODEBOX_SANDBOX=none",
-              lambda: bare_mcp.tool("exec_code", {"session_id": "mcp", "code": "1+1"})),
-             ("codebox REST ?wait=, CODEBOX_SANDBOX=none", lambda: bare_lean.execute("bench", "1+1")),
-             ("codebox MCP over stdio, CODEBOX_SANDBOX=none", bare_stdio.exec),
-             ("HTTP round trip: GET /healthz, same client", lambda: lean.call("GET", "/healthz")),
-             ("HTTP round trip: the same with http.client", lambda: s.call("GET", "/healthz")),
-             ("stdio round trip: MCP ping", lambda: stdio.rpc("ping", {}))]
-    samples = {name: [] for name, _ in paths}
-    floor, stock_floor = [], []
-    per = max(1, N // BLOCKS)
-    for _ in range(BLOCKS):
-        for name, fn in paths:
-            samples[name] += timed(fn, per)
-        if FLOOR:
-            floor += floor_samples(per)
-            stock_floor += floor_samples(per, stock=True)
-    stdio.stop()
-    bare_stdio.stop()
+    # jupyter_client (Python, as its users run it) before and after the C
+    # client's rounds; the floor and every codebox path from one C process,
+    # one call of each per round in a shuffled order (tests/bench/paths.c)
+    jc_samples = timed(jc.exec, N // 2)
+    specs = ["floor:floor", "mcp:mcp:%d:mcp" % s.port, "rest:rest:%d:bench" % s.port,
+             "stdio:stdio:auto", "mcp:mcp_none:%d:mcp" % bare.port,
+             "rest:rest_none:%d:bench" % bare.port, "stdio:stdio_none:none",
+             "healthz:healthz:%d" % s.port, "ping:ping:none"]
+    out = subprocess.run([PATHS, str(N)] + specs, capture_output=True, text=True, timeout=900,
+                         env=dict(os.environ, CODEBOX_BIN=os.path.abspath(BIN)))
+    if out.returncode != 0:
+        raise RuntimeError("bench-paths: " + out.stderr.strip())
+    c = {k: [ms / 1e3 for ms in v] for k, v in json.loads(out.stdout).items()}
+    jc_samples += timed(jc.exec, N - N // 2)
     bare.stop()
     mcp.s = s       # http.client from here on: it reconnects after idle stretches
 
-    base = pct(samples["jupyter_client direct (peer)"], 50)
-    row("jupyter_client direct (peer)", samples["jupyter_client direct (peer)"])
-    if floor:
-        row("C floor: codebox protocol library direct", floor)
-        row("C floor, its kernel as Jupyter starts it", stock_floor,
-            "without codebox's kernel arguments (gw_ipykernel)")
-    for name, _ in paths[1:]:
-        values = samples[name]
-        if name.startswith("HTTP round trip") or name.startswith("stdio round trip"):
-            row(name, values, "no kernel: the client's and the transport's own cost")
-            continue
-        note = "%.2fx jupyter_client" % (pct(values, 50) / base)
-        if floor:
-            note += ", %+.0f us over the C floor" % ((pct(values, 50) - pct(floor, 50)) * 1e6)
-        row(name, values, note)
+    base = pct(jc_samples, 50)
+    floor = pct(c["floor"], 50)
+    row("jupyter_client direct (peer)", jc_samples)
+    row("C floor: codebox protocol library direct", c["floor"])
+    if FLOOR:
+        row("C floor, its kernel as Jupyter starts it", floor_samples(N, stock=True),
+            "without codebox's kernel arguments (gw_ipykernel), run alone")
+    for key, name, transport in (
+            ("mcp", "codebox MCP over HTTP", "healthz"),
+            ("rest", "codebox REST ?wait= (two requests)", "healthz"),
+            ("stdio", "codebox MCP over stdio", "ping"),
+            ("mcp_none", "codebox MCP over HTTP, CODEBOX_SANDBOX=none", "healthz"),
+            ("rest_none", "codebox REST ?wait=, CODEBOX_SANDBOX=none", "healthz"),
+            ("stdio_none", "codebox MCP over stdio, CODEBOX_SANDBOX=none", "ping")):
+        p50 = pct(c[key], 50)
+        row(name, c[key], "%.2fx jupyter_client, %+.0f us over the C floor"
+            % (p50 / base, (p50 - floor) * 1e6))
+    row("HTTP round trip: GET /healthz", c["healthz"],
+        "no kernel: the transport's and the gateway's loop's own cost")
+    row("stdio round trip: MCP ping", c["ping"], "no kernel")
     jc_start = jc.start_s
 
     # a new session's first answer: warm pool, then cold
