@@ -119,22 +119,27 @@ s_find_etc_links (gw_sandbox_t *self)
     fts_close (fts);
 }
 
-/* Runs a trial sandbox (as the kernel user). True when it works; else
- * why[] holds the start of what bubblewrap printed, or how it ended. */
-static bool
+/* How a trial sandbox ended. */
+typedef enum { S_TRY_WORKS, S_TRY_FAILED, S_TRY_NEVER } s_try_t;
+
+/* Runs a trial sandbox (as the kernel user). S_TRY_WORKS; else why[]
+ * holds the start of what bubblewrap printed, or how it ended, and
+ * S_TRY_NEVER says trying again cannot help (no bwrap on PATH, the kernel
+ * user cannot be taken). */
+static s_try_t
 s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
 {
     int out[2];
     if (pipe2 (out, O_CLOEXEC) < 0) {
         snprintf (why, why_len, "pipe: %s", strerror (errno));
-        return false;
+        return S_TRY_FAILED;
     }
     pid_t pid = fork ();
     if (pid < 0) {
         snprintf (why, why_len, "fork: %s", strerror (errno));
         close (out[0]);
         close (out[1]);
-        return false;
+        return S_TRY_FAILED;
     }
     if (pid == 0) {
         int devnull = open ("/dev/null", O_RDWR);
@@ -169,29 +174,35 @@ s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
     while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
-        return true;
+        return S_TRY_WORKS;
     why[strcspn (why, "\n")] = '\0';
+    bool never = !why[0] && WIFEXITED (status)
+                 && (WEXITSTATUS (status) == 126 || WEXITSTATUS (status) == 127);
     if (!why[0])
         snprintf (why, why_len, WIFEXITED (status) && WEXITSTATUS (status) == 126
                   ? "cannot become the kernel user"
                   : WIFEXITED (status) && WEXITSTATUS (status) == 127 ? "no bwrap on PATH"
                   : "bwrap ended with status %d", status);
-    return false;
+    return never ? S_TRY_NEVER : S_TRY_FAILED;
 }
 
-/* The trial sandbox, tried again after a short pause when it fails: a
- * failure can be passing (a fork refused while the machine is busy), and
- * under CODEBOX_SANDBOX=auto a wrong "no" runs every kernel unconfined. */
+/* The trial sandbox, tried again after a pause when it fails in a way
+ * that can pass (a fork or a namespace refused while the machine is
+ * busy): under CODEBOX_SANDBOX=auto a wrong "no" runs every kernel of
+ * this gateway unconfined, so it tries for about 3 s (pauses of 100 ms,
+ * doubling) before it says so. No bwrap on PATH, or no kernel user, is
+ * said at once. */
 static bool
 s_bwrap_works (const gw_sandbox_t *self, char *why, size_t why_len)
 {
-    for (int attempt = 0; attempt < 3; attempt++) {
-        if (attempt > 0) {
-            jp_log_warn ("sandbox event=probe-failed attempt=%d why=\"%s\"", attempt, why);
-            usleep (200 * 1000);
-        }
-        if (s_bwrap_try (self, why, why_len))
+    for (int attempt = 0, pause_ms = 100; attempt < 6; attempt++, pause_ms *= 2) {
+        s_try_t got = s_bwrap_try (self, why, why_len);
+        if (got == S_TRY_WORKS)
             return true;
+        if (got == S_TRY_NEVER || attempt == 5)
+            return false;
+        jp_log_warn ("sandbox event=probe-failed attempt=%d why=\"%s\"", attempt + 1, why);
+        usleep ((useconds_t) pause_ms * 1000);
     }
     return false;
 }

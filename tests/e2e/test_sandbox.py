@@ -3,6 +3,8 @@ server with real kernels. The gateway runs as root here, so kernels run as
 the codebox-kernel user under bubblewrap."""
 import json
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -408,3 +410,49 @@ def test_the_proxy_stays_on_one_cpu_the_relay_and_kernel_on_all(sandboxed):
         assert _cpus_of_every_thread(pid) == {every}
     out = stream_of(rest_run(s, "cpu-py", "import os; print(len(os.sched_getaffinity(0)))"))
     assert int(out) == os.cpu_count(), out
+
+
+def _fake_bwrap(tmp, failures, message):
+    """A `bwrap` first on PATH that fails its first `failures` runs (as a
+    busy machine can make bubblewrap fail), printing message, then runs
+    the real one. Readable and writable by the kernel user."""
+    folder = os.path.join(tmp, "fake-bwrap")
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o777)
+    script = os.path.join(folder, "bwrap")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n"
+                "count=%s/runs\n"
+                "n=$(cat \"$count\" 2>/dev/null || echo 0)\n"
+                "echo $((n + 1)) > \"$count\"\n"
+                "if [ \"$n\" -lt %d ]; then echo '%s' >&2; exit 1; fi\n"
+                "exec /usr/bin/bwrap \"$@\"\n" % (folder, failures, message))
+    os.chmod(script, 0o755)
+    return folder
+
+
+@pytest.mark.parametrize("failures, confined", [(3, True), (9, False)])
+def test_a_passing_probe_failure_does_not_unconfine_kernels(failures, confined):
+    """Under CODEBOX_SANDBOX=auto the trial sandbox is tried for about 3 s
+    before the gateway runs its kernels unconfined: three failures in a
+    row (a busy machine) still end in bubblewrap; six are "no sandbox",
+    said with bubblewrap's own words."""
+    from conftest import Server
+    tmp = tempfile.mkdtemp(prefix="codebox-e2e-bwrap-")    # the kernel user reaches it
+    os.chmod(tmp, 0o755)
+    why = "bwrap: Creating new namespace failed: Resource temporarily unavailable"
+    folder = _fake_bwrap(tmp, failures, why)
+    s = Server(env={"CODEBOX_SANDBOX": "auto", "CODEBOX_POOL_SIZE": "0",
+                    "PATH": folder + ":" + os.environ["PATH"]})
+    try:
+        info = create(s, "p")
+        assert (info["workdir"] == "/session") == confined, (info, s.log_tail())
+        log = s.log()
+        assert log.count("sandbox event=probe-failed") == min(failures, 5), log
+        assert ("sandbox=none" in log) != confined, log
+        if not confined:
+            assert "Resource temporarily unavailable" in log, log
+        assert stream_of(rest_run(s, "p", "print(6 * 7)")) == "42\n"
+    finally:
+        s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
