@@ -148,8 +148,14 @@ s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
         if (self->set_user && (setgroups (0, NULL) < 0 || setgid (self->gid) < 0
                                || setuid (self->uid) < 0))
             _exit (126);
-        execlp ("bwrap", "bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net",
-                "--die-with-parent", "true", (char *) NULL);
+        /* /usr only, as a kernel's sandbox has it: a recursive bind of /
+           copies every mount under it, and another gateway's session file
+           systems come and go under /tmp ("Can't bind mount /oldroot/ on
+           /newroot/: ... remount ...: No such file or directory") */
+        execlp ("bwrap", "bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
+                "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                "--unshare-pid", "--unshare-net", "--die-with-parent", "/usr/bin/true",
+                (char *) NULL);
         _exit (127);
     }
     close (out[1]);
