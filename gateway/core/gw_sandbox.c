@@ -119,6 +119,45 @@ s_find_etc_links (gw_sandbox_t *self)
     fts_close (fts);
 }
 
+/* Appends arguments to the vector. */
+static void
+s_args (char **argv, int *n, int count, ...)
+{
+    va_list ap;
+    va_start (ap, count);
+    for (int i = 0; i < count && *n < MAX_ARGS - 1; i++)
+        argv[(*n)++] = strdup (va_arg (ap, const char *));
+    va_end (ap);
+    argv[*n] = NULL;
+}
+
+/* Frees a vector s_args filled. */
+static void
+s_args_free (char **argv)
+{
+    for (int i = 0; argv && argv[i]; i++)
+        free (argv[i]);
+    free (argv);
+}
+
+/* /usr read-only and the top-level system folders beside it (merged-/usr
+ * links stay links): what any program in a sandbox needs to start. */
+static void
+s_usr_mounts (char **argv, int *n)
+{
+    s_args (argv, n, 3, "--ro-bind", "/usr", "/usr");
+    static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        char target[256];
+        ssize_t len = readlink (top[i], target, sizeof target - 1);
+        if (len > 0) {
+            target[len] = '\0';
+            s_args (argv, n, 3, "--symlink", target, top[i]);
+        } else if (access (top[i], F_OK) == 0)
+            s_args (argv, n, 3, "--ro-bind", top[i], top[i]);
+    }
+}
+
 /* How a trial sandbox ended. */
 typedef enum { S_TRY_WORKS, S_TRY_FAILED, S_TRY_NEVER } s_try_t;
 
@@ -129,9 +168,24 @@ typedef enum { S_TRY_WORKS, S_TRY_FAILED, S_TRY_NEVER } s_try_t;
 static s_try_t
 s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
 {
-    int out[2];
+    /* the system folders as a kernel's sandbox has them, not all of /: a
+       recursive bind of / copies every mount under it, and another
+       gateway's session file systems come and go under /tmp ("Can't bind
+       mount /oldroot/ on /newroot/: ... remount ...: No such file or
+       directory") */
+    char **argv = calloc (MAX_ARGS, sizeof (char *));
+    int argc = 0, out[2];
+    if (!argv) {
+        snprintf (why, why_len, "out of memory");
+        return S_TRY_FAILED;
+    }
+    s_args (argv, &argc, 1, "bwrap");
+    s_usr_mounts (argv, &argc);
+    s_args (argv, &argc, 4, "--unshare-pid", "--unshare-net", "--die-with-parent",
+            "/usr/bin/true");
     if (pipe2 (out, O_CLOEXEC) < 0) {
         snprintf (why, why_len, "pipe: %s", strerror (errno));
+        s_args_free (argv);
         return S_TRY_FAILED;
     }
     pid_t pid = fork ();
@@ -139,6 +193,7 @@ s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
         snprintf (why, why_len, "fork: %s", strerror (errno));
         close (out[0]);
         close (out[1]);
+        s_args_free (argv);
         return S_TRY_FAILED;
     }
     if (pid == 0) {
@@ -148,17 +203,11 @@ s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
         if (self->set_user && (setgroups (0, NULL) < 0 || setgid (self->gid) < 0
                                || setuid (self->uid) < 0))
             _exit (126);
-        /* /usr only, as a kernel's sandbox has it: a recursive bind of /
-           copies every mount under it, and another gateway's session file
-           systems come and go under /tmp ("Can't bind mount /oldroot/ on
-           /newroot/: ... remount ...: No such file or directory") */
-        execlp ("bwrap", "bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-                "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-                "--unshare-pid", "--unshare-net", "--die-with-parent", "/usr/bin/true",
-                (char *) NULL);
+        execvp ("bwrap", argv);
         _exit (127);
     }
     close (out[1]);
+    s_args_free (argv);
     /* what fits in why[] is kept; the rest is read and dropped, so bwrap
        never blocks on a full pipe */
     size_t got = 0;
@@ -182,14 +231,16 @@ s_bwrap_try (const gw_sandbox_t *self, char *why, size_t why_len)
     if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
         return S_TRY_WORKS;
     why[strcspn (why, "\n")] = '\0';
-    bool never = !why[0] && WIFEXITED (status)
-                 && (WEXITSTATUS (status) == 126 || WEXITSTATUS (status) == 127);
-    if (!why[0])
-        snprintf (why, why_len, WIFEXITED (status) && WEXITSTATUS (status) == 126
-                  ? "cannot become the kernel user"
-                  : WIFEXITED (status) && WEXITSTATUS (status) == 127 ? "no bwrap on PATH"
-                  : "bwrap ended with status %d", status);
-    return never ? S_TRY_NEVER : S_TRY_FAILED;
+    if (why[0])
+        return S_TRY_FAILED;    /* bubblewrap said why */
+    int code = WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+    if (code == 126 || code == 127) {
+        snprintf (why, why_len, code == 126 ? "cannot become the kernel user"
+                                            : "no bwrap on PATH");
+        return S_TRY_NEVER;
+    }
+    snprintf (why, why_len, "bwrap ended with status %d", status);
+    return S_TRY_FAILED;
 }
 
 /* The trial sandbox, tried again after a pause when it fails in a way
@@ -348,33 +399,12 @@ s_tcp_only (const ks_spec_t *spec)
     return !ks_spec_supports_ipc (spec);
 }
 
-/* Appends arguments to the vector. */
-static void
-s_args (char **argv, int *n, int count, ...)
-{
-    va_list ap;
-    va_start (ap, count);
-    for (int i = 0; i < count && *n < MAX_ARGS - 1; i++)
-        argv[(*n)++] = strdup (va_arg (ap, const char *));
-    va_end (ap);
-    argv[*n] = NULL;
-}
-
-/* The read-only system folders; merged-/usr links stay links. */
+/* The read-only system folders: /usr and the rest (s_usr_mounts), then
+ * what programs need of /etc. */
 static void
 s_system_mounts (const gw_sandbox_t *self, char **argv, int *n)
 {
-    s_args (argv, n, 3, "--ro-bind", "/usr", "/usr");
-    static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
-    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
-        char target[256];
-        ssize_t len = readlink (top[i], target, sizeof target - 1);
-        if (len > 0) {
-            target[len] = '\0';
-            s_args (argv, n, 3, "--symlink", target, top[i]);
-        } else if (access (top[i], F_OK) == 0)
-            s_args (argv, n, 3, "--ro-bind", top[i], top[i]);
-    }
+    s_usr_mounts (argv, n);
     /* /etc: only what programs need to run; no secrets, no ODBC passwords */
     static const char *const etc[] = {
         "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
@@ -629,12 +659,8 @@ gw_sandbox_stage (const gw_sandbox_t *self, char *work, char *session, size_t le
 void
 gw_sandbox_launch_clear (gw_sandbox_launch_t *launch)
 {
-    if (launch->wrap) {
-        for (char **p = launch->wrap; *p; p++)
-            free (*p);
-        free (launch->wrap);
-        launch->wrap = NULL;
-    }
+    s_args_free (launch->wrap);
+    launch->wrap = NULL;
 }
 
 const char *
