@@ -439,8 +439,8 @@ def _fake_bwrap(tmp, failures, message):
 def test_a_passing_probe_failure_does_not_unconfine_kernels(failures, confined):
     """Under CODEBOX_SANDBOX=auto the trial sandbox is tried for about 3 s
     before the gateway runs its kernels unconfined: three failures in a
-    row (a busy machine) still end in bubblewrap; six are "no sandbox",
-    said with bubblewrap's own words."""
+    row (a busy machine) still end in bubblewrap; a bwrap that keeps
+    failing gives "no sandbox" after six tries, in bubblewrap's own words."""
     from conftest import Server
     tmp = tempfile.mkdtemp(prefix="codebox-e2e-bwrap-")    # the kernel user reaches it
     os.chmod(tmp, 0o755)
