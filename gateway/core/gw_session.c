@@ -169,12 +169,8 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
         json_decref (job->new_artifacts);
         job->new_artifacts = gw_snapshot_diff (job->before, after, self->visible_workdir);
     }
+    gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
-    /* the next execution's "before": what changes in between is kernel
-       code's (a thread, a child) and counts as the next one's, or the
-       gateway's, which drops it (gw_session_workdir) */
-    gw_snapshot_destroy (&self->last_walk);
-    self->last_walk = after;
     long long quota = gw_config_int (gw_server_config (self->server), GW_SET_DISK_QUOTA_MB) << 20;
     /* a session folder that is a file system of its own (gw_disk) cannot
        hold more than its quota: only a plain folder is walked and summed,
@@ -225,9 +221,7 @@ s_start_next (gw_session_t *self)
             self->queue_tail = NULL;
         job->next_queued = NULL;
         job->exec = gw_execution_new (job->code, (size_t) self->limits.max_output_bytes);
-        job->before = self->last_walk ? self->last_walk
-                                      : gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
-        self->last_walk = NULL;
+        job->before = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
         if (job->exec)
             gw_execution_set_output_handler (job->exec, s_on_job_output, job);
         if (job->exec && job->allow_input)
@@ -401,7 +395,6 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
                      strerror (-rc));
     }
     ks_spec_destroy (&self->spec);
-    gw_snapshot_destroy (&self->last_walk);
     gw_exec_options_clear (&self->exec);
     free (self);
     *self_p = NULL;
@@ -752,9 +745,8 @@ gw_session_error (const gw_session_t *self)
 }
 
 const char *
-gw_session_workdir (gw_session_t *self)
+gw_session_workdir (const gw_session_t *self)
 {
-    gw_snapshot_destroy (&self->last_walk);
     return self->workdir;
 }
 
@@ -765,9 +757,8 @@ gw_session_input_dir (const gw_session_t *self)
 }
 
 const char *
-gw_session_output_dir (gw_session_t *self)
+gw_session_output_dir (const gw_session_t *self)
 {
-    gw_snapshot_destroy (&self->last_walk);
     return self->output_dir;
 }
 

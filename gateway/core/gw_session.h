@@ -52,14 +52,10 @@ int64_t gw_session_created_ms (const gw_session_t *self);
 /* Why the kernel failed or died, "" when it did not. */
 const char *gw_session_error (const gw_session_t *self);
 /* The folders on the host, and as kernel code sees them (they differ
- * under the sandbox). Asking for the session folder or output/ on the
- * host tells the session that its files may change outside an execution:
- * the next execution walks the folder before it runs instead of reusing
- * the walk after the last one (only kernel code writes there otherwise;
- * input/ is no artifact). */
-const char *gw_session_workdir (gw_session_t *self);
+ * under the sandbox). */
+const char *gw_session_workdir (const gw_session_t *self);
 const char *gw_session_input_dir (const gw_session_t *self);
-const char *gw_session_output_dir (gw_session_t *self);
+const char *gw_session_output_dir (const gw_session_t *self);
 const char *gw_session_visible_workdir (const gw_session_t *self);
 const char *gw_session_visible_input (const gw_session_t *self);
 const char *gw_session_visible_output (const gw_session_t *self);

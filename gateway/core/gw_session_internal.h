@@ -4,7 +4,6 @@
 #ifndef GW_SESSION_INTERNAL_H
 #define GW_SESSION_INTERNAL_H
 
-#include "gw_artifacts.h"
 #include "gw_session.h"
 
 struct gw_session {
@@ -28,11 +27,6 @@ struct gw_session {
     gw_session_watch_t *start_watches;  /* told when the first start is over */
     bool ever_ready;
     int own_file_system;        /* the folder is a mount (gw_disk): 1, 0, or -1 not yet known */
-    /* the last execution's walk of the folder after it ran: the next
-       one's "before", unless the gateway was asked for the folder's path
-       since (gw_session_workdir, gw_session_output_dir: whoever writes
-       there asks), which drops it; NULL: the next execution walks */
-    gw_snapshot_t *last_walk;
     bool restart_pending;       /* the kernel must be replaced (in tick) */
     bool starting_again;        /* a replaced kernel is not ready yet */
     bool failed;                /* the kernel could not be (re)started */
