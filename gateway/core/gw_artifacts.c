@@ -10,6 +10,7 @@
  * JSON string). File system only; any thread, but one snapshot belongs to
  * one thread. */
 #include "gw_artifacts.h"
+#include "gw_changes.h"
 #include "jp_log.h"
 #include "jp_time.h"
 
@@ -44,6 +45,8 @@ struct gw_snapshot {
     size_t count;
     size_t cap;
     size_t visits;              /* entries looked at */
+    size_t refs;                /* holders; gw_snapshot_destroy drops one */
+    gw_changes_t *changes;      /* while taking: watches each folder walked, or NULL */
     int64_t started_ms;
     bool cut;                   /* the walk stopped at its budget */
     unsigned flags;             /* GW_SNAPSHOT_* */
@@ -246,6 +249,7 @@ s_walk (gw_snapshot_t *self, int fd, const char *prefix, int level)
         close (fd);
         return -ENOMEM;
     }
+    gw_changes_watch_fd (self->changes, fd, level);   /* before reading it */
     int rc = 0;
     ssize_t got = 0, at = 0;
     while (rc == 0 && self->count < S_MAX_FILES && !s_over_budget (self)) {
@@ -274,18 +278,21 @@ s_entry_cmp (const void *a, const void *b)
 }
 
 gw_snapshot_t *
-gw_snapshot_take (const char *dir, unsigned flags)
+gw_snapshot_take_watched (const char *dir, unsigned flags, gw_changes_t *changes)
 {
     gw_snapshot_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
     self->flags = flags;
+    self->refs = 1;
+    self->changes = changes;
     self->started_ms = jp_time_now_ms ();
     int fd = !dir ? -1 : open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 && s_walk (self, fd, NULL, 1) < 0) {
         gw_snapshot_destroy (&self);
         return NULL;
     }
+    self->changes = NULL;
     if (self->count > 1)
         qsort (self->entries, self->count, sizeof *self->entries, s_entry_cmp);
     if (self->cut || self->count >= S_MAX_FILES)
@@ -294,12 +301,35 @@ gw_snapshot_take (const char *dir, unsigned flags)
     return self;
 }
 
+gw_snapshot_t *
+gw_snapshot_take (const char *dir, unsigned flags)
+{
+    return gw_snapshot_take_watched (dir, flags, NULL);
+}
+
+gw_snapshot_t *
+gw_snapshot_ref (gw_snapshot_t *self)
+{
+    if (self)
+        self->refs++;
+    return self;
+}
+
+bool
+gw_snapshot_whole (const gw_snapshot_t *self)
+{
+    return self && !self->cut && self->count < S_MAX_FILES;
+}
+
 void
 gw_snapshot_destroy (gw_snapshot_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
     gw_snapshot_t *self = *self_p;
+    *self_p = NULL;
+    if (--self->refs > 0)
+        return;
     for (size_t i = 0; i < self->count; i++)
         free (self->entries[i].rel);
     free (self->entries);

@@ -9,6 +9,7 @@
 #define GW_ARTIFACTS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 typedef struct gw_snapshot gw_snapshot_t;
 
@@ -20,7 +21,16 @@ typedef struct gw_snapshot gw_snapshot_t;
  * at most 10000 files and 16 levels). A missing dir gives an empty
  * snapshot. NULL on OOM. */
 gw_snapshot_t *gw_snapshot_take (const char *dir, unsigned flags);
+/* The same, and changes (when not NULL) watches each folder the walk reads,
+ * before reading it (gw_changes.h). */
+typedef struct gw_changes gw_changes_t;
+gw_snapshot_t *gw_snapshot_take_watched (const char *dir, unsigned flags, gw_changes_t *changes);
+/* Another holder of the same snapshot (a snapshot never changes once
+ * taken); each holder calls gw_snapshot_destroy, the last one frees it. */
+gw_snapshot_t *gw_snapshot_ref (gw_snapshot_t *self);
 void gw_snapshot_destroy (gw_snapshot_t **self_p);
+/* True when the walk saw the whole folder: it stopped at no limit. */
+bool gw_snapshot_whole (const gw_snapshot_t *self);
 
 /* A new JSON array of the files of after that are not in before or whose
  * size or modification time changed, sorted by path, each

@@ -154,6 +154,25 @@ s_own_file_system (const char *folder)
     return stat (folder, &here) == 0 && stat (parent, &up) == 0 && here.st_dev != up.st_dev;
 }
 
+/* The session folder's artifact walk as of now (new reference; NULL on
+ * OOM): the last walk again when the folder's tracker saw nothing change
+ * since (an execution that writes no file walks nothing), else a new walk,
+ * watched, kept as the last one when whole. */
+static gw_snapshot_t *
+s_folder_now (gw_session_t *self)
+{
+    if (!self->changes)
+        self->changes = gw_changes_new ();
+    if (!gw_changes_take (self->changes) && self->last_walk)
+        return gw_snapshot_ref (self->last_walk);
+    gw_snapshot_destroy (&self->last_walk);
+    gw_snapshot_t *now = gw_snapshot_take_watched (self->workdir, GW_SNAPSHOT_SESSION,
+                                                   self->changes);
+    if (gw_snapshot_whole (now) && gw_changes_on (self->changes))
+        self->last_walk = gw_snapshot_ref (now);
+    return now;
+}
+
 static void
 s_finish_running (gw_session_t *self, gw_exec_status_t status)
 {
@@ -164,10 +183,11 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     /* its execution is over: the kernel is idle, even when its own idle
        status was lost (a flood the relay cut), until it says otherwise */
     snprintf (self->exec_state, sizeof self->exec_state, "idle");
-    gw_snapshot_t *after = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
+    gw_snapshot_t *after = s_folder_now (self);
     if (job->before && after) {
         json_decref (job->new_artifacts);
-        job->new_artifacts = gw_snapshot_diff (job->before, after, self->visible_workdir);
+        job->new_artifacts = after == job->before ? json_array ()   /* nothing changed */
+                             : gw_snapshot_diff (job->before, after, self->visible_workdir);
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
@@ -221,7 +241,7 @@ s_start_next (gw_session_t *self)
             self->queue_tail = NULL;
         job->next_queued = NULL;
         job->exec = gw_execution_new (job->code, (size_t) self->limits.max_output_bytes);
-        job->before = gw_snapshot_take (self->workdir, GW_SNAPSHOT_SESSION);
+        job->before = s_folder_now (self);
         if (job->exec)
             gw_execution_set_output_handler (job->exec, s_on_job_output, job);
         if (job->exec && job->allow_input)
@@ -388,6 +408,8 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
     s_answer_start_waiters (self, false);
     gw_jobs_detach_session (gw_server_jobs (self->server), self);
+    gw_snapshot_destroy (&self->last_walk);
+    gw_changes_destroy (&self->changes);
     if (remove_folder && self->workdir[0]) {
         int rc = gw_disk_remove (self->workdir);
         if (rc)

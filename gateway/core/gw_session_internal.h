@@ -4,6 +4,8 @@
 #ifndef GW_SESSION_INTERNAL_H
 #define GW_SESSION_INTERNAL_H
 
+#include "gw_artifacts.h"
+#include "gw_changes.h"
 #include "gw_session.h"
 
 struct gw_session {
@@ -26,6 +28,8 @@ struct gw_session {
     gw_job_t *running;
     gw_session_watch_t *start_watches;  /* told when the first start is over */
     bool ever_ready;
+    gw_changes_t *changes;      /* what changed in the folder since its last walk */
+    gw_snapshot_t *last_walk;   /* that walk, while changes can tell (else NULL) */
     int own_file_system;        /* the folder is a mount (gw_disk): 1, 0, or -1 not yet known */
     bool restart_pending;       /* the kernel must be replaced (in tick) */
     bool starting_again;        /* a replaced kernel is not ready yet */

@@ -574,6 +574,49 @@ def test_new_artifacts_are_what_changed_during_the_execution(srv, fresh):
     assert after["status"] == "completed" and after["new_artifacts"] == [], after
 
 
+def test_new_artifacts_seen_without_a_walk_of_every_execution(srv, fresh):
+    """The gateway walks a session folder again only when inotify says
+    something in it changed (gw_changes): every kind of change during an
+    execution is still its new artifact, and what the walk skips is not."""
+    sid = fresh["session_id"]
+    vis = fresh["workdir"]
+
+    def new(code):
+        res = run(srv, sid, code)
+        assert res["status"] == "completed", res
+        return sorted((a["path"][len(vis) + 1:], a["size"]) for a in res["new_artifacts"])
+
+    assert new("f = open('output/kept.txt', 'w')") == [("output/kept.txt", 0)]
+    assert new("x = 1") == []
+    # a write through a file opened by an earlier execution
+    assert new("f.write('abc'); f.flush()") == [("output/kept.txt", 3)]
+    # a new folder, and a file three levels under it
+    assert new("import os\nos.makedirs('output/a/b/c')\n"
+               "open('output/a/b/c/deep.txt', 'w').write('d')") == [("output/a/b/c/deep.txt", 1)]
+    assert new("open('output/a/b/c/deep.txt', 'a').write('e')") == [("output/a/b/c/deep.txt", 2)]
+    # only the modification time
+    assert new("os.utime('output/kept.txt', (1, 1))") == [("output/kept.txt", 3)]
+    # a rename
+    assert new("os.rename('output/kept.txt', 'output/moved.txt')") == [("output/moved.txt", 3)]
+    # hidden folders and input/ are not walked; the session folder is
+    assert new("os.makedirs('.stage/d', exist_ok=True)\n"
+               "open('.stage/d/f.txt', 'w').write('ff')\n"
+               "open('input/in.txt', 'w').write('i')") == []
+    assert new("open('top.txt', 'w').write('t')") == [("top.txt", 1)]
+    # a folder moved in from a hidden one brings its files with it
+    assert new("os.rename('.stage/d', 'output/d')") == [("output/d/f.txt", 2)]
+    # a deleted file is no artifact, and the next change is still seen
+    assert new("os.remove('top.txt')") == []
+    assert new("open('output/moved.txt', 'w').write('12345')") == [("output/moved.txt", 5)]
+    # past the folders one tracker watches (256), the folder is walked every
+    # time, still right
+    assert new("for i in range(300): os.makedirs('output/many/%d' % i)") == []
+    assert new("x = 2") == []
+    assert new("open('output/many/299/last.txt', 'w').write('L')") == \
+        [("output/many/299/last.txt", 1)]
+    assert new("x = 3") == []
+
+
 # --------------------------------------------------------------------------
 # files
 

@@ -25,5 +25,6 @@ Suite *jupyter_wire_suite (void);  /* test_jupyter_wire.c */
 Suite *loop_suite (void);          /* test_loop.c */
 Suite *jobs_suite (void);          /* test_jobs.c */
 Suite *zmtp_filter_suite (void);   /* test_zmtp_filter.c */
+Suite *changes_suite (void);       /* test_changes.c */
 
 #endif

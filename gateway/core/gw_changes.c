@@ -1,0 +1,148 @@
+/* gw_changes: a session folder's change tracker over inotify; see
+ * gw_changes.h. Loop thread only. */
+#include "gw_changes.h"
+#include "jp_log.h"
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+/* Every event that may change what the walk finds in a watched folder, and
+ * the folder's own move or removal (IN_IGNORED, IN_UNMOUNT and
+ * IN_Q_OVERFLOW come unasked). Not IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE:
+ * reading changes nothing. */
+#define S_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM \
+                | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
+struct gw_changes {
+    int fd;                     /* the inotify instance; -1 when off */
+    int top_wd;                 /* the walked folder's own watch, -1 before it */
+};
+
+/* Instances held by the process's trackers: a budget shared by every
+ * session, whichever thread makes them. */
+static atomic_int s_trackers;
+
+static void
+s_turn_off (gw_changes_t *self, const char *why)
+{
+    if (self->fd < 0)
+        return;
+    close (self->fd);
+    self->fd = -1;
+    atomic_fetch_sub (&s_trackers, 1);
+    jp_log_info ("changes event=tracker-off why=\"%s\"", why);
+}
+
+gw_changes_t *
+gw_changes_new (void)
+{
+    gw_changes_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->fd = -1;
+    self->top_wd = -1;
+    if (atomic_fetch_add (&s_trackers, 1) >= GW_CHANGES_MAX_TRACKERS) {
+        atomic_fetch_sub (&s_trackers, 1);
+        return self;
+    }
+    self->fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+    if (self->fd < 0) {
+        atomic_fetch_sub (&s_trackers, 1);
+        jp_log_info ("changes event=no-tracker error=\"%s\"", strerror (errno));
+    }
+    return self;
+}
+
+void
+gw_changes_destroy (gw_changes_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gw_changes_t *self = *self_p;
+    if (self->fd >= 0) {
+        close (self->fd);
+        atomic_fetch_sub (&s_trackers, 1);
+    }
+    free (self);
+    *self_p = NULL;
+}
+
+bool
+gw_changes_on (const gw_changes_t *self)
+{
+    return self && self->fd >= 0;
+}
+
+int
+gw_changes_trackers (void)
+{
+    return atomic_load (&s_trackers);
+}
+
+/* True when the event says nothing about what the walk finds: a folder the
+ * walk skips (gw_artifacts' GW_SNAPSHOT_SESSION rules) was made, removed,
+ * touched, or moved away or in under that name (a move between a skipped
+ * name and another one is two events, and the other one counts). */
+static bool
+s_ignorable (const gw_changes_t *self, const struct inotify_event *ev)
+{
+    if (!(ev->mask & IN_ISDIR) || ev->len == 0 || ev->name[0] == '\0')
+        return false;
+    if (ev->name[0] == '.')
+        return true;
+    return ev->wd == self->top_wd
+           && (strcmp (ev->name, "input") == 0 || strcmp (ev->name, "node_modules") == 0);
+}
+
+bool
+gw_changes_take (gw_changes_t *self)
+{
+    if (!gw_changes_on (self))
+        return true;
+    bool changed = false;
+    alignas (struct inotify_event) char buf[16384];
+    for (;;) {
+        ssize_t got = read (self->fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && errno == EAGAIN)
+            return changed;
+        if (got <= 0) {
+            s_turn_off (self, got < 0 ? strerror (errno) : "end of events");
+            return true;
+        }
+        for (ssize_t at = 0; at < got;) {
+            const struct inotify_event *ev = (const struct inotify_event *) (buf + at);
+            at += (ssize_t) (sizeof *ev + ev->len);
+            if (!s_ignorable (self, ev))
+                changed = true;
+        }
+    }
+}
+
+void
+gw_changes_watch_fd (gw_changes_t *self, int fd, int level)
+{
+    if (!gw_changes_on (self))
+        return;
+    /* the folder open at fd, not whatever its path names by now */
+    char path[64];
+    snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+    int wd = inotify_add_watch (self->fd, path, S_MASK);
+    if (wd < 0) {
+        s_turn_off (self, strerror (errno));
+        return;
+    }
+    if (wd > GW_CHANGES_MAX_WATCHES) {  /* watch descriptors count up from 1 */
+        s_turn_off (self, "too many folders");
+        return;
+    }
+    if (level == 1)
+        self->top_wd = wd;
+}
