@@ -249,7 +249,7 @@ s_walk (gw_snapshot_t *self, int fd, const char *prefix, int level)
         close (fd);
         return -ENOMEM;
     }
-    gw_changes_watch_fd (self->changes, fd, level);   /* before reading it */
+    gw_changes_watch_fd (self->changes, fd);   /* before reading it */
     int rc = 0;
     ssize_t got = 0, at = 0;
     while (rc == 0 && self->count < S_MAX_FILES && !s_over_budget (self)) {

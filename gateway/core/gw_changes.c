@@ -15,13 +15,18 @@
 /* Every event that may change what the walk finds in a watched folder, and
  * the folder's own move or removal (IN_IGNORED, IN_UNMOUNT and
  * IN_Q_OVERFLOW come unasked). Not IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE:
- * reading changes nothing. */
+ * reading changes nothing. IN_ONESHOT: a watch tells once and is gone
+ * (the next walk sets it again), so the queue never holds more than two
+ * events a watch (the event and IN_IGNORED): at most 512 events, about
+ * 140 KiB with the longest names, where a folder written without pause
+ * would otherwise fill inotify's 16384. */
 #define S_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM \
-                | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+                | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_ONESHOT)
 
 struct gw_changes {
     int fd;                     /* the inotify instance; -1 when off */
-    int top_wd;                 /* the walked folder's own watch, -1 before it */
+    int max_wd;                 /* the highest watch descriptor given so far */
+    int live;                   /* watches set now (made, less those gone) */
 };
 
 /* Instances held by the process's trackers: a budget shared by every
@@ -46,7 +51,6 @@ gw_changes_new (void)
     if (!self)
         return NULL;
     self->fd = -1;
-    self->top_wd = -1;
     if (atomic_fetch_add (&s_trackers, 1) >= GW_CHANGES_MAX_TRACKERS) {
         atomic_fetch_sub (&s_trackers, 1);
         return self;
@@ -85,28 +89,13 @@ gw_changes_trackers (void)
     return atomic_load (&s_trackers);
 }
 
-/* True when the event says nothing about what the walk finds: a folder the
- * walk skips (gw_artifacts' GW_SNAPSHOT_SESSION rules) was made, removed,
- * touched, or moved away or in under that name (a move between a skipped
- * name and another one is two events, and the other one counts). */
-static bool
-s_ignorable (const gw_changes_t *self, const struct inotify_event *ev)
-{
-    if (!(ev->mask & IN_ISDIR) || ev->len == 0 || ev->name[0] == '\0')
-        return false;
-    if (ev->name[0] == '.')
-        return true;
-    return ev->wd == self->top_wd
-           && (strcmp (ev->name, "input") == 0 || strcmp (ev->name, "node_modules") == 0);
-}
-
 bool
 gw_changes_take (gw_changes_t *self)
 {
     if (!gw_changes_on (self))
         return true;
     bool changed = false;
-    alignas (struct inotify_event) char buf[16384];
+    alignas (struct inotify_event) char buf[8192];
     for (;;) {
         ssize_t got = read (self->fd, buf, sizeof buf);
         if (got < 0 && errno == EINTR)
@@ -117,17 +106,20 @@ gw_changes_take (gw_changes_t *self)
             s_turn_off (self, got < 0 ? strerror (errno) : "end of events");
             return true;
         }
+        /* any event is a change: even one naming a folder the walk skips
+           has used up its watch, which only a walk sets again */
+        changed = true;
         for (ssize_t at = 0; at < got;) {
             const struct inotify_event *ev = (const struct inotify_event *) (buf + at);
             at += (ssize_t) (sizeof *ev + ev->len);
-            if (!s_ignorable (self, ev))
-                changed = true;
+            if (ev->mask & IN_IGNORED)
+                self->live--;
         }
     }
 }
 
 void
-gw_changes_watch_fd (gw_changes_t *self, int fd, int level)
+gw_changes_watch_fd (gw_changes_t *self, int fd)
 {
     if (!gw_changes_on (self))
         return;
@@ -139,10 +131,10 @@ gw_changes_watch_fd (gw_changes_t *self, int fd, int level)
         s_turn_off (self, strerror (errno));
         return;
     }
-    if (wd > GW_CHANGES_MAX_WATCHES) {  /* watch descriptors count up from 1 */
-        s_turn_off (self, "too many folders");
-        return;
+    if (wd > self->max_wd) {    /* a new watch (an old one gives its own wd back) */
+        self->max_wd = wd;
+        self->live++;
     }
-    if (level == 1)
-        self->top_wd = wd;
+    if (self->live > GW_CHANGES_MAX_WATCHES)
+        s_turn_off (self, "too many folders");
 }

@@ -5,19 +5,20 @@
  * A tracker watches each folder the walk reads (gw_artifacts calls
  * gw_changes_watch_fd before reading one), so a file created, written,
  * closed after writing, renamed, deleted or touched in any of them, and
- * any folder created, moved or removed there, is an event. Events naming
- * a folder the walk skips (hidden ones; input/ and node_modules/ at the
- * top) are not changes. What inotify does not see is a write through a
- * shared memory mapping (until the file is closed) and a write through a
- * hard link in a folder that is not watched; such a change shows at the
- * next walk that something else triggers.
+ * any folder created, moved or removed there, is an event; a watch tells
+ * once and is set again by the next walk. Folders the walk skips (hidden
+ * ones; input/ and node_modules/ at the top) are not watched. What inotify
+ * does not see is a write through a shared memory mapping (until the file
+ * is closed) and a write through a hard link in a folder that is not
+ * watched; such a change shows at the next walk that something else
+ * triggers.
  *
  * Each tracker is one inotify instance with its own queue, so one
- * session's flood of events costs no other session anything (a queue that
- * overflows says "changed"). Bounds: at most GW_CHANGES_MAX_TRACKERS
- * instances in the process (the kernel allows 128 per user, shared with
- * every other program of root) and GW_CHANGES_MAX_WATCHES folders per
- * tracker. A tracker past its bound, or one that could not be made, is
+ * session's events cost no other session anything. Bounds: at most
+ * GW_CHANGES_MAX_TRACKERS instances in the process (the kernel allows 128
+ * per user, shared with every other program of root) and
+ * GW_CHANGES_MAX_WATCHES folders per tracker; a queue holds at most two
+ * events a watch. A tracker past its bound, or one that could not be made, is
  * off: it says "changed" every time, so its session walks every time, as
  * it would without one.
  *
@@ -38,15 +39,15 @@ gw_changes_t *gw_changes_new (void);
 void gw_changes_destroy (gw_changes_t **self_p);
 
 /* Reads every event since the last call and forgets them. True when any
- * may change what the walk would find, or when the tracker is off. Call it
- * before a walk: what happens during the walk is then seen by the next
- * call. */
+ * came (or the tracker is off): the folder must be walked, and that walk
+ * sets again the watches that told. Call it just before a walk, so that
+ * what happens during the walk is told by the next call. */
 bool gw_changes_take (gw_changes_t *self);
 
-/* Watches the folder open at fd (at level 1 for the walked folder itself),
- * before the walk reads its entries. A failure, or a watch past the bound,
- * turns the tracker off for good. */
-void gw_changes_watch_fd (gw_changes_t *self, int fd, int level);
+/* Watches the folder open at fd, before the walk reads its entries. A
+ * failure, or more than GW_CHANGES_MAX_WATCHES watches at once, turns the
+ * tracker off for good. */
+void gw_changes_watch_fd (gw_changes_t *self, int fd);
 
 /* False once the tracker is off. */
 bool gw_changes_on (const gw_changes_t *self);

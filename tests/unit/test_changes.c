@@ -1,10 +1,12 @@
 /* test_changes: the session folder's change tracker (gw_changes) with the
  * walk that arms it (gw_snapshot_take_watched), on scratch folders: each
- * kind of change the walk would see is seen, what the walk skips is not,
- * a write through a file opened before the walk is seen, the bounds
- * (folders per tracker, trackers per process) turn a tracker off, and an
- * off tracker says "changed" every time. Snapshots shared by reference. */
+ * kind of change the walk would see is seen (each test walks again after a
+ * change, as a session does: a watch tells once), what the walk skips is
+ * not, a write through a file opened before the walk is seen, the bounds
+ * (folders watched at once, trackers per process) turn a tracker off, and
+ * an off tracker says "changed" every time. Snapshots shared by reference. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +58,26 @@ s_file (const char *rel, const char *text)
     free (p);
 }
 
+/* A walk of the scratch folder that (re)sets ch's watches, as a session
+ * walks after a take that says changed. */
+static void
+s_walk (gw_changes_t *ch)
+{
+    gw_snapshot_t *snap = gw_snapshot_take_watched (s_dir, GW_SNAPSHOT_SESSION, ch);
+    ck_assert (gw_snapshot_whole (snap));
+    gw_snapshot_destroy (&snap);
+}
+
+/* True when ch tells of a change; walks again then, as a session does. */
+static bool
+s_changed (gw_changes_t *ch)
+{
+    if (!gw_changes_take (ch))
+        return false;
+    s_walk (ch);
+    return true;
+}
+
 /* A tracker armed by a walk of the scratch folder, with nothing pending. */
 static gw_changes_t *
 s_armed (void)
@@ -63,10 +85,7 @@ s_armed (void)
     gw_changes_t *ch = gw_changes_new ();
     ck_assert_ptr_nonnull (ch);
     ck_assert (gw_changes_on (ch));
-    gw_snapshot_t *snap = gw_snapshot_take_watched (s_dir, GW_SNAPSHOT_SESSION, ch);
-    ck_assert (gw_snapshot_whole (snap));
-    gw_snapshot_destroy (&snap);
-    gw_changes_take (ch);
+    s_walk (ch);
     ck_assert (!gw_changes_take (ch));
     return ch;
 }
@@ -88,24 +107,28 @@ START_TEST (test_changes_seen)
     s_session_folder ();
     gw_changes_t *ch = s_armed ();
     s_file ("output/new.txt", "n");     /* a new file */
-    ck_assert (gw_changes_take (ch));
-    ck_assert (!gw_changes_take (ch));  /* taken once */
+    ck_assert (s_changed (ch));
+    ck_assert (!s_changed (ch));        /* told once */
     s_file ("output/sub/a.txt", "aa");  /* a file rewritten, three levels down */
-    ck_assert (gw_changes_take (ch));
+    ck_assert (s_changed (ch));
+    s_file ("output/sub/a.txt", "ab");  /* again: the walk set its watch again */
+    ck_assert (s_changed (ch));
     char *p = s_at ("output/sub/a.txt");
     struct timespec times[2] = {{0, UTIME_OMIT}, {1000, 0}};
     ck_assert_int_eq (utimensat (AT_FDCWD, p, times, 0), 0);    /* only its time */
-    ck_assert (gw_changes_take (ch));
+    ck_assert (s_changed (ch));
     char *q = s_at ("output/sub/b.txt");
     ck_assert_int_eq (rename (p, q), 0);    /* a rename */
-    ck_assert (gw_changes_take (ch));
+    ck_assert (s_changed (ch));
     ck_assert_int_eq (unlink (q), 0);       /* a removal */
-    ck_assert (gw_changes_take (ch));
-    s_mkdir ("output/fresh");               /* a new folder */
-    ck_assert (gw_changes_take (ch));
+    ck_assert (s_changed (ch));
+    s_mkdir ("output/fresh");               /* a new folder, then a file in it */
+    ck_assert (s_changed (ch));
+    s_file ("output/fresh/f.txt", "f");
+    ck_assert (s_changed (ch));
     s_file ("top.txt", "t");                /* the session folder's own file */
-    ck_assert (gw_changes_take (ch));
-    ck_assert (!gw_changes_take (ch));
+    ck_assert (s_changed (ch));
+    ck_assert (!s_changed (ch));
     free (p);
     free (q);
     gw_changes_destroy (&ch);
@@ -113,36 +136,40 @@ START_TEST (test_changes_seen)
 }
 END_TEST
 
-/* What the walk skips changes nothing: input/'s files, a hidden folder's
- * files, a hidden folder made or removed, node_modules/ at the top. But a
- * folder moved from a hidden name to a walked one is a change. */
+/* Folders the walk skips are not watched: input/'s files and a hidden
+ * folder's change nothing. Making such a folder is told once (the walk
+ * after it finds nothing new), and a folder moved from a hidden name to a
+ * walked one is a change. */
 START_TEST (test_changes_skipped_folders)
 {
     s_session_folder ();
     gw_changes_t *ch = s_armed ();
     s_file ("input/up.csv", "1,2");
     s_file (".hidden/cache", "c");
+    s_mkdir (".hidden/deeper");
+    ck_assert (!s_changed (ch));
     s_mkdir (".another");
-    s_mkdir ("node_modules");
-    s_mkdir ("output/.ipynb_checkpoints");
-    ck_assert (!gw_changes_take (ch));
+    ck_assert (s_changed (ch));
     s_mkdir (".another/d");
     s_file (".another/d/f.txt", "f");
-    ck_assert (!gw_changes_take (ch));
+    s_mkdir ("node_modules");
+    ck_assert (s_changed (ch));
+    s_file ("node_modules/x.js", "x");
+    s_file (".another/d/g.txt", "g");
+    ck_assert (!s_changed (ch));
     char *from = s_at (".another/d"), *to = s_at ("output/d");
     ck_assert_int_eq (rename (from, to), 0);
-    ck_assert (gw_changes_take (ch));
+    ck_assert (s_changed (ch));
+    s_file ("output/d/h.txt", "h");         /* and the moved folder is watched now */
+    ck_assert (s_changed (ch));
     free (from);
     free (to);
-    /* a folder named node_modules below the top is walked */
-    s_mkdir ("output/node_modules");
-    ck_assert (gw_changes_take (ch));
     gw_changes_destroy (&ch);
 }
 END_TEST
 
 /* A file opened before the walk and written after it: the write is seen
- * (the kernel keeps files open between executions). */
+ * (the kernel keeps files open between executions), and so is its close. */
 START_TEST (test_changes_write_through_open_file)
 {
     s_session_folder ();
@@ -151,11 +178,31 @@ START_TEST (test_changes_write_through_open_file)
     ck_assert_int_ge (fd, 0);
     gw_changes_t *ch = s_armed ();
     ck_assert_int_eq (write (fd, "x", 1), 1);
-    ck_assert (gw_changes_take (ch));
-    close (fd);                         /* closed after writing: a change too */
-    ck_assert (gw_changes_take (ch));
-    ck_assert (!gw_changes_take (ch));
+    ck_assert (s_changed (ch));
+    ck_assert_int_eq (write (fd, "y", 1), 1);
+    ck_assert (s_changed (ch));
+    close (fd);
+    ck_assert (s_changed (ch));
+    ck_assert (!s_changed (ch));
     free (p);
+    gw_changes_destroy (&ch);
+}
+END_TEST
+
+/* A folder told of and watched again hundreds of times is still one watch:
+ * the bound counts watches set at once, not watches ever made. */
+START_TEST (test_changes_rearm_is_not_a_new_folder)
+{
+    s_session_folder ();
+    gw_changes_t *ch = s_armed ();
+    for (int i = 0; i < 2 * GW_CHANGES_MAX_WATCHES; i++) {
+        char text[16];
+        snprintf (text, sizeof text, "%d", i);
+        s_file ("output/sub/a.txt", text);
+        ck_assert_msg (s_changed (ch), "round %d", i);
+    }
+    ck_assert (gw_changes_on (ch));
+    ck_assert (!s_changed (ch));
     gw_changes_destroy (&ch);
 }
 END_TEST
@@ -200,7 +247,7 @@ START_TEST (test_changes_tracker_budget)
     ck_assert_ptr_nonnull (extra);
     ck_assert (!gw_changes_on (extra));
     ck_assert (gw_changes_take (extra));
-    gw_changes_watch_fd (extra, 0, 1);     /* an off tracker ignores watches */
+    gw_changes_watch_fd (extra, 0);        /* an off tracker ignores watches */
     gw_changes_destroy (&extra);
     gw_changes_destroy (&all[0]);
     extra = gw_changes_new ();
@@ -244,6 +291,7 @@ changes_suite (void)
     tcase_add_test (tc, test_changes_seen);
     tcase_add_test (tc, test_changes_skipped_folders);
     tcase_add_test (tc, test_changes_write_through_open_file);
+    tcase_add_test (tc, test_changes_rearm_is_not_a_new_folder);
     tcase_add_test (tc, test_changes_folder_bound);
     tcase_add_test (tc, test_changes_tracker_budget);
     tcase_add_test (tc, test_snapshot_refs_and_whole);
