@@ -46,6 +46,7 @@ struct gw_snapshot {
     size_t cap;
     size_t visits;              /* entries looked at */
     size_t refs;                /* holders; gw_snapshot_destroy drops one */
+    size_t path_bytes;          /* the entries' paths, their NULs included */
     gw_changes_t *changes;      /* while taking: watches each folder walked, or NULL */
     int64_t started_ms;
     bool cut;                   /* the walk stopped at its budget */
@@ -187,6 +188,7 @@ s_add (gw_snapshot_t *self, char *rel, const struct stat *st)
         self->entries = grown;
         self->cap = cap;
     }
+    self->path_bytes += strlen (rel) + 1;
     self->entries[self->count++] = (s_entry_t) {rel, (long long) st->st_size, st->st_mtim};
     return 0;
 }
@@ -313,6 +315,12 @@ gw_snapshot_ref (gw_snapshot_t *self)
     if (self)
         self->refs++;
     return self;
+}
+
+size_t
+gw_snapshot_bytes (const gw_snapshot_t *self)
+{
+    return self ? sizeof *self + self->cap * sizeof *self->entries + self->path_bytes : 0;
 }
 
 bool

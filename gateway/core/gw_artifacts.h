@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct gw_snapshot gw_snapshot_t;
 
@@ -29,6 +30,9 @@ gw_snapshot_t *gw_snapshot_take_watched (const char *dir, unsigned flags, gw_cha
  * taken); each holder calls gw_snapshot_destroy, the last one frees it. */
 gw_snapshot_t *gw_snapshot_ref (gw_snapshot_t *self);
 void gw_snapshot_destroy (gw_snapshot_t **self_p);
+/* The bytes the snapshot holds (its table and paths, not malloc's
+ * overhead); 0 for NULL. */
+size_t gw_snapshot_bytes (const gw_snapshot_t *self);
 /* True when the walk saw the whole folder: it stopped at no limit. */
 bool gw_snapshot_whole (const gw_snapshot_t *self);
 

@@ -25,6 +25,7 @@
 #define CPU_CHECK_MS 500        /* how often a running job's CPU time is read */
 #define TRIM_AFTER_MESSAGES 10000 /* an execution this chatty is followed by malloc_trim */
 #define TRIM_AFTER_BYTES (64LL << 20)   /* and one that received this much */
+#define LAST_WALK_MAX_BYTES (512u << 10) /* a session keeps its last folder walk up to this */
 
 static void s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg);
 static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg);
@@ -157,7 +158,9 @@ s_own_file_system (const char *folder)
 /* The session folder's artifact walk as of now (new reference; NULL on
  * OOM): the last walk again when the folder's tracker saw nothing change
  * since (an execution that writes no file walks nothing), else a new walk,
- * watched, kept as the last one when whole. */
+ * watched, kept as the last one when whole and at most LAST_WALK_MAX_BYTES
+ * (an idle session holds it: with at most GW_CHANGES_MAX_TRACKERS
+ * trackers, 16 MiB in all). */
 static gw_snapshot_t *
 s_folder_now (gw_session_t *self)
 {
@@ -168,7 +171,8 @@ s_folder_now (gw_session_t *self)
     gw_snapshot_destroy (&self->last_walk);
     gw_snapshot_t *now = gw_snapshot_take_watched (self->workdir, GW_SNAPSHOT_SESSION,
                                                    self->changes);
-    if (gw_snapshot_whole (now) && gw_changes_on (self->changes))
+    if (gw_snapshot_whole (now) && gw_snapshot_bytes (now) <= LAST_WALK_MAX_BYTES
+        && gw_changes_on (self->changes))
         self->last_walk = gw_snapshot_ref (now);
     return now;
 }

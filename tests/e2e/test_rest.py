@@ -615,6 +615,13 @@ def test_new_artifacts_seen_without_a_walk_of_every_execution(srv, fresh):
     assert new("open('output/many/299/last.txt', 'w').write('L')") == \
         [("output/many/299/last.txt", 1)]
     assert new("x = 3") == []
+    # a walk too big to keep (over 512 KiB of paths): walked every time, still right
+    made = new("os.makedirs('output/big')\n"
+               "for i in range(3000): open('output/big/%04d_%s' % (i, 'n' * 150), 'w').close()")
+    assert len(made) == 3000 and made[0] == ("output/big/0000_" + "n" * 150, 0), made[:2]
+    assert new("x = 4") == []
+    assert new("open('output/big/0007_%s' % ('n' * 150), 'w').write('s')") == \
+        [("output/big/0007_" + "n" * 150, 1)]
 
 
 # --------------------------------------------------------------------------

@@ -260,8 +260,8 @@ START_TEST (test_changes_tracker_budget)
 }
 END_TEST
 
-/* A snapshot held twice lives until its last holder lets go; a walk cut
- * at its limits is not whole. */
+/* A snapshot held twice lives until its last holder lets go, and counts
+ * the bytes it holds. */
 START_TEST (test_snapshot_refs_and_whole)
 {
     s_session_folder ();
@@ -276,7 +276,22 @@ START_TEST (test_snapshot_refs_and_whole)
                       "output/sub/a.txt");
     json_decref (diff);
     ck_assert (gw_snapshot_whole (b));
+    /* its bytes: at least its table of one entry and that entry's path */
+    size_t one = gw_snapshot_bytes (b);
+    ck_assert_uint_ge (one, sizeof "output/sub/a.txt");
     gw_snapshot_destroy (&b);
+    ck_assert_uint_eq (gw_snapshot_bytes (NULL), 0);
+    char name[201];     /* 200 characters: a file name may have 255 */
+    memset (name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    char rel[320];
+    for (int i = 0; i < 100; i++) {
+        snprintf (rel, sizeof rel, "output/%02d%s", i, name);
+        s_file (rel, "x");
+    }
+    gw_snapshot_t *big = gw_snapshot_take (s_dir, GW_SNAPSHOT_SESSION);
+    ck_assert_uint_ge (gw_snapshot_bytes (big), one + 100 * (sizeof "output/" - 1 + 2 + 200 + 1));
+    gw_snapshot_destroy (&big);
     ck_assert (!gw_snapshot_whole (NULL));
     ck_assert_ptr_null (gw_snapshot_ref (NULL));
 }
