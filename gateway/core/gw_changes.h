@@ -28,7 +28,7 @@
 
 #include <stdbool.h>
 
-#define GW_CHANGES_MAX_TRACKERS 32
+#define GW_CHANGES_MAX_TRACKERS 16
 #define GW_CHANGES_MAX_WATCHES  256
 
 typedef struct gw_changes gw_changes_t;

@@ -160,7 +160,7 @@ s_own_file_system (const char *folder)
  * since (an execution that writes no file walks nothing), else a new walk,
  * watched, kept as the last one when whole and at most LAST_WALK_MAX_BYTES
  * (an idle session holds it: with at most GW_CHANGES_MAX_TRACKERS
- * trackers, 16 MiB in all). */
+ * trackers, 8 MiB in all). */
 static gw_snapshot_t *
 s_folder_now (gw_session_t *self)
 {
