@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@ struct gw_snapshot {
     size_t path_bytes;          /* the entries' paths, their NULs included */
     gw_changes_t *changes;      /* while taking: watches each folder walked, or NULL */
     int64_t started_ms;
+    struct timespec started_wall; /* the clock file times come from, at the start */
     bool cut;                   /* the walk stopped at its budget */
     unsigned flags;             /* GW_SNAPSHOT_* */
 };
@@ -289,6 +291,7 @@ gw_snapshot_take_watched (const char *dir, unsigned flags, gw_changes_t *changes
     self->refs = 1;
     self->changes = changes;
     self->started_ms = jp_time_now_ms ();
+    clock_gettime (CLOCK_REALTIME_COARSE, &self->started_wall);
     int fd = !dir ? -1 : open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 && s_walk (self, fd, NULL, 1) < 0) {
         gw_snapshot_destroy (&self);
@@ -372,15 +375,23 @@ s_entry_json (const s_entry_t *e, const char *prefix)
 }
 
 /* True when e differs from its namesake in before, or has none there.
- * *j is a cursor into before's sorted entries, advanced as after is. */
+ * *j is a cursor into before's sorted entries, advanced as after is. A
+ * before that is not whole (its walk stopped at a limit) did not see every
+ * file: one it lacks is new only when modified since that walk began (file
+ * times come from the coarse clock read then), not every file it missed. */
 static bool
 s_is_new (const gw_snapshot_t *before, size_t *j, const s_entry_t *e)
 {
     size_t count = before ? before->count : 0;
     while (*j < count && strcmp (before->entries[*j].rel, e->rel) < 0)
         (*j)++;
-    if (*j == count || strcmp (before->entries[*j].rel, e->rel) != 0)
-        return true;
+    if (*j == count || strcmp (before->entries[*j].rel, e->rel) != 0) {
+        if (!before || gw_snapshot_whole (before))
+            return true;
+        const struct timespec *t0 = &before->started_wall;
+        return e->mtime.tv_sec > t0->tv_sec
+               || (e->mtime.tv_sec == t0->tv_sec && e->mtime.tv_nsec >= t0->tv_nsec);
+    }
     const s_entry_t *old = &before->entries[*j];
     return old->size != e->size || old->mtime.tv_sec != e->mtime.tv_sec
            || old->mtime.tv_nsec != e->mtime.tv_nsec;

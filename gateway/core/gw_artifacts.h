@@ -37,7 +37,9 @@ size_t gw_snapshot_bytes (const gw_snapshot_t *self);
 bool gw_snapshot_whole (const gw_snapshot_t *self);
 
 /* A new JSON array of the files of after that are not in before or whose
- * size or modification time changed, sorted by path, each
+ * size or modification time changed (when before is not whole, a file it
+ * lacks counts only if modified since before's walk began), sorted by
+ * path, each
  * {"filename","path","extension","size","mime"}, where path is
  * path_prefix + "/" + the relative path and filename the last component. */
 json_t *gw_snapshot_diff (const gw_snapshot_t *before, const gw_snapshot_t *after,

@@ -560,12 +560,18 @@ def test_new_artifacts_are_what_changed_during_the_execution(srv, fresh):
     # a file the code changes is new again
     again = run(srv, sid, "open('output/first.txt', 'w').write('22')")
     assert [(a["path"], a["size"]) for a in again["new_artifacts"]] == [(vis + "/first.txt", 2)]
-    # what kernel code writes after its cell ended (a thread) appeared
-    # during no execution
-    late = run(srv, sid, "import threading\n"
-                         "threading.Timer(0.2, lambda: open('output/late.txt', 'w')"
-                         ".write('late')).start()")
+    # what kernel code writes after its cell ended (a thread that waits for
+    # a file the test uploads once the cell's answer is in) appeared during
+    # no execution
+    late = run(srv, sid, "import os, threading, time\n"
+                         "def later():\n"
+                         "    while not os.path.exists('input/go'):\n"
+                         "        time.sleep(0.02)\n"
+                         "    open('output/late.txt', 'w').write('late')\n"
+                         "threading.Thread(target=later, daemon=True).start()")
     assert late["new_artifacts"] == [], late
+    r = srv.request("PUT", "/sessions/%s/files/input/go" % sid, body=b"go")
+    assert r.status == 201, r
     deadline = time.time() + 20
     while time.time() < deadline and not os.path.exists(
             os.path.join(host_dir(srv, sid, "output"), "late.txt")):
@@ -608,20 +614,20 @@ def test_new_artifacts_seen_without_a_walk_of_every_execution(srv, fresh):
     # a deleted file is no artifact, and the next change is still seen
     assert new("os.remove('top.txt')") == []
     assert new("open('output/moved.txt', 'w').write('12345')") == [("output/moved.txt", 5)]
-    # past the folders one tracker watches (256), the folder is walked every
+    # past the folders one tracker watches at once (256), the folder is walked every
     # time, still right
-    assert new("for i in range(300): os.makedirs('output/many/%d' % i)") == []
+    assert new("for i in range(260): os.makedirs('output/many/%d' % i)") == []
     assert new("x = 2") == []
-    assert new("open('output/many/299/last.txt', 'w').write('L')") == \
-        [("output/many/299/last.txt", 1)]
+    assert new("open('output/many/259/last.txt', 'w').write('L')") == \
+        [("output/many/259/last.txt", 1)]
     assert new("x = 3") == []
     # a walk too big to keep (over 512 KiB of paths): walked every time, still right
     made = new("os.makedirs('output/big')\n"
-               "for i in range(3000): open('output/big/%04d_%s' % (i, 'n' * 150), 'w').close()")
-    assert len(made) == 3000 and made[0] == ("output/big/0000_" + "n" * 150, 0), made[:2]
+               "for i in range(2000): open('output/big/%04d_%s' % (i, 'n' * 245), 'w').close()")
+    assert len(made) == 2000 and made[0] == ("output/big/0000_" + "n" * 245, 0), made[:2]
     assert new("x = 4") == []
-    assert new("open('output/big/0007_%s' % ('n' * 150), 'w').write('s')") == \
-        [("output/big/0007_" + "n" * 150, 1)]
+    assert new("open('output/big/0007_%s' % ('n' * 245), 'w').write('s')") == \
+        [("output/big/0007_" + "n" * 245, 1)]
 
 
 # --------------------------------------------------------------------------

@@ -340,6 +340,50 @@ START_TEST (test_walk_file_limit)
 }
 END_TEST
 
+/* A "before" walk that stopped at its limit (10000 files) did not see
+ * every file: the files it missed, untouched since, are not new after it;
+ * a file made after it began is. */
+START_TEST (test_diff_after_a_cut_walk)
+{
+    char *tmp = tu_mkdtemp ();
+    int dfd = open (tmp, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge (dfd, 0);
+    struct timespec old[2] = {{1000, 0}, {1000, 0}};
+    for (int i = 0; i < 10005; i++) {
+        char name[32];
+        snprintf (name, sizeof name, "f%05d.npy", i);
+        int fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        ck_assert_int_ge (fd, 0);
+        ck_assert_int_eq (futimens (fd, old), 0);
+        close (fd);
+    }
+    gw_snapshot_t *before = gw_snapshot_take (tmp, 0);
+    ck_assert (!gw_snapshot_whole (before));
+    /* ten files it saw go, so the next walk sees all the rest */
+    json_t *seen = gw_snapshot_diff (NULL, before, "");
+    ck_assert_uint_eq (json_array_size (seen), 10000);
+    for (size_t i = 0; i < 10; i++)
+        ck_assert_int_eq (unlinkat (dfd, json_string_value (json_object_get (
+                                                json_array_get (seen, i), "path")), 0), 0);
+    json_decref (seen);
+    int fd = openat (dfd, "fresh.csv", O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge (fd, 0);
+    close (fd);
+    close (dfd);
+    gw_snapshot_t *after = gw_snapshot_take (tmp, 0);
+    ck_assert (gw_snapshot_whole (after));
+    json_t *diff = gw_snapshot_diff (before, after, "");
+    ck_assert_uint_eq (json_array_size (diff), 1);
+    ck_assert_str_eq (json_string_value (json_object_get (json_array_get (diff, 0), "path")),
+                      "fresh.csv");
+    json_decref (diff);
+    gw_snapshot_destroy (&before);
+    gw_snapshot_destroy (&after);
+    tu_rmtree (tmp);
+    free (tmp);
+}
+END_TEST
+
 static const struct {
     const char *path;
     const char *mime;
@@ -403,6 +447,7 @@ artifacts_suite (void)
     tcase_add_test (tc, test_list_skips_unusable_names);
     tcase_add_test (tc, test_walk_depth_limit);
     tcase_add_test (tc, test_walk_file_limit);
+    tcase_add_test (tc, test_diff_after_a_cut_walk);
     suite_add_tcase (s, tc);
 
     tc = tcase_create ("mime");
