@@ -373,9 +373,8 @@ START_TEST (test_diff_after_a_cut_walk)
     gw_snapshot_t *after = gw_snapshot_take (tmp, 0);
     ck_assert (gw_snapshot_whole (after));
     json_t *diff = gw_snapshot_diff (before, after, "");
-    ck_assert_uint_eq (json_array_size (diff), 1);
-    ck_assert_str_eq (json_string_value (json_object_get (json_array_get (diff, 0), "path")),
-                      "fresh.csv");
+    const char *new_ones[] = {"fresh.csv"};     /* not the five it missed */
+    s_assert_paths (diff, new_ones, 1);
     json_decref (diff);
     gw_snapshot_destroy (&before);
     gw_snapshot_destroy (&after);
