@@ -33,14 +33,23 @@ struct gw_changes {
  * session, whichever thread makes them. */
 static atomic_int s_trackers;
 
+/* Gives the tracker's instance back, and its place in the budget. */
 static void
-s_turn_off (gw_changes_t *self, const char *why)
+s_close (gw_changes_t *self)
 {
     if (self->fd < 0)
         return;
     close (self->fd);
     self->fd = -1;
     atomic_fetch_sub (&s_trackers, 1);
+}
+
+static void
+s_turn_off (gw_changes_t *self, const char *why)
+{
+    if (self->fd < 0)
+        return;
+    s_close (self);
     jp_log_info ("changes event=tracker-off why=\"%s\"", why);
 }
 
@@ -69,10 +78,7 @@ gw_changes_destroy (gw_changes_t **self_p)
     if (!self_p || !*self_p)
         return;
     gw_changes_t *self = *self_p;
-    if (self->fd >= 0) {
-        close (self->fd);
-        atomic_fetch_sub (&s_trackers, 1);
-    }
+    s_close (self);
     free (self);
     *self_p = NULL;
 }
