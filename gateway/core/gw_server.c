@@ -24,6 +24,7 @@
 #include "gw_fs.h"
 #include "gw_pool.h"
 #include "gw_sandbox.h"
+#include "gw_runtime_dir.h"
 #include "gw_state_dir.h"
 #include "gw_watch.h"
 #include "jp_poll.h"
@@ -66,6 +67,7 @@ struct gw_server {
     gw_directory_t *directory;  /* shared with other nodes, or NULL (one machine) */
     atomic_bool draining;       /* refuses new sessions (SIGUSR1); read by the HTTP edge */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
+    int runtime_lock_fd;        /* the runtime folder's (gw_runtime_dir) */
     char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;
     struct {
@@ -113,6 +115,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
     }
     self->config = config;
     self->lock_fd = -1;
+    self->runtime_lock_fd = -1;
     char fallback[PATH_MAX];
     const char *state = gw_config_str (config, GW_SET_STATE_DIR);
     if (!state[0] && gw_state_dir_default (fallback, sizeof fallback) == 0)
@@ -136,14 +139,14 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
     gw_disk_setup (self->state_dir, self->disk_why, sizeof self->disk_why);
     jp_log_info ("state dir=%s disk_quota_by=%s why=\"%s\"", self->state_dir,
                  gw_disk_enabled () ? "filesystem" : "report", self->disk_why);
-    snprintf (self->runtime_dir, sizeof self->runtime_dir, "/tmp/codebox-XXXXXX");
-    /* 0711: the kernel user may pass through to its own folder, not list */
-    if (!mkdtemp (self->runtime_dir) || chmod (self->runtime_dir, 0711) < 0) {
-        snprintf (err, err_len, "cannot make a runtime folder in /tmp: %s", strerror (errno));
-        self->runtime_dir[0] = '\0';
+    /* what servers that died left in /tmp goes, then this one's folder */
+    gw_runtime_dir_sweep ("/tmp");
+    if (gw_runtime_dir_make ("/tmp", self->runtime_dir, sizeof self->runtime_dir,
+                             &self->runtime_lock_fd, err, err_len) < 0) {
         gw_server_destroy (&self);
         return NULL;
     }
+    jp_log_info ("runtime dir=%s", self->runtime_dir);
     self->loop = gw_loop_new (err, err_len);
     if (!self->loop || gw_loop_add_source (self->loop, &s_source, self) < 0) {
         gw_server_destroy (&self);
@@ -207,6 +210,8 @@ gw_server_destroy (gw_server_t **self_p)
     gw_watch_destroy (&self->watch);
     if (self->runtime_dir[0])
         gw_fs_remove_tree (self->runtime_dir);
+    if (self->runtime_lock_fd >= 0)
+        close (self->runtime_lock_fd);
     if (self->lock_fd >= 0)
         gw_disk_teardown (self->state_dir);
     if (self->lock_fd >= 0)

@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "gw_disk.h"
 #include "gw_fs.h"
 #include "jp_log.h"
 
@@ -116,9 +117,13 @@ gw_state_dir_for_stdio (char *buf, size_t len)
         snprintf (folder, sizeof folder, "%s/%s", parent, e->d_name);
         snprintf (lock, sizeof lock, "%s/" LOCK_NAME, folder);
         int fd = open (lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) == 0) {
+        char pid[32];
+        /* a lock with no PID yet is a server that is taking it */
+        if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) == 0 && pread (fd, pid, sizeof pid, 0) > 0) {
+            int mounts = gw_disk_unmount_below (folder);
             gw_fs_remove_tree (folder);
-            jp_log_info ("state event=swept entry=stdio/%s why=its-server-is-gone", e->d_name);
+            jp_log_info ("state event=swept entry=stdio/%s mounts=%d why=its-server-is-gone",
+                         e->d_name, mounts);
         }
         if (fd >= 0)
             close (fd);

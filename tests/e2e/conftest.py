@@ -30,6 +30,37 @@ def codebox():
     return run_codebox
 
 
+_MOUNT_ESCAPE = __import__("re").compile(r"\\([0-7]{3})")
+SERVER_DIRS = []    # the folders of this process's Server objects
+
+
+def unmount_below(path):
+    """Undoes every mount below path, deepest first, as the gateway does at
+    a clean exit: a gateway a test killed could not, and a mounted folder
+    cannot be removed."""
+    prefix = os.path.realpath(path).rstrip("/") + "/"
+    try:
+        with open("/proc/self/mountinfo") as f:
+            points = [_MOUNT_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), line.split()[4])
+                      for line in f]
+    except OSError:
+        return
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
+
+
+def pytest_sessionfinish(session):
+    """What killed gateways left mounted in this process's folders goes
+    (an xdist worker's basetemp is its own, so no other worker's live
+    mounts are touched)."""
+    for path in SERVER_DIRS:
+        unmount_below(path)
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    base = getattr(factory, "_basetemp", None)    # None: no test made one
+    if base is not None:
+        unmount_below(str(base))
+
+
 # --------------------------------------------------------------------------
 # `codebox serve` under test: start, talk HTTP, stop cleanly, find leftovers.
 
@@ -223,6 +254,7 @@ class Server:
 
     def __init__(self, env=None, args=(), token=None, cwd=None, start_timeout=30):
         self.tmp = tempfile.mkdtemp(prefix="codebox-e2e-")
+        SERVER_DIRS.append(self.tmp)
         # the sandbox binds session folders as the kernel user, who must be
         # able to pass through this folder
         os.chmod(self.tmp, 0o755)
@@ -328,6 +360,7 @@ class Server:
             assert rc == 0, "codebox serve exited %s after signal %d:\n%s" % (
                 rc, sig, self.log_tail())
         if not os.environ.get("CODEBOX_E2E_KEEP"):
+            unmount_below(self.tmp)
             shutil.rmtree(self.tmp, ignore_errors=True)
         return rc
 

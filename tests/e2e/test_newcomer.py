@@ -210,6 +210,46 @@ def test_folders_of_an_earlier_run_are_not_handed_out(server_factory):
         stop(proc)
 
 
+def _runtime_dir(server):
+    m = re.search(r"runtime dir=(\S+)", server.log())
+    assert m, server.log()
+    return m.group(1)
+
+
+def _mounts_below(path):
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4] for line in f if line.split()[4].startswith(path + "/")]
+
+
+def test_runtime_folder_of_a_killed_server_is_swept(server_factory):
+    first = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    runtime = _runtime_dir(first)
+    assert first.post("/sessions", {"session_id": "main"}).status == 201
+    assert rest_run(first, "main", "print(1)")["status"] == "completed"
+    sandboxed = os.geteuid() == 0
+    if sandboxed:   # a sandboxed kernel's runtime folder is a file system of its own
+        assert _mounts_below(runtime), first.log_tail()
+    # the server dies without cleaning up: its folder and mounts stay
+    first.expect_dead = True
+    first.proc.kill()
+    first.proc.wait()
+    assert os.path.isdir(runtime)
+    second = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert not os.path.exists(runtime), os.listdir(runtime)
+    assert _mounts_below(runtime) == []
+    assert "runtime event=swept folder=%s" % runtime in second.log(), second.log_tail()
+    # a live server's folder is never taken: a third start leaves the
+    # second's alone, and its session goes on working
+    live = _runtime_dir(second)
+    assert second.post("/sessions", {"session_id": "b"}).status == 201
+    third = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert "folder=%s" % live not in third.log()
+    assert os.path.isdir(live)
+    assert stream_of(rest_run(second, "b", "print(6*7)")).strip() == "42"
+    second.stop()
+    assert not os.path.exists(live)
+
+
 @pytest.mark.parametrize("port", ["99999", "65536", "-1", "80x"])
 def test_bad_ports_are_refused(port, tmp_path):
     r = subprocess.run([BIN, "serve", "--port", port, "--state-dir", str(tmp_path / "s")],

@@ -6,8 +6,8 @@
 // shuts down.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, chmodSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -50,6 +50,12 @@ after(async () => {
   manager?.dispose();
   server?.kill('SIGTERM');
   await new Promise((resolve) => server ? server.on('exit', resolve) : resolve());
+  /* a server that had to be killed leaves its session folders mounted */
+  const points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((line) => line.split(' ')[4]).filter((p) => p && p.startsWith(state + '/'));
+  for (const p of points.sort((a, b) => b.length - a.length)) {
+    try { execFileSync('umount', ['-l', p], { stdio: 'ignore' }); } catch { /* not root */ }
+  }
   rmSync(state, { recursive: true, force: true });
 });
 

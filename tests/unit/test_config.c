@@ -3,6 +3,7 @@
  * environment over the file, and that errors never echo a value. Also the
  * token list of gw_auth, base64, and the arguments gw_ipykernel adds. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "gw_exec_options.h"
 #include "gw_fs.h"
 #include "gw_ipykernel.h"
+#include "gw_runtime_dir.h"
 #include "gw_state_dir.h"
 #include "suites.h"
 #include "testutil.h"
@@ -376,6 +378,85 @@ START_TEST (test_state_dir)
 }
 END_TEST
 
+/* Makes parent/name with a runtime lock file holding pid_text (NULL: no
+ * lock file), nobody holding it. */
+static void
+s_fake_runtime (const char *parent, const char *name, const char *pid_text)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/%s", parent, name);
+    ck_assert_int_eq (mkdir (path, 0711), 0);
+    snprintf (path, sizeof path, "%s/%s/sub", parent, name);
+    ck_assert_int_eq (mkdir (path, 0755), 0);
+    if (!pid_text)
+        return;
+    snprintf (path, sizeof path, "%s/%s/.runtime-lock", parent, name);
+    int fd = open (path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_int_eq (write (fd, pid_text, strlen (pid_text)), (ssize_t) strlen (pid_text));
+    close (fd);
+}
+
+static bool
+s_exists (const char *parent, const char *name)
+{
+    char path[4200];
+    snprintf (path, sizeof path, "%s/%s", parent, name);
+    struct stat st;
+    return lstat (path, &st) == 0;
+}
+
+START_TEST (test_runtime_dir)
+{
+    char parent[] = "/tmp/codebox-runtime-test-XXXXXX";
+    ck_assert_ptr_nonnull (mkdtemp (parent));
+    char mine[64], err[512];
+    int lock = -1;
+    ck_assert_int_eq (gw_runtime_dir_make (parent, mine, sizeof mine, &lock, err, sizeof err), 0);
+    ck_assert_int_ge (lock, 0);
+    struct stat st;
+    ck_assert_int_eq (stat (mine, &st), 0);
+    ck_assert_int_eq (st.st_mode & 0777, 0711);
+    const char *mine_name = strrchr (mine, '/') + 1;
+    /* a server that died, one with no lock (an older codebox, or one being
+       made), one whose lock holds no PID yet, a name that is not a runtime
+       folder's, and a symlink to a dead server's folder */
+    s_fake_runtime (parent, "codebox-dead01", "4242\n");
+    s_fake_runtime (parent, "codebox-nolock", NULL);
+    s_fake_runtime (parent, "codebox-empty1", "");
+    s_fake_runtime (parent, "codebox-e2e-dead01", "4242\n");
+    s_fake_runtime (parent, "elsewhere", "4242\n");
+    char link[4200], target[4200];
+    snprintf (link, sizeof link, "%s/codebox-link01", parent);
+    snprintf (target, sizeof target, "%s/elsewhere", parent);
+    ck_assert_int_eq (symlink (target, link), 0);
+
+    ck_assert_int_eq (gw_runtime_dir_sweep (parent), 1);
+    ck_assert (!s_exists (parent, "codebox-dead01"));
+    ck_assert (s_exists (parent, mine_name));         /* its lock is held */
+    ck_assert (s_exists (parent, "codebox-nolock"));
+    ck_assert (s_exists (parent, "codebox-empty1"));
+    ck_assert (s_exists (parent, "codebox-e2e-dead01"));
+    ck_assert (s_exists (parent, "codebox-link01"));
+    ck_assert (s_exists (parent, "elsewhere/sub"));
+
+    /* its server gone, the folder made by gw_runtime_dir_make goes too */
+    close (lock);
+    ck_assert_int_eq (gw_runtime_dir_sweep (parent), 1);
+    ck_assert (!s_exists (parent, mine_name));
+    ck_assert_int_eq (gw_runtime_dir_sweep (parent), 0);
+
+    /* a parent it cannot use: an error that says so, no folder */
+    char missing[4200];
+    snprintf (missing, sizeof missing, "%s/missing", parent);
+    ck_assert_int_eq (gw_runtime_dir_make (missing, mine, sizeof mine, &lock, err, sizeof err),
+                      -ENOENT);
+    ck_assert_int_eq (lock, -1);
+    ck_assert_ptr_nonnull (strstr (err, "runtime folder"));
+    gw_fs_remove_tree (parent);
+}
+END_TEST
+
 START_TEST (test_base64)
 {
     static const struct {
@@ -514,6 +595,7 @@ config_suite (void)
     tcase_add_test (tc, test_exec_options);
     tcase_add_test (tc, test_base64);
     tcase_add_test (tc, test_state_dir);
+    tcase_add_test (tc, test_runtime_dir);
     tcase_add_test (tc, test_directory_url);
     tcase_add_test (tc, test_ipykernel_arguments);
     suite_add_tcase (s, tc);
