@@ -27,6 +27,8 @@ struct gw_changes {
     int fd;                     /* the inotify instance; -1 when off */
     int max_wd;                 /* the highest watch descriptor given so far */
     int live;                   /* watches set now (made, less those gone) */
+    bool waiting;               /* off for want of a place in the budget only:
+                                   takes one when another tracker gives it back */
 };
 
 /* Instances held by the process's trackers: a budget shared by every
@@ -53,6 +55,24 @@ s_turn_off (gw_changes_t *self, const char *why)
     jp_log_info ("changes event=tracker-off why=\"%s\"", why);
 }
 
+/* Takes a place in the budget and an instance, or leaves the tracker off:
+ * waiting when the budget was full, for good when inotify said no. */
+static void
+s_open (gw_changes_t *self)
+{
+    if (atomic_fetch_add (&s_trackers, 1) >= GW_CHANGES_MAX_TRACKERS) {
+        atomic_fetch_sub (&s_trackers, 1);
+        self->waiting = true;
+        return;
+    }
+    self->waiting = false;
+    self->fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+    if (self->fd < 0) {
+        atomic_fetch_sub (&s_trackers, 1);
+        jp_log_info ("changes event=no-tracker error=\"%s\"", strerror (errno));
+    }
+}
+
 gw_changes_t *
 gw_changes_new (void)
 {
@@ -60,15 +80,7 @@ gw_changes_new (void)
     if (!self)
         return NULL;
     self->fd = -1;
-    if (atomic_fetch_add (&s_trackers, 1) >= GW_CHANGES_MAX_TRACKERS) {
-        atomic_fetch_sub (&s_trackers, 1);
-        return self;
-    }
-    self->fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-    if (self->fd < 0) {
-        atomic_fetch_sub (&s_trackers, 1);
-        jp_log_info ("changes event=no-tracker error=\"%s\"", strerror (errno));
-    }
+    s_open (self);
     return self;
 }
 
@@ -98,6 +110,12 @@ gw_changes_trackers (void)
 bool
 gw_changes_take (gw_changes_t *self)
 {
+    /* a place given back by a tracker that ended goes to the first waiting
+       tracker that asks: it watches from the walk this answer starts */
+    if (self && self->waiting && atomic_load (&s_trackers) < GW_CHANGES_MAX_TRACKERS) {
+        s_open (self);
+        return true;            /* nothing is watched yet */
+    }
     if (!gw_changes_on (self))
         return true;
     bool changed = false;

@@ -20,7 +20,8 @@
  * GW_CHANGES_MAX_WATCHES folders per tracker; a queue holds at most two
  * events a watch. A tracker past its bound, or one that could not be made, is
  * off: it says "changed" every time, so its session walks every time, as
- * it would without one.
+ * it would without one. One made while the process's budget was full
+ * waits instead: it takes the first place another tracker gives back.
  *
  * The loop thread (one tracker belongs to one thread). */
 #ifndef GW_CHANGES_H

@@ -234,7 +234,8 @@ START_TEST (test_changes_folder_bound)
 END_TEST
 
 /* At most GW_CHANGES_MAX_TRACKERS trackers hold an instance; the next one
- * is off (says changed), and a destroyed one frees its place. */
+ * is off (says changed) until a destroyed one frees a place, which the
+ * first waiting tracker to ask takes (a later one waits on). */
 START_TEST (test_changes_tracker_budget)
 {
     gw_changes_t *all[GW_CHANGES_MAX_TRACKERS];
@@ -248,8 +249,22 @@ START_TEST (test_changes_tracker_budget)
     ck_assert (!gw_changes_on (extra));
     ck_assert (gw_changes_take (extra));
     gw_changes_watch_fd (extra, 0);        /* an off tracker ignores watches */
-    gw_changes_destroy (&extra);
+    gw_changes_t *later = gw_changes_new ();
+    ck_assert (!gw_changes_on (later));
+    ck_assert_int_eq (gw_changes_trackers (), GW_CHANGES_MAX_TRACKERS);
     gw_changes_destroy (&all[0]);
+    ck_assert_int_eq (gw_changes_trackers (), GW_CHANGES_MAX_TRACKERS - 1);
+    /* the waiting one takes the place: "changed" (its walk sets the
+       watches), then quiet while nothing happens */
+    ck_assert (gw_changes_take (extra));
+    ck_assert (gw_changes_on (extra));
+    ck_assert (!gw_changes_take (extra));
+    ck_assert (gw_changes_take (later));
+    ck_assert (!gw_changes_on (later));
+    gw_changes_destroy (&extra);
+    ck_assert (gw_changes_take (later));
+    ck_assert (gw_changes_on (later));
+    gw_changes_destroy (&later);
     extra = gw_changes_new ();
     ck_assert (gw_changes_on (extra));
     gw_changes_destroy (&extra);
