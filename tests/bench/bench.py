@@ -285,8 +285,13 @@ def main():
         # sample i of every path is from round i: the median of the
         # rounds' differences leaves out what moved the whole round
         paired = pct([a - b for a, b in zip(c[key], c["floor"])], 50)
-        row(name, c[key], "%.2fx jupyter_client, %+.0f us over the C floor (paired: %+.0f)"
-            % (p50 / base, (p50 - floor) * 1e6, paired * 1e6))
+        # the floor has no transport: the same run's round trip over this
+        # one with no kernel (GET /healthz, MCP ping) is the part of the
+        # overhead that no gateway of this shape can take out
+        row(name, c[key], "%.2fx jupyter_client, %+.0f us over the C floor (paired: %+.0f; "
+            "of it the %s round trip alone: %.0f)"
+            % (p50 / base, (p50 - floor) * 1e6, paired * 1e6, transport,
+               pct(c[transport], 50) * 1e6))
     row("HTTP round trip: GET /healthz", c["healthz"],
         "no kernel: the transport's and the gateway's loop's own cost")
     row("stdio round trip: MCP ping", c["ping"], "no kernel")
