@@ -221,6 +221,9 @@ def _mounts_below(path):
         return [line.split()[4] for line in f if line.split()[4].startswith(path + "/")]
 
 
+# alone: any server that starts sweeps every dead server's folder, so with
+# tests beside it another test's server could be the one that swept this one's
+@pytest.mark.alone
 def test_runtime_folder_of_a_killed_server_is_swept(server_factory):
     first = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
     runtime = _runtime_dir(first)
