@@ -33,6 +33,27 @@ jp_log_enabled (jp_log_level_t level)
     return (int) level >= atomic_load (&s_level);
 }
 
+size_t
+jp_log_escape (char *out, size_t at, size_t cap, const char *text, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char) text[i];
+        bool plain = c >= 0x20 && c != 0x7f;
+        if (at + (plain ? 1 : 4) > cap)
+            break;
+        if (plain)
+            out[at++] = (char) c;
+        else {
+            out[at++] = '\\';
+            out[at++] = 'x';
+            out[at++] = hex[c >> 4];
+            out[at++] = hex[c & 15];
+        }
+    }
+    return at;
+}
+
 void
 jp_log (jp_log_level_t level, const char *fmt, ...)
 {
@@ -47,12 +68,14 @@ jp_log (jp_log_level_t level, const char *fmt, ...)
     int head = snprintf (line + n, sizeof line - n, ".%03ldZ %s codebox: ",
                          now.tv_nsec / 1000000, s_names[level]);
     n += head > 0 ? (size_t) head : 0;
+    char text[sizeof line];
     va_list ap;
     va_start (ap, fmt);
-    int body = vsnprintf (line + n, sizeof line - n - 1, fmt, ap);
+    int body = vsnprintf (text, sizeof text, fmt, ap);
     va_end (ap);
     if (body > 0)
-        n += (size_t) body < sizeof line - n - 1 ? (size_t) body : sizeof line - n - 2;
+        n = jp_log_escape (line, n, sizeof line - 1, text,
+                           (size_t) body < sizeof text ? (size_t) body : sizeof text - 1);
     line[n++] = '\n';
     /* one write per line; a short write to a pipe is not retried */
     ssize_t w = write (STDERR_FILENO, line, n);

@@ -10,6 +10,7 @@
 #define JP_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* JP_LOG_ALWAYS is written at every level (banners), shown as "info". */
 typedef enum { JP_LOG_DEBUG, JP_LOG_INFO, JP_LOG_WARN, JP_LOG_ERROR, JP_LOG_ALWAYS } jp_log_level_t;
@@ -23,9 +24,16 @@ int jp_log_level_parse (const char *name);
 /* True when a line at this level would be written. */
 bool jp_log_enabled (jp_log_level_t level);
 
-/* Writes one line (a newline is added; longer than 8 KiB is cut). */
+/* Writes one line (a newline is added; longer than 8 KiB is cut). Control
+ * characters in the text (a newline, an escape sequence, DEL: from a
+ * request's path, a kernel's name...) are written as \xHH, so no text a
+ * client sends can start a line of its own or drive a terminal. */
 void jp_log (jp_log_level_t level, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+
+/* Copies len bytes of text to out + at, each control character (below
+ * 0x20, and 0x7f) as \xHH, stopping before cap; returns the new end. */
+size_t jp_log_escape (char *out, size_t at, size_t cap, const char *text, size_t len);
 
 #define jp_log_debug(...) jp_log (JP_LOG_DEBUG, __VA_ARGS__)
 #define jp_log_info(...) jp_log (JP_LOG_INFO, __VA_ARGS__)

@@ -640,6 +640,25 @@ s_mhd_log (void *cls, const char *fmt, va_list ap)
     jp_log_warn ("http event=libmicrohttpd message=\"%s\"", text);
 }
 
+/* libmicrohttpd's unescaping of the path and of each query argument,
+ * except that an encoded NUL ("%00") becomes DEL (0x7f) instead of ending
+ * the string early: "input/a%00b" would otherwise reach the handlers as
+ * "input/a", and "/sessions/s1%00x" as session s1. DEL is a control
+ * character, which every path and id check refuses, so such a request
+ * gets a clear 400 or 404 for what it asked, never an answer for
+ * something else. */
+static size_t
+s_unescape (void *cls, struct MHD_Connection *mc, char *text)
+{
+    (void) cls;
+    (void) mc;
+    size_t len = MHD_http_unescape (text);
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\0')
+            text[i] = 0x7f;
+    return len;
+}
+
 gw_http_t *
 gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,
              const gw_origin_t *origin, gw_http_post_fn *post, gw_http_gone_fn *gone,
@@ -673,6 +692,7 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
         MHD_OPTION_CONNECTION_TIMEOUT, limits->idle_s,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
+        MHD_OPTION_UNESCAPE_CALLBACK, s_unescape, NULL,
         MHD_OPTION_END);
     if (!self->daemon) {
         snprintf (err, err_len, "cannot start the HTTP server: %s", strerror (errno));

@@ -217,3 +217,48 @@ def test_too_large_body_refused_before_it_is_read(edge, expect):
     sock.close()
     assert data.startswith(b"HTTP/1.1 413"), data[:200]
     assert not os.path.exists(os.path.join(s.state_dir, sid, "input", "x"))
+
+
+def test_an_encoded_nul_is_refused_not_a_shorter_name(edge):
+    """"%00" in a path must not end the name early: "input/a%00b" is not
+    "input/a", and "/sessions/nul%00x" is not session nul."""
+    s = edge
+    assert s.post("/sessions", {"session_id": "nul"}).status == 201
+    folder = os.path.join(s.state_dir, "nul", "input")
+    for path in ("input/a%00b", "input/a%00", "input/a%00/../../x"):
+        r = s.request("PUT", "/sessions/nul/files/" + path, body=b"x")
+        assert r.status == 400, (path, r)
+        assert r.json()["error"]["code"] == "invalid_path", r.json()
+    assert os.listdir(folder) == []
+    assert s.request("PUT", "/sessions/nul/files/input/a", body=b"kept").status == 201
+    assert s.get("/sessions/nul/files/input/a%00b").status == 400
+    # a session id with an encoded NUL names no session, and DELETE of it
+    # ends none
+    for method in ("GET", "DELETE"):
+        r = s.request(method, "/sessions/nul%00x")
+        assert r.status in (400, 404), (method, r)
+    assert "nul" in sessions_of(s)
+    assert s.get("/sessions/nul/files/input/a").body == b"kept"
+    # percent-encoding still works for everything else
+    r = s.request("PUT", "/sessions/nul/files/input/%41%20b", body=b"y")
+    assert r.status == 201, r
+    assert sorted(os.listdir(folder)) == ["A b", "a"]
+    assert s.delete("/sessions/nul").status == 204
+
+
+def test_a_request_cannot_write_a_log_line_of_its_own(edge):
+    """An encoded newline or escape sequence in a path is written to the
+    log as \\xHH: no request forges a line or drives a terminal."""
+    s = edge
+    fake = "2020-01-01T00:00:00.000Z info codebox: forged"
+    r = s.get("/sessions/a%0a" + fake.replace(" ", "%20") + "%0d%1b%5b31m%7f")
+    assert r.status == 400
+    line = "path=/sessions/a\\x0a2020-01-01T00:00:00.000Z info codebox: forged"
+    deadline = time.monotonic() + 10     # the line is written after the answer
+    while line not in s.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = s.log()
+    assert "\n" + fake not in log
+    assert "\x1b" not in log and "\r" not in log and "\x7f" not in log
+    assert line in log, s.log_tail()
+    assert "\\x0d\\x1b[31m\\x7f" in log

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jp_log.h"
 #include "jp_message.h"
 #include "suites.h"
 #include "testutil.h"
@@ -495,6 +496,32 @@ START_TEST (test_strerror)
 }
 END_TEST
 
+
+/* jp_log_escape: control characters become \xHH, everything else (UTF-8
+ * included) passes, and nothing is written past cap, not even half an
+ * escape. */
+START_TEST (test_log_escape)
+{
+    char out[64];
+    const char text[] = "a\nb\r\x1b[31m\x7f\xc3\xa9z";
+    size_t n = jp_log_escape (out, 0, sizeof out, text, sizeof text - 1);
+    out[n] = '\0';
+    ck_assert_str_eq (out, "a\\x0ab\\x0d\\x1b[31m\\x7f\xc3\xa9z");
+    /* a NUL inside the text is escaped too */
+    n = jp_log_escape (out, 0, sizeof out, "x\0y", 3);
+    out[n] = '\0';
+    ck_assert_str_eq (out, "x\\x00y");
+    /* at: appends; cap: an escape that does not fit whole is left out */
+    memcpy (out, "ab", 2);
+    n = jp_log_escape (out, 2, 6, "c\nd", 3);
+    ck_assert_uint_eq (n, 3);
+    ck_assert_int_eq (memcmp (out, "abc", 3), 0);
+    n = jp_log_escape (out, 2, 7, "c\nd", 3);
+    ck_assert_uint_eq (n, 7);
+    ck_assert_int_eq (memcmp (out, "abc\\x0a", 7), 0);
+}
+END_TEST
+
 Suite *
 message_suite (void)
 {
@@ -520,6 +547,7 @@ message_suite (void)
     tcase_add_loop_test (tc, test_decode_bad_json, 0, 4);
     tcase_add_test (tc, test_decode_bad_header);
     tcase_add_test (tc, test_decode_signature_before_json);
+    tcase_add_test (tc, test_log_escape);
     suite_add_tcase (s, tc);
     return s;
 }
