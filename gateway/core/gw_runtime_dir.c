@@ -15,6 +15,7 @@
 
 #include "gw_disk.h"
 #include "gw_fs.h"
+#include "gw_state_dir.h"
 #include "jp_log.h"
 
 #define PREFIX "codebox-"
@@ -75,26 +76,6 @@ s_is_runtime_name (const char *name)
     return true;
 }
 
-/* The lock of the folder at dirfd when its server is gone: its descriptor,
- * locked (hold it while the folder goes), or -1. */
-static int
-s_take_dead_lock (int dirfd)
-{
-    int fd = openat (dirfd, LOCK_NAME, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    char pid[32];
-    ssize_t got;
-    if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ()
-        || flock (fd, LOCK_EX | LOCK_NB) < 0
-        || (got = pread (fd, pid, sizeof pid, 0)) <= 0) {
-        close (fd);
-        return -1;
-    }
-    return fd;
-}
-
 int
 gw_runtime_dir_sweep (const char *parent)
 {
@@ -113,7 +94,7 @@ gw_runtime_dir_sweep (const char *parent)
         int folder = openat (dirfd (d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (folder < 0)
             continue;
-        int lock = s_take_dead_lock (folder);
+        int lock = gw_state_dir_take_dead_lock (folder, LOCK_NAME);
         close (folder);
         if (lock < 0)
             continue;

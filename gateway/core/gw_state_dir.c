@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gw_disk.h"
@@ -74,6 +75,22 @@ gw_state_dir_lock (const char *dir, int *fd_p, char *err, size_t err_len)
 }
 
 int
+gw_state_dir_take_dead_lock (int dirfd, const char *name)
+{
+    int fd = openat (dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    char pid[32];
+    if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ()
+        || flock (fd, LOCK_EX | LOCK_NB) < 0 || pread (fd, pid, sizeof pid, 0) <= 0) {
+        close (fd);
+        return -1;
+    }
+    return fd;
+}
+
+int
 gw_state_dir_sweep (const char *dir)
 {
     DIR *d = opendir (dir);
@@ -113,20 +130,19 @@ gw_state_dir_for_stdio (char *buf, size_t len)
     while (d && (e = readdir (d))) {
         if (e->d_name[0] == '.')
             continue;
-        char lock[4600], folder[4400];
+        char folder[4400];
         snprintf (folder, sizeof folder, "%s/%s", parent, e->d_name);
-        snprintf (lock, sizeof lock, "%s/" LOCK_NAME, folder);
-        int fd = open (lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        char pid[32];
-        /* a lock with no PID yet is a server that is taking it */
-        if (fd >= 0 && flock (fd, LOCK_EX | LOCK_NB) == 0 && pread (fd, pid, sizeof pid, 0) > 0) {
-            int mounts = gw_disk_unmount_below (folder);
-            gw_fs_remove_tree (folder);
-            jp_log_info ("state event=swept entry=stdio/%s mounts=%d why=its-server-is-gone",
-                         e->d_name, mounts);
-        }
-        if (fd >= 0)
-            close (fd);
+        int dir = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = dir >= 0 ? gw_state_dir_take_dead_lock (dir, LOCK_NAME) : -1;
+        if (dir >= 0)
+            close (dir);
+        if (fd < 0)
+            continue;
+        int mounts = gw_disk_unmount_below (folder);
+        gw_fs_remove_tree (folder);
+        jp_log_info ("state event=swept entry=stdio/%s mounts=%d why=its-server-is-gone",
+                     e->d_name, mounts);
+        close (fd);
     }
     if (d)
         closedir (d);

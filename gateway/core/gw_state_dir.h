@@ -25,6 +25,13 @@ int gw_state_dir_for_stdio (char *buf, size_t len);
  * process holds it, returns -EBUSY and err names that process's PID. */
 int gw_state_dir_lock (const char *dir, int *fd_p, char *err, size_t err_len);
 
+/* The lock file `name` in the folder open at dirfd, when the server that
+ * made it is gone: a regular file of this user, holding a PID (a lock with
+ * none yet is a server that is taking it), that nobody holds. Returns its
+ * descriptor, locked (keep it while the folder goes), or -1. Used for
+ * gw_state_dir_lock's locks and gw_runtime_dir's. */
+int gw_state_dir_take_dead_lock (int dirfd, const char *name);
+
 /* Removes everything an earlier run left in dir (session and tenant
  * folders, warm-pool folders, install folders) except the lock, logging
  * each. Call with the lock held. Returns how many entries it removed. */

@@ -1,6 +1,7 @@
 """Shared fixtures for the end-to-end tests: the real codebox binary
 (CODEBOX_BIN, set by `make e2e`) and helpers to run it."""
 import os
+import re
 import subprocess
 import pytest
 
@@ -30,7 +31,7 @@ def codebox():
     return run_codebox
 
 
-_MOUNT_ESCAPE = __import__("re").compile(r"\\([0-7]{3})")
+_MOUNT_ESCAPE = re.compile(r"\\([0-7]{3})")
 SERVER_DIRS = []    # the folders of this process's Server objects
 
 
