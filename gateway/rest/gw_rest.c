@@ -272,7 +272,8 @@ s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
         double seconds = strtod (wait, &end);
         if (end == wait || *end || !(seconds > 0)) {
             gw_request_reply_error (req, GW_E_BAD_REQUEST, "wait must be a positive number "
-                                    "of seconds (at most %d)", MAX_WAIT_SECONDS);
+                                    "of seconds (longer than %d is cut to %d)",
+                                    MAX_WAIT_SECONDS, MAX_WAIT_SECONDS);
             return;
         }
         if (seconds > MAX_WAIT_SECONDS)

@@ -6,11 +6,12 @@
 // shuts down.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, chmodSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { unmountBelow } from '../mcp/unmount.js';
 import { KernelManager, KernelSpecAPI, ServerConnection } from '@jupyterlab/services';
 
 const BIN = process.env.CODEBOX_BIN;
@@ -50,12 +51,7 @@ after(async () => {
   manager?.dispose();
   server?.kill('SIGTERM');
   await new Promise((resolve) => server ? server.on('exit', resolve) : resolve());
-  /* a server that had to be killed leaves its session folders mounted */
-  const points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
-    .map((line) => line.split(' ')[4]).filter((p) => p && p.startsWith(state + '/'));
-  for (const p of points.sort((a, b) => b.length - a.length)) {
-    try { execFileSync('umount', ['-l', p], { stdio: 'ignore' }); } catch { /* not root */ }
-  }
+  unmountBelow(state);   /* what a server that had to be killed left mounted */
   rmSync(state, { recursive: true, force: true });
 });
 

@@ -1,11 +1,13 @@
 // Shared helpers of the MCP tests: where the codebox binary is, starting
 // `codebox serve` on a free port, connecting the official SDK client over
 // stdio or Streamable HTTP, and small readers of tool results.
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { unmountBelow } from './unmount.js';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -50,25 +52,6 @@ export function tempDir(prefix) {
 /* Undoes the mounts below dir, deepest first: a server that was killed
  * (or is killed by a client's close) cannot undo its session folders' own
  * file systems, and a mounted folder cannot be removed. */
-export function unmountBelow(dir) {
-  let points;
-  try {
-    points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
-      .map((line) => line.split(' ')[4]).filter(Boolean)
-      .map((p) => p.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8))));
-  } catch {
-    return;
-  }
-  const prefix = dir.replace(/\/+$/, '') + '/';
-  for (const p of points.filter((m) => m.startsWith(prefix)).sort((a, b) => b.length - a.length)) {
-    try {
-      execFileSync('umount', ['-l', p], { stdio: 'ignore' });
-    } catch {
-      /* not ours to undo (not root): nothing was mounted by the server either */
-    }
-  }
-}
-
 export function removeDir(dir) {
   unmountBelow(dir);
   try {
