@@ -3,11 +3,21 @@
  * switched connection, one loop source polling every client's socket,
  * and the routing of kernel messages to clients (see gw_jupyter.h).
  *
- * Bounds: a client's message is at most S_MAX_RECV bytes (1009 past it);
- * a client whose unsent output passes S_SOFT_QUEUE misses iopub messages
- * (counted, logged) until it catches up, and one past S_HARD_QUEUE is
- * closed (1008), so a slow reader costs the others nothing; at most
- * S_MAX_CLIENTS websockets in all and S_MAX_PER_KERNEL per kernel.
+ * Bounds: a client's message is at most S_MAX_RECV bytes (1009 past it).
+ * A client is *behind* while its unsent output passes S_SOFT_QUEUE (or
+ * S_SHARE while all clients' together pass S_TOTAL_SOFT): it misses iopub
+ * messages (counted, logged) and is not read (it asks nothing more) until
+ * it catches up. Past S_HARD_QUEUE (or S_SHARE while the total passes
+ * S_TOTAL_HARD) any message for it closes it (1008): a client that asks
+ * and never reads, or a kernel that answers it without end, costs the
+ * gateway at most that, and a slow reader costs the others nothing. A
+ * kernel is given at most S_IN_FLIGHT requests to answer at a time (its
+ * answers then always find room in its queue, which drops what does not
+ * fit); what a client sends beyond, or while its kernel cannot take it
+ * (starting, or its queue full), waits in the client's gw_waiting_t, and a
+ * client whose waiting messages reach their bound is not read until they
+ * go: nothing it sends is dropped. At most S_MAX_CLIENTS websockets in all
+ * and S_MAX_PER_KERNEL per kernel.
  *
  * Threads: the loop thread, except s_handed_over (libmicrohttpd's). */
 #include "gw_jupyter_internal.h"
@@ -25,6 +35,7 @@
 
 #include <wslay/wslay.h>
 
+#include "gw_jupyter_waiting.h"
 #include "gw_jupyter_wire.h"
 #include "gw_sessions.h"
 #include "jp_log.h"
@@ -33,10 +44,15 @@
 #define S_MAX_RECV (16u << 20)
 #define S_SOFT_QUEUE (32u << 20)
 #define S_HARD_QUEUE (128u << 20)
+#define S_SHARE (4u << 20)              /* a client's part while the total is high */
+#define S_TOTAL_SOFT ((size_t) 256 << 20)
+#define S_TOTAL_HARD ((size_t) 1024 << 20)
 #define S_MAX_CLIENTS 512
 #define S_MAX_PER_KERNEL 32
-#define S_RECENT 256            /* request ids a client's replies are matched by */
-#define S_PENDING 64            /* messages held while the kernel (re)starts */
+#define S_RECENT 256            /* request ids a client's replies are matched by, for
+                                   kernels that do not echo a header whole */
+#define S_ROUTE_KEY "codebox_client"
+#define S_IN_FLIGHT 512         /* shell requests a kernel has to answer at a time */
 #define S_CLOSE_GRACE_MS 2000
 
 struct gw_ws_client {
@@ -46,17 +62,60 @@ struct gw_ws_client {
     char tenant[65];
     gw_upgraded_t *conn;
     wslay_event_context_ptr ws;
+    char route[24];             /* its mark in the headers it sends (S_ROUTE_KEY) */
     bool v1;
+    bool starved;               /* a read was refused while it was held */
     bool dead;                  /* to be freed in tick */
     int64_t close_by_ms;        /* a close was queued: freed by then at the latest */
     size_t extra_at;            /* bytes of conn->extra already read */
     char recent[S_RECENT][64];  /* msg_ids of requests it sent */
     int recent_at;
-    jp_msg_t *pending[S_PENDING];
-    jp_channel_t pending_ch[S_PENDING];
-    int n_pending;
+    gw_waiting_t waiting;       /* what its kernel cannot take yet */
+    int in_flight;              /* its shell requests the kernel has yet to answer */
+    size_t queued;              /* its unsent output, as last counted in the total */
     unsigned long long dropped;
 };
+
+/* True when c is a live client of session's kernel. */
+static bool
+s_of (const gw_ws_client_t *c, const gw_session_t *session)
+{
+    return !c->dead && strcmp (c->session_id, gw_session_id (session)) == 0
+           && strcmp (c->tenant, gw_session_tenant (session)) == 0;
+}
+
+/* Counts the client's unsent output again in the owner's total. */
+static void
+s_account (gw_ws_client_t *c)
+{
+    size_t now = c->ws ? wslay_event_get_queued_msg_length (c->ws) : 0;
+    c->owner->queued_total = c->owner->queued_total - c->queued + now;
+    c->queued = now;
+}
+
+/* True while the client's unsent output is too much to add iopub to or to
+ * read more requests from it (see the header). */
+static bool
+s_behind (const gw_ws_client_t *c)
+{
+    return c->queued > S_SOFT_QUEUE
+           || (c->owner->queued_total > S_TOTAL_SOFT && c->queued > S_SHARE);
+}
+
+static bool
+s_too_far (const gw_ws_client_t *c)
+{
+    return c->queued > S_HARD_QUEUE
+           || (c->owner->queued_total > S_TOTAL_HARD && c->queued > S_SHARE);
+}
+
+/* True while the client is not read: it is behind, or what it sent waits
+ * for its kernel. */
+static bool
+s_held (const gw_ws_client_t *c)
+{
+    return gw_waiting_full (&c->waiting) || s_behind (c);
+}
 
 /* ---- one client's socket ---- */
 
@@ -65,6 +124,13 @@ s_recv_cb (wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, voi
 {
     (void) flags;
     gw_ws_client_t *c = user;
+    if (s_held (c)) {
+        /* libwslay may keep bytes of frames it read: s_tick reads on once
+           the client is not held, whether or not its socket wakes */
+        c->starved = true;
+        wslay_event_set_error (ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
     if (c->conn->extra && c->extra_at < c->conn->extra_len) {
         size_t n = c->conn->extra_len - c->extra_at;
         n = n < len ? n : len;
@@ -103,9 +169,12 @@ s_close (gw_ws_client_t *c, uint16_t code, const char *reason)
 {
     if (c->close_by_ms || c->dead)
         return;
+    jp_log_info ("websocket event=closing session=%s code=%u why=\"%s\"", c->session_id,
+                 (unsigned) code, reason);
     c->close_by_ms = jp_time_now_ms () + S_CLOSE_GRACE_MS;
     wslay_event_queue_close (c->ws, code, (const uint8_t *) reason, strlen (reason));
     wslay_event_shutdown_read (c->ws);
+    s_account (c);
 }
 
 static void
@@ -114,6 +183,7 @@ s_queue (gw_ws_client_t *c, const uint8_t *data, size_t len, bool binary)
     struct wslay_event_msg m = {binary ? WSLAY_BINARY_FRAME : WSLAY_TEXT_FRAME, data, len};
     if (wslay_event_queue_msg (c->ws, &m))
         c->dead = true;
+    s_account (c);
 }
 
 static void
@@ -146,20 +216,61 @@ s_session (gw_ws_client_t *c)
     return gw_sessions_lookup (c->owner->server, &caller, c->session_id, &e);
 }
 
-/* Sends what waited for the kernel to be ready, in order. */
-static void
-s_flush_pending (gw_ws_client_t *c, gw_session_t *session)
+/* True for a shell request every kernel answers with a reply on shell
+ * (counted in S_IN_FLIGHT); type ends with suffix ("_request" or "_reply"). */
+static bool
+s_answered (const char *type, const char *suffix)
 {
-    int sent = 0;
-    while (sent < c->n_pending
-           && gw_session_send (session, c->pending_ch[sent], c->pending[sent]) != -EAGAIN) {
-        jp_msg_destroy (&c->pending[sent]);
-        sent++;
-    }
-    memmove (c->pending, c->pending + sent, (size_t) (c->n_pending - sent) * sizeof c->pending[0]);
-    memmove (c->pending_ch, c->pending_ch + sent,
-             (size_t) (c->n_pending - sent) * sizeof c->pending_ch[0]);
-    c->n_pending -= sent;
+    static const char *const names[] = {"execute", "inspect", "complete", "history",
+                                        "is_complete", "comm_info", "kernel_info"};
+    size_t n = strlen (type), k = strlen (suffix);
+    if (n <= k || strcmp (type + n - k, suffix) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen (names[i]) == n - k && strncmp (type, names[i], n - k) == 0)
+            return true;
+    return false;
+}
+
+/* The requests session's kernel has yet to answer, of every client. */
+static int
+s_kernel_in_flight (gw_jupyter_t *self, const gw_session_t *session)
+{
+    int n = 0;
+    for (gw_ws_client_t *c = self->clients; c; c = c->next)
+        if (s_of (c, session))
+            n += c->in_flight;
+    return n;
+}
+
+typedef struct {
+    gw_ws_client_t *client;
+    gw_session_t *session;
+} s_sending_t;
+
+/* gw_waiting_send_fn: one message of the client to its kernel. */
+static int
+s_send (void *arg, jp_channel_t channel, const jp_msg_t *msg)
+{
+    s_sending_t *to = arg;
+    gw_ws_client_t *c = to->client;
+    bool counted = channel == JP_CHANNEL_SHELL && s_answered (jp_msg_type (msg), "_request");
+    if (counted && s_kernel_in_flight (c->owner, to->session) >= S_IN_FLIGHT)
+        return -EAGAIN;
+    int rc = gw_session_send (to->session, channel, msg);
+    if (rc == 0 && counted)
+        c->in_flight++;
+    else if (rc && rc != -EAGAIN)
+        jp_log_info ("websocket event=send-failed session=%s rc=%d", c->session_id, rc);
+    return rc;
+}
+
+/* Sends what waited, as far as the kernel takes it. */
+static void
+s_flush_waiting (gw_ws_client_t *c, gw_session_t *session)
+{
+    s_sending_t to = {c, session};
+    gw_waiting_flush (&c->waiting, s_send, &to);
 }
 
 /* A whole message from the client. */
@@ -192,25 +303,31 @@ s_on_msg (wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg 
     }
     if (channel != JP_CHANNEL_STDIN)
         s_remember (c, jp_msg_id (msg));
+    /* the kernel echoes this header as its answers' parent header: they
+       find this client by the mark, however many it has asked for */
+    json_object_set_new (msg->header, S_ROUTE_KEY, json_string (c->route));
     gw_session_touch (session);
-    if (c->n_pending)
-        s_flush_pending (c, session);
-    int rc = c->n_pending ? -EAGAIN : gw_session_send (session, channel, msg);
-    if (rc == -EAGAIN && c->n_pending < S_PENDING) {
-        c->pending[c->n_pending] = msg;
-        c->pending_ch[c->n_pending++] = channel;
-        return;
+    if (c->waiting.n)
+        s_flush_waiting (c, session);
+    s_sending_t to = {c, session};
+    int rc = gw_waiting_has (&c->waiting, channel) ? -EAGAIN : s_send (&to, channel, msg);
+    if (rc == -EAGAIN) {
+        if (gw_waiting_push (&c->waiting, msg, channel, arg->msg_length))
+            return;
+        /* only a libwslay read that had frames of several messages gets
+           here: the client is not read once the bound is reached */
+        jp_log_info ("websocket event=dropped session=%s why=\"too many waiting\"",
+                     c->session_id);
     }
-    if (rc)
-        jp_log_info ("websocket event=send-failed session=%s rc=%d", c->session_id, rc);
     jp_msg_destroy (&msg);
 }
 
 static void
 s_client_free (gw_ws_client_t *c)
 {
-    for (int i = 0; i < c->n_pending; i++)
-        jp_msg_destroy (&c->pending[i]);
+    gw_waiting_clear (&c->waiting);
+    if (c->owner)
+        c->owner->queued_total -= c->queued;
     if (c->ws)
         wslay_event_context_free (c->ws);
     gw_upgraded_close (&c->conn);
@@ -228,6 +345,7 @@ s_client_io (gw_ws_client_t *c, bool readable, bool writable)
         c->dead = true;
     if (!c->dead && (writable || wslay_event_want_write (c->ws)) && wslay_event_send (c->ws))
         c->dead = true;
+    s_account (c);
     if (!wslay_event_want_read (c->ws) && !wslay_event_want_write (c->ws))
         c->dead = true;     /* closed both ways */
 }
@@ -249,7 +367,7 @@ s_poll_items (void *arg, zmq_pollitem_t *items, int max)
         if (c->dead)
             continue;
         short events = 0;
-        if (wslay_event_want_read (c->ws))
+        if (wslay_event_want_read (c->ws) && !s_held (c))
             events |= ZMQ_POLLIN;
         if (wslay_event_want_write (c->ws))
             events |= ZMQ_POLLOUT;
@@ -280,8 +398,11 @@ s_deadline (void *arg, int64_t now)
     for (gw_ws_client_t *c = self->clients; c; c = c->next) {
         if (c->dead)
             return 0;   /* freed in this turn's tick */
-        /* held messages retried every 100 ms; a closing client's last moment */
-        int64_t t = c->n_pending ? now + 100 : c->close_by_ms;
+        /* waiting messages retried every 100 ms (at once after an answer);
+           a closing client's last moment */
+        if (c->waiting.n && self->answered)
+            return 0;
+        int64_t t = c->waiting.n ? now + 100 : c->close_by_ms;
         if (t && (d < 0 || t < d))
             d = t;
     }
@@ -292,15 +413,19 @@ static void
 s_tick (void *arg, int64_t now)
 {
     gw_jupyter_t *self = arg;
+    self->answered = false;
     for (gw_ws_client_t **link = &self->clients; *link;) {
         gw_ws_client_t *c = *link;
-        if (!c->dead && c->n_pending) {
+        if (!c->dead && c->waiting.n) {
             gw_session_t *session = s_session (c);
             if (session)
-                s_flush_pending (c, session);
+                s_flush_waiting (c, session);
         }
-        if (!c->dead && wslay_event_want_write (c->ws))
-            s_client_io (c, false, true);
+        bool resume = c->starved && !s_held (c);
+        if (resume)
+            c->starved = false;
+        if (!c->dead && (resume || wslay_event_want_write (c->ws)))
+            s_client_io (c, resume, true);
         if (c->dead || (c->close_by_ms && now >= c->close_by_ms)) {
             *link = c->next;
             self->n_clients--;
@@ -326,51 +451,86 @@ static const gw_loop_source_t s_source = {
 
 /* ---- kernel messages to clients ---- */
 
-static bool
-s_of (const gw_ws_client_t *c, const gw_session_t *session)
+/* The client a reply or stdin message of the kernel is for: the one whose
+ * mark its parent header carries (S_ROUTE_KEY), or, for a kernel that
+ * does not echo a request's whole header, one that sent a request of that
+ * msg_id lately (forgotten by its reply). NULL when none of session's. */
+static gw_ws_client_t *
+s_asker (gw_jupyter_t *self, gw_session_t *session, const jp_msg_t *msg, const char *route,
+         bool reply)
 {
-    return !c->dead && strcmp (c->session_id, gw_session_id (session)) == 0
-           && strcmp (c->tenant, gw_session_tenant (session)) == 0;
+    const char *parent = jp_msg_parent_id (msg);
+    for (gw_ws_client_t *c = self->clients; c; c = c->next) {
+        if (!s_of (c, session))
+            continue;
+        if (route ? strcmp (route, c->route) == 0
+                  : s_asked (c, parent, reply && strstr (jp_msg_type (msg), "_reply")))
+            return c;
+    }
+    return NULL;
 }
 
-/* Encodes msg once per mode and queues it to the clients of session that
- * should see it: every one for iopub, else the one that asked. */
+/* A reply to a counted request came: one request fewer in flight, the
+ * asker's, or, when the reply names no client we know, some client's of
+ * that kernel (kernels answer in turn; counting one too few only lets
+ * one more request through). */
+static void
+s_answer_counted (gw_jupyter_t *self, gw_session_t *session, gw_ws_client_t *asker)
+{
+    for (gw_ws_client_t *c = asker ? asker : self->clients; c; c = asker ? NULL : c->next)
+        if (c->in_flight > 0 && s_of (c, session)) {
+            c->in_flight--;
+            self->answered = true;  /* what waited for it may go (s_tick) */
+            return;
+        }
+}
+
+/* Encodes msg once per mode (without our mark in its parent header) and
+ * queues it to the clients of session that should see it: every one for
+ * iopub, else the one that asked. */
 static void
 s_kernel_msg (void *arg, gw_session_t *session, jp_channel_t channel, const jp_msg_t *msg)
 {
     gw_jupyter_t *self = arg;
-    const char *parent = jp_msg_parent_id (msg);
-    bool reply = channel != JP_CHANNEL_STDIN && channel != JP_CHANNEL_IOPUB;
+    const char *route = json_string_value (json_object_get (msg->parent_header, S_ROUTE_KEY));
+    jp_msg_t unmarked = *msg;
+    if (route && (unmarked.parent_header = json_copy (msg->parent_header)))
+        json_object_del (unmarked.parent_header, S_ROUTE_KEY);
+    else
+        unmarked.parent_header = json_incref (msg->parent_header);
     uint8_t *frame[2] = {NULL, NULL};
     size_t len[2] = {0, 0};
     bool binary[2] = {false, false};
-    for (gw_ws_client_t *c = self->clients; c; c = c->next) {
+    gw_ws_client_t *only = NULL;
+    if (channel != JP_CHANNEL_IOPUB) {
+        only = s_asker (self, session, msg, route, channel != JP_CHANNEL_STDIN);
+        if (!only && channel == JP_CHANNEL_STDIN)
+            jp_log_info ("websocket event=unrouted session=%s type=%s", gw_session_id (session),
+                         jp_msg_type (msg));
+        if (channel == JP_CHANNEL_SHELL && s_answered (jp_msg_type (msg), "_reply"))
+            s_answer_counted (self, session, only);
+    }
+    /* iopub goes to every client; anything else to the one that asked */
+    gw_ws_client_t *first = channel == JP_CHANNEL_IOPUB ? self->clients : only;
+    for (gw_ws_client_t *c = first; c; c = only ? NULL : c->next) {
         if (!s_of (c, session))
             continue;
-        if (channel == JP_CHANNEL_IOPUB) {
-            size_t queued = wslay_event_get_queued_msg_length (c->ws);
-            if (queued > S_HARD_QUEUE) {
-                s_close (c, 1008, "too far behind the kernel's output");
-                continue;
-            }
-            if (queued > S_SOFT_QUEUE) {
-                if (c->dropped++ == 0)
-                    jp_log_info ("websocket event=slow-client session=%s", c->session_id);
-                continue;
-            }
-        } else if (!s_asked (c, parent, reply && strstr (jp_msg_type (msg), "_reply")))
+        if (s_too_far (c)) {
+            s_close (c, 1008, "too far behind the kernel's output");
             continue;
+        }
+        if (!only && s_behind (c)) {
+            if (c->dropped++ == 0)
+                jp_log_info ("websocket event=slow-client session=%s", c->session_id);
+            continue;   /* iopub it misses; what it asked for it gets */
+        }
         int mode = c->v1 ? 1 : 0;
-        if (!frame[mode] && !(frame[mode] = gw_jupyter_encode (msg, channel, c->v1, &len[mode],
-                                                               &binary[mode])))
+        if (!frame[mode] && !(frame[mode] = gw_jupyter_encode (&unmarked, channel, c->v1,
+                                                               &len[mode], &binary[mode])))
             break;
         s_queue (c, frame[mode], len[mode], binary[mode]);
-        if (!reply && channel != JP_CHANNEL_IOPUB)
-            break;
     }
-    if (channel == JP_CHANNEL_STDIN && !frame[0] && !frame[1])
-        jp_log_info ("websocket event=unrouted session=%s type=%s", gw_session_id (session),
-                     jp_msg_type (msg));
+    json_decref (unmarked.parent_header);
     free (frame[0]);
     free (frame[1]);
 }
@@ -379,6 +539,12 @@ s_kernel_msg (void *arg, gw_session_t *session, jp_channel_t channel, const jp_m
 static void
 s_kernel_state (void *arg, gw_session_t *session, const char *state)
 {
+    gw_jupyter_t *self = arg;
+    /* "restarting" or "dead": what the kernel had to answer, it never will */
+    for (gw_ws_client_t *c = self->clients; c; c = c->next)
+        if (s_of (c, session))
+            c->in_flight = 0;
+    self->answered = true;
     jp_msg_t *msg = jp_msg_new ("status", "", "codebox");
     if (!msg)
         return;
@@ -447,6 +613,7 @@ s_attach (gw_server_t *server, void *arg)
         return;
     }
     c->owner = self;
+    snprintf (c->route, sizeof c->route, "ws-%llu", ++self->clients_made);
     c->conn = h->conn;
     c->v1 = h->v1;
     snprintf (c->session_id, sizeof c->session_id, "%s", h->session_id);

@@ -30,6 +30,9 @@ struct gw_jupyter {
     int n_clients;
     gw_ws_client_t **polled;        /* the clients of the last poll_items, in order */
     int polled_cap;
+    size_t queued_total;            /* every client's unsent output (gw_jupyter.c) */
+    unsigned long long clients_made;    /* websockets so far (their marks) */
+    bool answered;                  /* a kernel answered or restarted since the last tick */
     bool closed;
     atomic_bool closing;            /* set by gw_jupyter_close: hand-overs close at once */
     atomic_int handing_over;        /* hand-overs between their check and their post */

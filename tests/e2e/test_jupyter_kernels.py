@@ -16,7 +16,7 @@ import uuid
 import pytest
 import websocket
 
-from conftest import rest_run, stream_of, wait_port, wait_until_quiet
+from conftest import asan, peak_rss_while, rest_run, stream_of, vm_rss_kib, wait_port, wait_until_quiet
 
 ENV = {"CODEBOX_POOL_SIZE": "0"}
 PY = "/usr/bin/python3"
@@ -389,6 +389,86 @@ def test_tokens_origin_and_hostile_frames(server_factory):
     # another tenant does not see the kernel
     s2 = s  # same server, other token
     assert s2.get("/api/kernels", token="wrong").status == 401
+
+
+def raw_request(ws, msg_type, content, msg_id=None, channel="shell"):
+    mid = msg_id or uuid.uuid4().hex
+    ws.send(json.dumps({
+        "header": {"msg_id": mid, "msg_type": msg_type, "session": "test", "username": "t",
+                   "version": "5.3", "date": "2026-01-01T00:00:00Z"},
+        "parent_header": {}, "metadata": {}, "content": content, "channel": channel}))
+    return mid
+
+
+def test_a_client_that_asks_many_before_reading_gets_every_answer(server_factory):
+    """More requests than the kernel's queue takes and more than the
+    gateway remembers ids of, all sent before any answer is read: each gets
+    its reply, and only its sender does, even when two clients use the same
+    msg_id. The gateway's routing mark never reaches a client."""
+    s = server_factory(env=ENV)
+    k = start_kernel(s)
+    c = Client(ws_url(s, k["id"]))
+    d = Client(ws_url(s, k["id"]))
+    asked = {raw_request(c.ws, "kernel_info_request", {}) for _ in range(3000)}
+    raw_request(c.ws, "kernel_info_request", {}, msg_id="same-id")
+    raw_request(d.ws, "comm_info_request", {}, msg_id="same-id")
+    asked.add("same-id")
+    while asked:
+        m = json.loads(c.ws.recv())
+        assert "codebox_client" not in m["parent_header"], m["parent_header"]
+        if m["channel"] == "shell":
+            assert m["parent_header"]["msg_id"] in asked, m["parent_header"]
+            assert m["msg_type"] == "kernel_info_reply", m["msg_type"]
+            asked.discard(m["parent_header"]["msg_id"])
+    m = d.until(lambda x: x["channel"] == "shell")
+    assert m["msg_type"] == "comm_info_reply" and m["parent_header"]["msg_id"] == "same-id"
+    assert "codebox_client" not in m["parent_header"]
+    assert "send-failed" not in s.log()
+    # the kernel's own view of its parent carries the mark; its outputs do not
+    reply, out = c.run("print(sorted(get_ipython().kernel.get_parent()['header']))")
+    assert "codebox_client" in text_of(out)
+    assert all("codebox_client" not in m["parent_header"] for m in out + [reply])
+
+
+def test_a_client_that_never_reads_what_it_asked_for_is_closed_not_kept(server_factory):
+    """A client asks for answers of 2 MB and reads none: the gateway stops
+    reading it, keeps at most its bound of unsent answers, then closes it
+    (1008); its memory stays bounded and another kernel's client is served
+    meanwhile."""
+    s = server_factory(env=ENV)
+    k = start_kernel(s)
+    other = start_kernel(s)
+    o = Client(ws_url(s, other["id"]))
+    hog = websocket.create_connection(ws_url(s, k["id"]), timeout=60,
+                                      sockopt=((socket.SOL_SOCKET, socket.SO_RCVBUF, 4096),))
+    big = {"code": "", "silent": True, "store_history": False, "allow_stdin": False,
+           "user_expressions": {"a": "'x' * 2000000"}}
+    rss0 = vm_rss_kib(s.proc.pid)
+
+    def flood():
+        hog.settimeout(5)
+        try:
+            for _ in range(400):     # 800 MB of answers if all were kept
+                raw_request(hog, "execute_request", big)
+        except (websocket.WebSocketTimeoutException, websocket.WebSocketConnectionClosedException,
+                ConnectionError):
+            pass    # no longer read: it asks nothing more until it reads
+        deadline = time.monotonic() + 90
+        while "code=1008" not in s.log() and time.monotonic() < deadline:
+            reply, out = o.run("print('served')")
+            assert text_of(out) == "served\n"
+            time.sleep(0.2)
+
+    _, peak = peak_rss_while(s.proc.pid, flood)
+    print("gateway VmRSS %d KiB before, peak %d KiB" % (rss0, peak))
+    assert "code=1008" in s.log(), s.log_tail()
+    assert "websocket event=slow-client session=%s" % k["id"] in s.log()
+    # (AddressSanitizer's quarantine keeps up to 256 MiB of freed memory)
+    allowed = (300 + (256 if asan(s.proc.pid) else 0)) * 1024
+    assert peak - rss0 < allowed, (rss0, peak)
+    reply, out = o.run("print('still served')")
+    assert text_of(out) == "still served\n"
+    hog.close()
 
 
 def v1_frame(channel, header, parent, metadata, content, buffers=()):

@@ -1,12 +1,16 @@
 /* test_jupyter_wire: Jupyter messages over a websocket (gw_jupyter_wire):
  * JSON text frames (a missing channel is shell's), the JSON mode's binary
  * frames with buffers, the v1 subprotocol both ways, hostile offsets and
- * counts, and RFC 6455's Sec-WebSocket-Accept example. */
+ * counts, RFC 6455's Sec-WebSocket-Accept example, and the FIFO of a
+ * client's messages waiting for its kernel (gw_jupyter_waiting). */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
 
+#include "gw_jupyter_waiting.h"
 #include "gw_jupyter_wire.h"
 #include "suites.h"
 
@@ -134,6 +138,83 @@ START_TEST (test_ws_accept)
 }
 END_TEST
 
+/* A send of the waiting tests: refuses shell messages while shell_full,
+ * fails the type "bad", and records what went. */
+typedef struct {
+    bool shell_full;
+    char went[16][32];
+    int n;
+} s_kernel_t;
+
+static int
+s_fake_send (void *arg, jp_channel_t channel, const jp_msg_t *msg)
+{
+    s_kernel_t *k = arg;
+    if (strcmp (jp_msg_type (msg), "bad") == 0)
+        return -EPIPE;
+    if (channel == JP_CHANNEL_SHELL && k->shell_full)
+        return -EAGAIN;
+    snprintf (k->went[k->n++], sizeof k->went[0], "%s", jp_msg_type (msg));
+    return 0;
+}
+
+START_TEST (test_waiting_keeps_each_channels_order)
+{
+    gw_waiting_t w = {0};
+    s_kernel_t k = {.shell_full = true};
+    const char *types[] = {"shell1", "interrupt", "bad", "shell2", "input"};
+    jp_channel_t chans[] = {JP_CHANNEL_SHELL, JP_CHANNEL_CONTROL, JP_CHANNEL_CONTROL,
+                            JP_CHANNEL_SHELL, JP_CHANNEL_STDIN};
+    for (int i = 0; i < 5; i++)
+        ck_assert (gw_waiting_push (&w, jp_msg_new (types[i], "s", "u"), chans[i], 100));
+    ck_assert (gw_waiting_has (&w, JP_CHANNEL_SHELL));
+    ck_assert_uint_eq (w.bytes, 500);
+    gw_waiting_flush (&w, s_fake_send, &k);
+    /* control and stdin went past the shell messages that must wait; the
+       failed one is gone */
+    ck_assert_int_eq (k.n, 2);
+    ck_assert_str_eq (k.went[0], "interrupt");
+    ck_assert_str_eq (k.went[1], "input");
+    ck_assert_int_eq (w.n, 2);
+    ck_assert_uint_eq (w.bytes, 200);
+    ck_assert (!gw_waiting_has (&w, JP_CHANNEL_CONTROL));
+    k.shell_full = false;
+    gw_waiting_flush (&w, s_fake_send, &k);
+    ck_assert_int_eq (k.n, 4);
+    ck_assert_str_eq (k.went[2], "shell1");
+    ck_assert_str_eq (k.went[3], "shell2");
+    ck_assert_int_eq (w.n, 0);
+    ck_assert_uint_eq (w.bytes, 0);
+    gw_waiting_clear (&w);
+}
+END_TEST
+
+START_TEST (test_waiting_bounds)
+{
+    gw_waiting_t w = {0};
+    /* by bytes: the message that reaches the bound is kept, the next refused */
+    ck_assert (gw_waiting_push (&w, jp_msg_new ("a", "s", "u"), JP_CHANNEL_SHELL,
+                                GW_WAITING_BYTES - 1));
+    ck_assert (!gw_waiting_full (&w));
+    ck_assert (gw_waiting_push (&w, jp_msg_new ("b", "s", "u"), JP_CHANNEL_SHELL, 1));
+    ck_assert (gw_waiting_full (&w));
+    jp_msg_t *refused = jp_msg_new ("c", "s", "u");
+    ck_assert (!gw_waiting_push (&w, refused, JP_CHANNEL_SHELL, 1));
+    jp_msg_destroy (&refused);      /* still the caller's */
+    gw_waiting_clear (&w);
+    ck_assert_int_eq (w.n, 0);
+    ck_assert_ptr_null (w.items);
+    /* by count */
+    for (int i = 0; i < GW_WAITING_MAX; i++)
+        ck_assert (gw_waiting_push (&w, jp_msg_new ("m", "s", "u"), JP_CHANNEL_STDIN, 1));
+    ck_assert (gw_waiting_full (&w));
+    refused = jp_msg_new ("c", "s", "u");
+    ck_assert (!gw_waiting_push (&w, refused, JP_CHANNEL_STDIN, 1));
+    jp_msg_destroy (&refused);
+    gw_waiting_clear (&w);
+}
+END_TEST
+
 Suite *
 jupyter_wire_suite (void)
 {
@@ -143,6 +224,8 @@ jupyter_wire_suite (void)
     tcase_add_test (tc, test_json_text);
     tcase_add_test (tc, test_hostile_binary);
     tcase_add_test (tc, test_ws_accept);
+    tcase_add_test (tc, test_waiting_keeps_each_channels_order);
+    tcase_add_test (tc, test_waiting_bounds);
     suite_add_tcase (s, tc);
     return s;
 }
