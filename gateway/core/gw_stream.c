@@ -1,13 +1,20 @@
 /* gw_stream: a mutex-guarded byte queue between the loop's writers and
- * libmicrohttpd's reader, with suspend on empty and resume on write. */
+ * libmicrohttpd's reader, with suspend on empty and resume on write, and
+ * bounds on what waits unread (see the header). */
 #include "gw_stream.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <microhttpd.h>
+
+#include "jp_log.h"
+
+/* unread bytes of every stream of the process */
+static atomic_size_t s_unread_total;
 
 struct gw_stream {
     pthread_mutex_t lock;
@@ -15,6 +22,7 @@ struct gw_stream {
     char *data;
     size_t start, len, cap;
     bool closed, gone, suspended;
+    bool cut;                   /* a bound was passed: what waited was dropped */
     struct MHD_Connection *connection;
     void (*resumed) (void *arg);
     void *resumed_arg;
@@ -54,6 +62,7 @@ gw_stream_unref (gw_stream_t **self_p)
     if (refs > 0)
         return;
     pthread_mutex_destroy (&self->lock);
+    atomic_fetch_sub (&s_unread_total, self->len - self->start);
     free (self->data);
     free (self);
 }
@@ -74,9 +83,26 @@ void
 gw_stream_write (gw_stream_t *self, const char *data, size_t len)
 {
     pthread_mutex_lock (&self->lock);
+    size_t unread = self->len - self->start;
+    if (!self->closed && !self->gone
+        && (unread + len > GW_STREAM_MAX_UNREAD
+            || (atomic_load (&s_unread_total) + len > GW_STREAMS_MAX_UNREAD
+                && unread + len > GW_STREAM_SHARE))) {
+        /* the client does not read: its connection ends (gw_stream_read) */
+        jp_log_info ("stream event=cut unread=%zu why=\"the client does not read\"", unread);
+        atomic_fetch_sub (&s_unread_total, unread);
+        free (self->data);
+        self->data = NULL;
+        self->start = self->len = self->cap = 0;
+        self->cut = self->closed = true;
+        s_wake (self);
+    }
     if (!self->closed && !self->gone) {
-        if (self->start > 0 && self->start == self->len)
-            self->start = self->len = 0;
+        if (self->start > 0 && (self->start == self->len || self->len + len > self->cap)) {
+            memmove (self->data, self->data + self->start, self->len - self->start);
+            self->len -= self->start;
+            self->start = 0;
+        }
         if (self->len + len > self->cap) {
             size_t cap = (self->len + len) * 2;
             char *grown = realloc (self->data, cap);
@@ -88,6 +114,7 @@ gw_stream_write (gw_stream_t *self, const char *data, size_t len)
         if (self->len + len <= self->cap) {
             memcpy (self->data + self->len, data, len);
             self->len += len;
+            atomic_fetch_add (&s_unread_total, len);
         }
         s_wake (self);
     }
@@ -155,7 +182,10 @@ gw_stream_read (gw_stream_t *self, char *buf, size_t max)
         n = (ssize_t) (pending < max ? pending : max);
         memcpy (buf, self->data + self->start, (size_t) n);
         self->start += (size_t) n;
-    } else if (self->closed || self->gone)
+        atomic_fetch_sub (&s_unread_total, (size_t) n);
+    } else if (self->cut)
+        n = -2;
+    else if (self->closed || self->gone)
         n = -1;
     else {
         self->suspended = true;
@@ -179,7 +209,7 @@ bool
 gw_stream_gone (gw_stream_t *self)
 {
     pthread_mutex_lock (&self->lock);
-    bool gone = self->gone;
+    bool gone = self->gone || self->cut;
     pthread_mutex_unlock (&self->lock);
     return gone;
 }

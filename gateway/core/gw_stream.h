@@ -4,6 +4,12 @@
  * drain finds nothing it suspends the connection; a write resumes it, so
  * neither side polls. Shared by both sides with a reference count.
  *
+ * A client that does not read is not given memory without end: a write
+ * that would leave more than GW_STREAM_MAX_UNREAD bytes unread (or
+ * GW_STREAM_SHARE while all streams together hold GW_STREAMS_MAX_UNREAD)
+ * drops what waits and cuts the stream: its connection ends at once, with
+ * an error (no last chunk), and the cut is logged.
+ *
  * Threads: gw_stream_write/close from the loop thread; gw_stream_read and
  * the connection hooks from libmicrohttpd, whatever thread runs it; a
  * mutex guards all. */
@@ -13,6 +19,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#define GW_STREAM_MAX_UNREAD ((size_t) 160 << 20)   /* above one whole result */
+#define GW_STREAMS_MAX_UNREAD ((size_t) 1 << 30)
+#define GW_STREAM_SHARE ((size_t) 4 << 20)
 
 typedef struct gw_stream gw_stream_t;   /* struct gw_stream in gw_request.h too */
 
@@ -44,11 +54,12 @@ void gw_stream_attach (gw_stream_t *self, void *connection, void (*resumed) (voi
 
 /* Copies up to max pending bytes into buf (libmicrohttpd's reader).
  * Returns the count; 0 after suspending the connection when nothing is
- * pending; -1 when closed and drained. */
+ * pending; -1 when closed and drained; -2 when it was cut. */
 ssize_t gw_stream_read (gw_stream_t *self, char *buf, size_t max);
 
 /* The client went away (libmicrohttpd saw it); later writes are dropped. */
 void gw_stream_set_gone (gw_stream_t *self);
+/* True once the client went away or the stream was cut. */
 bool gw_stream_gone (gw_stream_t *self);
 bool gw_stream_closed (gw_stream_t *self);
 

@@ -170,7 +170,8 @@ s_stream_reader (void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void) pos;
     ssize_t n = gw_stream_read (cls, buf, max);
-    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+    return n == -2 ? MHD_CONTENT_READER_END_WITH_ERROR
+         : n < 0   ? MHD_CONTENT_READER_END_OF_STREAM : n;
 }
 
 static void

@@ -1,6 +1,7 @@
 """Whole results never sit in the gateway's memory: file downloads are
-streamed from the file descriptor, and an SQL query of over a million wide
-rows reads no more rows than exec_sql keeps (PostgreSQL through a cursor)."""
+streamed from the file descriptor, an SQL query of over a million wide
+rows reads no more rows than exec_sql keeps (PostgreSQL through a cursor),
+and an event stream its client does not read is cut at a bound."""
 import socket
 import time
 
@@ -84,3 +85,45 @@ def test_a_huge_output_folder_does_not_stall_the_loop(server_factory):
         s.get("/execute/%s/results?wait=60" % r.json()["request_id"])
     # the walk stops at 30 000 entries or 0.2 s, whatever the folder holds
     assert max(took) < 5, took
+
+
+def test_an_event_stream_nobody_reads_is_cut_not_kept(server_factory):
+    """An MCP client of the HTTP+SSE transport (2024-11-05) stops reading
+    its event stream while its calls go on: the gateway keeps at most
+    160 MiB unread for it, then drops that and cuts the stream (logged),
+    which ends the MCP session (its POSTs get 404)."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    got = b""
+    while b"sessionId=" not in got or b"\n" not in got.split(b"sessionId=", 1)[1]:
+        got += sock.recv(4096)
+    endpoint = got.split(b"data: ", 1)[1].split(b"\n", 1)[0].decode().strip()
+    assert s.post(endpoint, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}).status == 202
+    s.post(endpoint, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    base = vm_rss_kib(s.proc.pid)
+
+    def call_without_reading():
+        statuses = []
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and 404 not in statuses:
+            statuses.append(s.post(endpoint, {
+                "jsonrpc": "2.0", "id": len(statuses) + 1, "method": "tools/call",
+                "params": {"name": "exec_code",
+                           "arguments": {"session_id": "main", "code": "print('x' * 900000)"}}
+            }).status)
+            time.sleep(0.03)
+        return statuses
+
+    statuses, peak = peak_rss_while(s.proc.pid, call_without_reading)
+    print("gateway VmRSS %d KiB before, peak %d KiB, %d calls" % (base, peak, len(statuses)))
+    assert statuses[-1] == 404 and set(statuses[:-1]) == {202}, statuses
+    assert "stream event=cut" in s.log(), s.log_tail()
+    # one stream's bound, plus what a run of calls holds besides (under ASan
+    # freed memory also sits in its quarantine)
+    allowed = (160 + 100 + (256 if asan(s.proc.pid) else 0)) * 1024
+    assert peak - base < allowed, (base, peak)
+    sock.close()

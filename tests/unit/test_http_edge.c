@@ -1,8 +1,9 @@
 /* test_http_edge: the pure parts of the HTTP edge: Host and Origin rules
  * (gw_origin: exact names, never prefixes; loopback, the public URL, the
  * bind address; allowed origins normalised; null refused), the route table
- * with its methods (gw_routes), ports and --host parsing (gw_bind), and the
- * extension-to-language map of `codebox exec` (ks_search). */
+ * with its methods (gw_routes), ports and --host parsing (gw_bind), the
+ * extension-to-language map of `codebox exec` (ks_search), and the bound
+ * on what a streamed answer keeps unread (gw_stream). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include "gw_request.h"
 #include "gw_origin.h"
 #include "gw_routes.h"
+#include "gw_stream.h"
 #include "ks_search.h"
 #include "suites.h"
 
@@ -258,6 +260,49 @@ START_TEST (test_ansi_strip)
 }
 END_TEST
 
+START_TEST (test_stream_cut_when_unread)
+{
+    gw_stream_t *st = gw_stream_new ();
+    ck_assert_ptr_nonnull (st);
+    char buf[64];
+    /* what is read makes room: far more than the bound passes through */
+    size_t chunk = 1 << 20;
+    char *mb = malloc (chunk);
+    ck_assert_ptr_nonnull (mb);
+    memset (mb, 'x', chunk);
+    char *sink = malloc (chunk);
+    for (size_t i = 0; i < 2 * (GW_STREAM_MAX_UNREAD / chunk); i++) {
+        gw_stream_write (st, mb, chunk);
+        ck_assert_int_eq (gw_stream_read (st, sink, chunk), (int) chunk);
+    }
+    ck_assert (!gw_stream_gone (st));
+    /* unread up to the bound is kept; past it, dropped and cut */
+    for (size_t i = 0; i < GW_STREAM_MAX_UNREAD / chunk; i++)
+        gw_stream_write (st, mb, chunk);
+    ck_assert (!gw_stream_gone (st));
+    ck_assert_int_eq (gw_stream_read (st, buf, 5), 5);
+    gw_stream_write (st, mb, 5);            /* exactly full again */
+    ck_assert (!gw_stream_gone (st));
+    gw_stream_write (st, "y", 1);
+    ck_assert (gw_stream_gone (st));
+    ck_assert (gw_stream_closed (st));
+    ck_assert_int_eq (gw_stream_read (st, buf, sizeof buf), -2);
+    gw_stream_write (st, "z", 1);           /* later writes are dropped */
+    ck_assert_int_eq (gw_stream_read (st, buf, sizeof buf), -2);
+    gw_stream_unref (&st);
+    /* a stream that ends normally still says so */
+    st = gw_stream_new ();
+    gw_stream_write (st, "ab", 2);
+    gw_stream_close (st);
+    ck_assert_int_eq (gw_stream_read (st, buf, sizeof buf), 2);
+    ck_assert_int_eq (gw_stream_read (st, buf, sizeof buf), -1);
+    ck_assert (!gw_stream_gone (st));
+    gw_stream_unref (&st);
+    free (mb);
+    free (sink);
+}
+END_TEST
+
 Suite *
 http_edge_suite (void)
 {
@@ -271,6 +316,7 @@ http_edge_suite (void)
     tcase_add_test (tc, test_exec_languages);
     tcase_add_test (tc, test_request_headers);
     tcase_add_test (tc, test_ansi_strip);
+    tcase_add_test (tc, test_stream_cut_when_unread);
     suite_add_tcase (s, tc);
     return s;
 }
