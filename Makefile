@@ -150,8 +150,9 @@ valgrind: $(BUILD)/codebox
 # Speed against the peers, measured in the same run (never in tests).
 # KERNEL_GATEWAY_SRC=<a checkout of kernel_gateway 2.5.2> adds its rows to
 # the websocket table (GitHub is not reachable from every machine).
-bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-paths $(BUILD)/bench-czmq
+bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-paths $(BUILD)/bench-czmq $(BUILD)/bench-json
 	$(BUILD)/bench-czmq
+	$(BUILD)/bench-json
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
 	    CODEBOX_PATHS=$(abspath $(BUILD)/bench-paths) $(PYTHON) tests/bench/bench.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
@@ -166,6 +167,10 @@ $(BUILD)/bench-paths: tests/bench/paths.c tests/bench/floor_kernel.c $(BUILD)/li
 
 # ours against CZMQ's pieces (tests/bench/czmq_compare.c)
 $(BUILD)/bench-czmq: tests/bench/czmq_compare.c $(BUILD)/libcodebox.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
+
+# jp_json against jansson's json_dumps (tests/bench/json_compare.c)
+$(BUILD)/bench-json: tests/bench/json_compare.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
 
 run: deps all

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jp_json.h"
 #include "jp_random.h"
 #include "jp_time.h"
 
@@ -151,7 +152,7 @@ jp_msg_encode (const jp_msg_t *self, const uint8_t *key, size_t key_len,
                               self->content};
     jp_part_t signed_parts[4];
     for (int k = 0; k < 4 && !rc; k++, i++) {
-        char *text = json_dumps (parts[k], JSON_COMPACT);
+        char *text = jp_json_dump (parts[k], NULL);
         if (!text) {
             rc = JP_ERR_NOMEM;
             break;

@@ -18,6 +18,7 @@
 #include "gw_mcp.h"
 #include "gw_request.h"
 #include "gw_state_dir.h"
+#include "jp_json.h"
 #include "jp_log.h"
 
 #define MAX_LINE (64u << 20)
@@ -36,7 +37,7 @@ static void
 s_send (gw_mcp_reply_t *reply, json_t *message)
 {
     (void) reply;
-    char *text = json_dumps (message, JSON_COMPACT);
+    char *text = jp_json_dump (message, NULL);
     if (!text)
         return;
     fputs (text, stdout);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jp_json.h"
 #include "jp_time.h"
 
 #define MAX_DISPLAY_BYTES (64u << 20)   /* images and rich data per execution */
@@ -287,7 +288,7 @@ s_display_fits (gw_execution_t *self, json_t *data)
     json_t *value;
     json_object_foreach (data, mime, value)
         size += strlen (mime) + (json_is_string (value) ? json_string_length (value)
-                                                        : json_dumpb (value, NULL, 0, JSON_COMPACT));
+                                                        : jp_json_size (value));
     if (self->display_used + size <= MAX_DISPLAY_BYTES) {
         self->display_used += size;
         return true;

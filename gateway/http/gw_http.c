@@ -33,12 +33,15 @@
 
 #include "gw_routes.h"
 #include "gw_stream.h"
+#include "jp_json.h"
 #include "jp_time.h"
 #include "jp_log.h"
 
 #define MAX_JSON_BODY (16u << 20)
 #define MAX_FILE_BODY (256u << 20)
 #define S_DRAIN_MS 3000         /* how long shutdown waits for answers to go out */
+#define S_SMALL_ANSWER (64u << 10)          /* always answered */
+#define S_ANSWERS_HELD ((size_t) 1 << 30)   /* bodies in memory not yet sent, in all */
 
 struct gw_http {
     struct MHD_Daemon *daemon;
@@ -51,6 +54,7 @@ struct gw_http {
     int port;
     atomic_int unsent;          /* answered by the loop, not yet sent */
     atomic_bool resumed;        /* a connection was resumed since the last run */
+    atomic_size_t held;         /* bytes of answer bodies in memory, not yet sent */
     gw_http_state_fn *draining; /* /healthz asks it (any thread), or NULL */
     void *draining_arg;
 };
@@ -248,12 +252,58 @@ s_upgrade_response (s_conn_t *c)
     return response;
 }
 
+/* An answer body in memory, counted in the HTTP edge's held bytes until
+ * libmicrohttpd lets it go (sent, or the connection ended). */
+typedef struct {
+    gw_http_t *http;
+    void *body;
+    size_t len;
+} s_held_t;
+
+static void
+s_held_free (void *cls)
+{
+    s_held_t *h = cls;
+    atomic_fetch_sub (&h->http->held, h->len);
+    free (h->body);
+    free (h);
+}
+
+/* A response for len bytes of body (taken), counted while held; NULL when
+ * out of memory (body freed) or when the answers already held leave no
+ * room for it (body freed, *busy set): clients that fetch large answers
+ * without reading them cannot pile copies up without end. */
+static struct MHD_Response *
+s_held_response (gw_http_t *http, void *body, size_t len, bool *busy)
+{
+    s_held_t *h = NULL;
+    if (len > S_SMALL_ANSWER && atomic_fetch_add (&http->held, len) + len > S_ANSWERS_HELD) {
+        atomic_fetch_sub (&http->held, len);
+        *busy = true;
+    } else if (len <= S_SMALL_ANSWER)
+        atomic_fetch_add (&http->held, len);
+    struct MHD_Response *response = NULL;
+    if (!*busy && (h = malloc (sizeof *h))) {
+        *h = (s_held_t) {http, body, len};
+        response = MHD_create_response_from_buffer_with_free_callback_cls (len, body,
+                                                                           s_held_free, h);
+        if (response)
+            return response;
+    }
+    if (!*busy)
+        atomic_fetch_sub (&http->held, len);
+    free (h);
+    free (body);
+    return NULL;
+}
+
 /* Builds and queues the HTTP answer for the request. */
 static enum MHD_Result
 s_send (s_conn_t *c)
 {
     gw_request_t *req = &c->req;
     struct MHD_Response *response;
+    bool busy = false;
     if (req->status == 101 && req->upgrade) {
         response = s_upgrade_response (c);
     } else if (req->stream) {
@@ -277,14 +327,14 @@ s_send (s_conn_t *c)
                                  req->content_type ? req->content_type
                                                    : "application/octet-stream");
     } else if (req->raw) {
-        response = MHD_create_response_from_buffer (req->raw_len, req->raw,
-                                                    MHD_RESPMEM_MUST_FREE);
+        response = s_held_response (c->http, req->raw, req->raw_len, &busy);
         req->raw = NULL;
-        MHD_add_response_header (response, "Content-Type",
-                                 req->content_type ? req->content_type
-                                                   : "application/octet-stream");
+        if (response)
+            MHD_add_response_header (response, "Content-Type",
+                                     req->content_type ? req->content_type
+                                                       : "application/octet-stream");
     } else if (req->json && req->status != 204) {
-        char *text = json_dumps (req->json, JSON_COMPACT);
+        char *text = jp_json_dump (req->json, NULL);
         size_t len = text ? strlen (text) : 0;
         if (text) {
             char *with_nl = realloc (text, len + 2);
@@ -295,12 +345,24 @@ s_send (s_conn_t *c)
                 len++;
             }
         }
-        response = MHD_create_response_from_buffer (len, text ? text : (char *) "",
-                                                    text ? MHD_RESPMEM_MUST_FREE
-                                                         : MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header (response, "Content-Type", "application/json");
+        response = text ? s_held_response (c->http, text, len, &busy)
+                        : MHD_create_response_from_buffer (0, (void *) "",
+                                                           MHD_RESPMEM_PERSISTENT);
+        if (response)
+            MHD_add_response_header (response, "Content-Type", "application/json");
     } else
         response = MHD_create_response_from_buffer (0, (void *) "", MHD_RESPMEM_PERSISTENT);
+    if (busy) {
+        static const char s_busy[] =
+            "{\"error\":{\"code\":\"busy\",\"message\":\"the gateway holds as many large "
+            "answers as it may until clients read them; retry shortly\"}}\n";
+        jp_log_info ("http event=busy why=\"answers held in memory at their bound\"");
+        response = MHD_create_response_from_buffer (sizeof s_busy - 1, (void *) s_busy,
+                                                    MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header (response, "Content-Type", "application/json");
+        MHD_add_response_header (response, "Retry-After", "2");
+        req->status = 503;
+    }
     if (!response)
         return MHD_NO;
     if (req->status == 401)

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "gw_base64.h"
+#include "jp_json.h"
 
 int
 gw_jupyter_channel (const char *name)
@@ -259,8 +260,8 @@ s_encode_v1 (const jp_msg_t *msg, jp_channel_t channel, size_t *len)
 {
     const char *name = jp_channel_name (channel);
     char *json[4] = {
-        json_dumps (msg->header, JSON_COMPACT), json_dumps (msg->parent_header, JSON_COMPACT),
-        json_dumps (msg->metadata, JSON_COMPACT), json_dumps (msg->content, JSON_COMPACT),
+        jp_json_dump (msg->header, NULL), jp_json_dump (msg->parent_header, NULL),
+        jp_json_dump (msg->metadata, NULL), jp_json_dump (msg->content, NULL),
     };
     size_t nparts = 5 + msg->n_buffers, n = nparts + 1, total = 8 * (n + 1);
     uint8_t *out = NULL;
@@ -306,7 +307,7 @@ s_encode_json_mode (const jp_msg_t *msg, jp_channel_t channel, size_t *len, bool
                               jp_channel_name (channel), "msg_id",
                               json_object_get (msg->header, "msg_id"), "msg_type",
                               json_object_get (msg->header, "msg_type"), "buffers");
-    char *text = root ? json_dumps (root, JSON_COMPACT) : NULL;
+    char *text = root ? jp_json_dump (root, NULL) : NULL;
     json_decref (root);
     if (!text)
         return NULL;

@@ -21,6 +21,7 @@
 #include "gw_mcp.h"
 #include "gw_path.h"
 #include "gw_stream.h"
+#include "jp_json.h"
 #include "jp_time.h"
 
 typedef struct s_reply s_reply_t;
@@ -108,7 +109,7 @@ s_send (gw_mcp_reply_t *base, json_t *message)
     }
     if (!r->stream && !(base->can_stream && s_open_stream (r)))
         return;
-    char *text = json_dumps (message, JSON_COMPACT);
+    char *text = jp_json_dump (message, NULL);
     if (text)
         gw_stream_write_event (r->stream, text);
     free (text);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "gw_config.h"
+#include "jp_json.h"
 #include "jp_time.h"
 
 #define S_KEEPALIVE_MS 5000
@@ -115,7 +116,7 @@ s_send (gw_mcp_reply_t *base, json_t *message)
 {
     s_reply_t *r = (s_reply_t *) base;
     s_conn_t *conn = s_find (r->sse, r->id);
-    char *text = conn ? json_dumps (message, JSON_COMPACT) : NULL;
+    char *text = conn ? jp_json_dump (message, NULL) : NULL;
     if (text) {
         gw_stream_write (conn->stream, "event: message\n", 15);
         gw_stream_write_event (conn->stream, text);

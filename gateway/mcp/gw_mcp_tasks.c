@@ -25,6 +25,7 @@
 #include "gw_job.h"
 #include "gw_mcp_internal.h"
 #include "gw_session.h"
+#include "jp_json.h"
 #include "jp_log.h"
 #include "jp_random.h"
 #include "jp_time.h"
@@ -169,9 +170,8 @@ s_capture_send (gw_mcp_reply_t *base, json_t *message)
         json_decref (task->result);
         task->result = json_incref (result);
         json_object_del (task->result, "resultType");
-        char *text = json_dumps (result, JSON_COMPACT);
-        task->bytes = text ? strlen (text) : 0;
-        free (text);
+        size_t bytes = jp_json_size (result);
+        task->bytes = bytes == (size_t) -1 ? 0 : bytes;
         task->status = S_COMPLETED;
     } else if (error) {
         task->error = json_incref (error);

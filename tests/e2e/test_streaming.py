@@ -127,3 +127,57 @@ def test_an_event_stream_nobody_reads_is_cut_not_kept(server_factory):
     allowed = (160 + 100 + (256 if asan(s.proc.pid) else 0)) * 1024
     assert peak - base < allowed, (base, peak)
     sock.close()
+
+
+def test_large_answers_nobody_reads_are_bounded_in_all(server_factory):
+    """Forty connections fetch the same large result and read nothing: the
+    answers held in memory stay within 1 GiB in all; past it a fetch gets
+    503 `busy` with Retry-After, and once the readers are gone a fetch
+    gets the result again."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert s.post("/sessions", {"session_id": "big"}).status == 201
+    res = rest_run(s, "big", "from IPython.display import display\n"
+                             "display({'text/plain': 'x' * 50000000}, raw=True)\n")
+    assert res["status"] == "completed", res
+    rid = res["request_id"]
+    base = vm_rss_kib(s.proc.pid)
+    socks = []
+
+    def fetch_without_reading():
+        for _ in range(40):
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            c.sendall(b"GET /execute/%s/results HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                      % rid.encode())
+            socks.append(c)
+        time.sleep(3)
+        heads = []
+        for c in socks:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += c.recv(1)
+            heads.append(head.decode())
+        return heads
+
+    heads, peak = peak_rss_while(s.proc.pid, fetch_without_reading)
+    ok = [h for h in heads if h.startswith("HTTP/1.1 200")]
+    busy = [h for h in heads if h.startswith("HTTP/1.1 503")]
+    assert len(ok) + len(busy) == 40, heads
+    length = int(ok[0].lower().split("content-length: ", 1)[1].split("\r\n", 1)[0])
+    print("answer %d bytes: %d sent, %d busy; VmRSS %d KiB before, peak %d KiB"
+          % (length, len(ok), len(busy), base, peak))
+    assert length > 30 << 20
+    assert busy and all("retry-after: 2" in h.lower() for h in busy), heads
+    assert len(ok) * length <= 1 << 30
+    allowed = (1024 + 200 + (256 if asan(s.proc.pid) else 0)) * 1024
+    assert peak - base < allowed, (base, peak)
+    assert "http event=busy" in s.log()
+    for c in socks:
+        c.close()
+    deadline = time.monotonic() + 30
+    while True:     # the held answers go as their connections end
+        r = s.get("/execute/%s/results" % rid)
+        if r.status == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert r.status == 200 and len(r.text) == length

@@ -1,13 +1,14 @@
 /* test_message: jp_msg_new's header, encode/decode round trips, and every
  * way jp_msg_decode refuses a message, with the exact jp_error_t. Also
  * decodes frames packed and signed by the real jupyter_client (from
- * fixtures/sign_vectors.json). */
+ * fixtures/sign_vectors.json). And jp_json's text, byte for byte jansson's. */
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "jp_json.h"
 #include "jp_log.h"
 #include "jp_message.h"
 #include "suites.h"
@@ -522,6 +523,66 @@ START_TEST (test_log_escape)
 }
 END_TEST
 
+/* jp_json_dump and jp_json_size agree with json_dumps (JSON_COMPACT |
+ * JSON_ENCODE_ANY) on text. */
+static void
+s_same_as_jansson (const char *text)
+{
+    json_error_t e;
+    json_t *v = json_loads (text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
+    ck_assert_msg (v != NULL, "%s: %s", text, e.text);
+    char *theirs = json_dumps (v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = 0;
+    char *ours = jp_json_dump (v, &len);
+    ck_assert_ptr_nonnull (theirs);
+    ck_assert_ptr_nonnull (ours);
+    ck_assert_str_eq (ours, theirs);
+    ck_assert_uint_eq (len, strlen (theirs));
+    ck_assert_uint_eq (jp_json_size (v), len);
+    free (theirs);
+    free (ours);
+    json_decref (v);
+}
+
+START_TEST (test_json_dump_is_janssons)
+{
+    const char *cases[] = {
+        "{}", "[]", "\"\"", "null", "true", "false", "0", "-9223372036854775808",
+        "9223372036854775807", "0.1", "1e300", "-2.5e-8", "3.0", "123456789.123456789",
+        "{\"a\":1,\"b\":[1,2,{\"c\":null}],\"\":\"\"}",
+        "{\"z\":1,\"a\":2,\"m\":3}",                              /* insertion order */
+        "\"quote \\\" backslash \\\\ slash / tab \\t nl \\n cr \\r bs \\b ff \\f\"",
+        "\"\\u0000\\u0001\\u001f\\u007f \\u00e9 \\u20ac \\ud83d\\ude00 \\u2028\"",
+        "{\"k\\u0001ey\\n\":\"v\",\"\\u00e9\":[[[[[]]]]]}",
+        "[1,-1,1.5,\"x\",true,false,null,{},[]]",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        s_same_as_jansson (cases[i]);
+    /* every byte a string may hold */
+    char all[256];
+    for (int c = 1; c < 256; c++)
+        all[c - 1] = (char) (c < 128 ? c : 'x');
+    all[255] = '\0';
+    json_t *v = json_string (all);
+    char *theirs = json_dumps (v, JSON_ENCODE_ANY), *ours = jp_json_dump (v, NULL);
+    ck_assert_str_eq (ours, theirs);
+    free (theirs);
+    free (ours);
+    json_decref (v);
+    /* too deep is refused, not a stack overflow */
+    json_t *deep = json_array (), *at = deep;
+    for (int i = 0; i < JP_JSON_DEPTH_MAX + 5; i++) {
+        json_t *inner = json_array ();
+        json_array_append_new (at, inner);
+        at = inner;
+    }
+    ck_assert_ptr_null (jp_json_dump (deep, NULL));
+    ck_assert_uint_eq (jp_json_size (deep), (size_t) -1);
+    json_decref (deep);
+    ck_assert_ptr_null (jp_json_dump (NULL, NULL));
+}
+END_TEST
+
 Suite *
 message_suite (void)
 {
@@ -548,6 +609,7 @@ message_suite (void)
     tcase_add_test (tc, test_decode_bad_header);
     tcase_add_test (tc, test_decode_signature_before_json);
     tcase_add_test (tc, test_log_escape);
+    tcase_add_test (tc, test_json_dump_is_janssons);
     suite_add_tcase (s, tc);
     return s;
 }

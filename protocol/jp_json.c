@@ -1,0 +1,171 @@
+/* jp_json: compact JSON text of a jansson value (see the header). Pure
+ * code, any thread. */
+#include "jp_json.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where the text goes: a growing buffer, or only a count (buf NULL and
+ * counting). */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool counting, failed;
+} s_out_t;
+
+static void
+s_put (s_out_t *o, const char *p, size_t n)
+{
+    if (o->failed)
+        return;
+    if (o->counting) {
+        o->len += n;
+        return;
+    }
+    if (o->len + n + 1 > o->cap) {
+        size_t cap = o->cap ? o->cap : 256;
+        while (cap < o->len + n + 1)
+            cap *= 2;
+        char *grown = realloc (o->buf, cap);
+        if (!grown) {
+            o->failed = true;
+            return;
+        }
+        o->buf = grown;
+        o->cap = cap;
+    }
+    memcpy (o->buf + o->len, p, n);
+    o->len += n;
+}
+
+/* 1 for the bytes a JSON string must escape. */
+static const unsigned char s_escape[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1,
+};
+
+static void
+s_string (s_out_t *o, const char *s, size_t n)
+{
+    s_put (o, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char) s[i];
+        if (!s_escape[c])
+            continue;
+        s_put (o, s + run, i - run);
+        run = i + 1;
+        char seq[8];
+        switch (c) {
+        case '"': s_put (o, "\\\"", 2); break;
+        case '\\': s_put (o, "\\\\", 2); break;
+        case '\b': s_put (o, "\\b", 2); break;
+        case '\f': s_put (o, "\\f", 2); break;
+        case '\n': s_put (o, "\\n", 2); break;
+        case '\r': s_put (o, "\\r", 2); break;
+        case '\t': s_put (o, "\\t", 2); break;
+        default:
+            snprintf (seq, sizeof seq, "\\u%04X", c);
+            s_put (o, seq, 6);
+        }
+    }
+    s_put (o, s + run, n - run);
+    s_put (o, "\"", 1);
+}
+
+static void
+s_value (s_out_t *o, const json_t *v, int depth)
+{
+    if (depth > JP_JSON_DEPTH_MAX) {
+        o->failed = true;
+        return;
+    }
+    char num[64];
+    switch (json_typeof (v)) {
+    case JSON_OBJECT: {
+        s_put (o, "{", 1);
+        bool first = true;
+        for (void *it = json_object_iter ((json_t *) v); it && !o->failed;
+             it = json_object_iter_next ((json_t *) v, it)) {
+            if (!first)
+                s_put (o, ",", 1);
+            first = false;
+            s_string (o, json_object_iter_key (it), json_object_iter_key_len (it));
+            s_put (o, ":", 1);
+            s_value (o, json_object_iter_value (it), depth + 1);
+        }
+        s_put (o, "}", 1);
+        break;
+    }
+    case JSON_ARRAY: {
+        s_put (o, "[", 1);
+        size_t n = json_array_size (v);
+        for (size_t i = 0; i < n && !o->failed; i++) {
+            if (i)
+                s_put (o, ",", 1);
+            s_value (o, json_array_get (v, i), depth + 1);
+        }
+        s_put (o, "]", 1);
+        break;
+    }
+    case JSON_STRING:
+        s_string (o, json_string_value (v), json_string_length (v));
+        break;
+    case JSON_INTEGER: {
+        int n = snprintf (num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value (v));
+        s_put (o, num, (size_t) n);
+        break;
+    }
+    case JSON_REAL: {
+        /* rare, and jansson's own rules (shortest text that reads back) */
+        char *text = json_dumps (v, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!text) {
+            o->failed = true;
+            return;
+        }
+        s_put (o, text, strlen (text));
+        free (text);
+        break;
+    }
+    case JSON_TRUE: s_put (o, "true", 4); break;
+    case JSON_FALSE: s_put (o, "false", 5); break;
+    case JSON_NULL: s_put (o, "null", 4); break;
+    }
+}
+
+char *
+jp_json_dump (const json_t *value, size_t *len_p)
+{
+    /* counted first, so the text is written once into memory of its size
+       (growing it by doubling copied it again and again) */
+    size_t size = jp_json_size (value);
+    if (size == (size_t) -1)
+        return NULL;
+    s_out_t o = {.buf = malloc (size + 1), .cap = size + 1};
+    if (!o.buf)
+        return NULL;
+    s_value (&o, value, 0);
+    s_put (&o, "", 0);
+    if (o.failed || !o.buf) {
+        free (o.buf);
+        return NULL;
+    }
+    o.buf[o.len] = '\0';
+    if (len_p)
+        *len_p = o.len;
+    return o.buf;
+}
+
+size_t
+jp_json_size (const json_t *value)
+{
+    s_out_t o = {.counting = true};
+    if (!value)
+        return (size_t) -1;
+    s_value (&o, value, 0);
+    return o.failed ? (size_t) -1 : o.len;
+}
