@@ -424,10 +424,17 @@ def test_a_client_that_asks_many_before_reading_gets_every_answer(server_factory
     assert m["msg_type"] == "comm_info_reply" and m["parent_header"]["msg_id"] == "same-id"
     assert "codebox_client" not in m["parent_header"]
     assert "send-failed" not in s.log()
-    # the kernel's own view of its parent carries the mark; its outputs do not
+
+
+def test_the_kernel_sees_the_routing_mark_clients_do_not(server_factory):
+    """The mark that routes a kernel's answers is in the header the kernel
+    gets, and in no parent header a client sees."""
+    s = server_factory(env=ENV)
+    k = start_kernel(s)
+    c = Client(ws_url(s, k["id"]))
     reply, out = c.run("print(sorted(get_ipython().kernel.get_parent()['header']))")
     assert "codebox_client" in text_of(out)
-    assert all("codebox_client" not in m["parent_header"] for m in out + [reply])
+    assert all("codebox_client" not in m["parent_header"] for m in c.seen)
 
 
 def test_a_client_that_never_reads_what_it_asked_for_is_closed_not_kept(server_factory):
