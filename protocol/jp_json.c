@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where the text goes: a growing buffer, or only a count (buf NULL and
- * counting). */
+/* Where the text goes: a buffer of the size counted first, or only a
+ * count (counting). */
 typedef struct {
     char *buf;
     size_t len, cap;
@@ -21,23 +21,13 @@ s_put (s_out_t *o, const char *p, size_t n)
 {
     if (o->failed)
         return;
-    if (o->counting) {
-        o->len += n;
-        return;
-    }
-    if (o->len + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap : 256;
-        while (cap < o->len + n + 1)
-            cap *= 2;
-        char *grown = realloc (o->buf, cap);
-        if (!grown) {
-            o->failed = true;
+    if (!o->counting) {
+        if (o->len + n >= o->cap) {
+            o->failed = true;   /* the value changed since it was counted */
             return;
         }
-        o->buf = grown;
-        o->cap = cap;
+        memcpy (o->buf + o->len, p, n);
     }
-    memcpy (o->buf + o->len, p, n);
     o->len += n;
 }
 
@@ -149,8 +139,7 @@ jp_json_dump (const json_t *value, size_t *len_p)
     if (!o.buf)
         return NULL;
     s_value (&o, value, 0);
-    s_put (&o, "", 0);
-    if (o.failed || !o.buf) {
+    if (o.failed) {
         free (o.buf);
         return NULL;
     }

@@ -276,25 +276,25 @@ s_held_free (void *cls)
 static struct MHD_Response *
 s_held_response (gw_http_t *http, void *body, size_t len, bool *busy)
 {
-    s_held_t *h = NULL;
-    if (len > S_SMALL_ANSWER && atomic_fetch_add (&http->held, len) + len > S_ANSWERS_HELD) {
-        atomic_fetch_sub (&http->held, len);
+    /* only the loop thread adds; a free may only lower the count meanwhile */
+    if (len > S_SMALL_ANSWER && atomic_load (&http->held) + len > S_ANSWERS_HELD) {
         *busy = true;
-    } else if (len <= S_SMALL_ANSWER)
-        atomic_fetch_add (&http->held, len);
-    struct MHD_Response *response = NULL;
-    if (!*busy && (h = malloc (sizeof *h))) {
-        *h = (s_held_t) {http, body, len};
-        response = MHD_create_response_from_buffer_with_free_callback_cls (len, body,
-                                                                           s_held_free, h);
-        if (response)
-            return response;
+        free (body);
+        return NULL;
     }
-    if (!*busy)
-        atomic_fetch_sub (&http->held, len);
-    free (h);
-    free (body);
-    return NULL;
+    s_held_t *h = malloc (sizeof *h);
+    if (h)
+        *h = (s_held_t) {http, body, len};
+    struct MHD_Response *response =
+        h ? MHD_create_response_from_buffer_with_free_callback_cls (len, body, s_held_free, h)
+          : NULL;
+    if (!response) {
+        free (h);
+        free (body);
+        return NULL;
+    }
+    atomic_fetch_add (&http->held, len);
+    return response;
 }
 
 /* Builds and queues the HTTP answer for the request. */
@@ -334,8 +334,8 @@ s_send (s_conn_t *c)
                                      req->content_type ? req->content_type
                                                        : "application/octet-stream");
     } else if (req->json && req->status != 204) {
-        char *text = jp_json_dump (req->json, NULL);
-        size_t len = text ? strlen (text) : 0;
+        size_t len = 0;
+        char *text = jp_json_dump (req->json, &len);
         if (text) {
             char *with_nl = realloc (text, len + 2);
             if (with_nl) {
