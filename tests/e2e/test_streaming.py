@@ -92,7 +92,9 @@ def test_an_event_stream_nobody_reads_is_cut_not_kept(server_factory):
     its event stream while its calls go on: the gateway keeps at most
     160 MiB unread for it, then drops that and cuts the stream (logged),
     which ends the MCP session (its POSTs get 404)."""
-    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    # a connection whose answer cannot move is closed after the idle
+    # timeout: longer than the test, so the cut is what ends it
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0", "CODEBOX_HTTP_IDLE_TIMEOUT": "600"})
     sock = socket.create_connection(("127.0.0.1", s.port), timeout=60)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.sendall(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
@@ -134,7 +136,10 @@ def test_large_answers_nobody_reads_are_bounded_in_all(server_factory):
     answers held in memory stay within 1 GiB in all; past it a fetch gets
     503 `busy` with Retry-After, and once the readers are gone a fetch
     gets the result again."""
-    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    # a connection whose answer cannot move is closed (and its answer let
+    # go) after the idle timeout: longer than the test, so every answer
+    # sent is still held when the last fetch comes (slow under ASan)
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0", "CODEBOX_HTTP_IDLE_TIMEOUT": "600"})
     assert s.post("/sessions", {"session_id": "big"}).status == 201
     res = rest_run(s, "big", "from IPython.display import display\n"
                              "display({'text/plain': 'x' * 50000000}, raw=True)\n")
