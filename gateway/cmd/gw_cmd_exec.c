@@ -20,6 +20,7 @@
 #include "gw_ansi.h"
 #include "gw_base64.h"
 #include "gw_cli.h"
+#include "jp_bundle_text.h"
 #include "jp_time.h"
 #include "gw_execution.h"
 #include "gw_ipykernel.h"
@@ -117,9 +118,13 @@ s_on_output (gw_execution_t *exec, json_t *item, void *arg)
         saved |= s_save_image (run, data, "image/jpeg", "jpg");
         if (!saved)
             saved = s_save_image (run, data, "image/svg+xml", "svg");
-        const char *plain = json_string_value (json_object_get (data, "text/plain"));
-        if (plain && !saved)
-            printf ("%s\n", plain);
+        /* the text a model would read: text/plain, else Markdown, LaTeX or HTML as text */
+        size_t len = 0;
+        const char *mime = NULL;
+        char *text = saved ? NULL : jp_bundle_text (data, 1 << 20, &len, &mime);
+        if (text)
+            printf ("%s\n", text);
+        free (text);
         fflush (stdout);
     } else if (strcmp (type, "error") == 0) {
         json_t *tb = json_object_get (item, "traceback");

@@ -58,6 +58,7 @@
     X (PUBLIC_URL, "CODEBOX_PUBLIC_URL", "", STR, "base URL clients reach the gateway at; turns on signed artifact URLs") \
     X (URL_SECRET, "CODEBOX_URL_SECRET", "", STR, "key for signed artifact URLs (default: random per process, so links end with a restart)") \
     X (MAX_IMAGE_BYTES, "CODEBOX_MAX_IMAGE_BYTES", "262144", INT, "larger images are sent downscaled with a link") \
+    X (MODEL_TEXT_BYTES, "CODEBOX_MODEL_TEXT_BYTES", "32768", INT, "text one MCP result gives the model; longer output keeps its head and tail, and the whole is saved in the session (.codebox/outputs/) and linked") \
     X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
     X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \
     X (RESULT_STORE_MB, "CODEBOX_RESULT_STORE_MB", "512", INT, "MiB of finished results kept for GET /execute/{id}/results; the oldest go first") \

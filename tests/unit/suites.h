@@ -26,5 +26,6 @@ Suite *loop_suite (void);          /* test_loop.c */
 Suite *jobs_suite (void);          /* test_jobs.c */
 Suite *zmtp_filter_suite (void);   /* test_zmtp_filter.c */
 Suite *changes_suite (void);       /* test_changes.c */
+Suite *display_text_suite (void);  /* test_display_text.c */
 
 #endif
