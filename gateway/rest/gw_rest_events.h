@@ -2,8 +2,11 @@
  * Server-Sent Events while it runs: first every output item it already
  * has, then each new one as the kernel sends it ("event: output", one
  * item of the results' "output" in the same shape, a PNG named by
- * "file": INDEX), then "event: end" with the results object, and the
- * stream ends. A comment every GW_REST_EVENTS_KEEPALIVE_MS keeps proxies
+ * "file": INDEX; the PNG's bytes come once, in the end's "files"), then
+ * "event: end" with the results object, and the stream ends. Items go out
+ * as they came: what a later clear_output or update_display_data changes
+ * (and the indexes of the images it clears) is only in the end's
+ * results, which are what the execution kept. A comment every GW_REST_EVENTS_KEEPALIVE_MS keeps proxies
  * from cutting a quiet stream and lets the HTTP edge notice a client that
  * left; then, or when the HTTP edge says so (gw_rest_events_stream_gone),
  * the stream stops observing its job and is freed.
