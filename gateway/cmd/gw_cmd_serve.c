@@ -20,6 +20,7 @@
 #include "gw_mcp.h"
 #include "gw_mcp_http.h"
 #include "gw_features.h"
+#include "gw_rest_events.h"
 #include "gw_router.h"
 #include "jp_log.h"
 
@@ -222,6 +223,7 @@ gw_cmd_serve (int argc, char **argv)
     s_mcp_timers_t timers = {0};
     gw_router_t *router = NULL;
     gw_jupyter_t *jupyter = NULL;
+    gw_rest_events_t *rest_events = NULL;
     gw_features_t *features = NULL;
     gw_server_t *server = gw_server_new (config, err, sizeof err);
     if (server && !(features = gw_features_new (server, config, err, sizeof err)))
@@ -231,7 +233,9 @@ gw_cmd_serve (int argc, char **argv)
         mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
         mcp_sse = mcp_http ? gw_mcp_sse_new (server, mcp) : NULL;
         jupyter = mcp_sse ? gw_jupyter_new (server) : NULL;
-        router = jupyter ? gw_router_new (server, mcp_http, mcp_sse, jupyter) : NULL;
+        rest_events = jupyter ? gw_rest_events_new (server) : NULL;
+        router = rest_events ? gw_router_new (server, mcp_http, mcp_sse, jupyter, rest_events)
+                             : NULL;
         gw_server_set_handler (server, gw_router_handle, router);
         timers = (s_mcp_timers_t) {mcp, mcp_sse};
         if (mcp)
@@ -270,11 +274,13 @@ gw_cmd_serve (int argc, char **argv)
     gw_features_stop (features);    /* answers running downloads while HTTP still works */
     gw_mcp_sse_close (mcp_sse);     /* open /sse streams end before the HTTP server */
     gw_jupyter_close (jupyter);     /* and websockets */
+    gw_rest_events_close (rest_events);     /* and REST event streams */
     if (server)                     /* what was posted meanwhile, while its router lives */
         gw_loop_drain (gw_server_loop (server));
     gw_http_destroy (&http);
     gw_router_destroy (&router);
     gw_jupyter_destroy (&jupyter);
+    gw_rest_events_destroy (&rest_events);
     gw_mcp_sse_destroy (&mcp_sse);
     gw_mcp_http_destroy (&mcp_http);
     gw_mcp_destroy (&mcp);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gw_rest.h"
+#include "gw_rest_events.h"
 #include "gw_routes.h"
 #include "gw_signed_url.h"
 
@@ -14,6 +15,7 @@ struct gw_router {
     gw_mcp_http_t *mcp_http;
     gw_mcp_sse_t *mcp_sse;
     gw_jupyter_t *jupyter;
+    gw_rest_events_t *rest_events;
 };
 
 typedef void (s_route_fn) (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m);
@@ -97,6 +99,15 @@ s_execute (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
     (void) m;
     gw_rest_execute (self->server, req);
+}
+
+static void
+s_events (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    if (self->rest_events)
+        gw_rest_events_handle (self->rest_events, req, m->params[0]);
+    else
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "event streams are not served here");
 }
 
 static void
@@ -213,11 +224,11 @@ static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
 
 gw_router_t *
 gw_router_new (gw_server_t *server, gw_mcp_http_t *mcp_http, gw_mcp_sse_t *mcp_sse,
-                gw_jupyter_t *jupyter)
+                gw_jupyter_t *jupyter, gw_rest_events_t *rest_events)
 {
     gw_router_t *self = calloc (1, sizeof *self);
     if (self)
-        *self = (gw_router_t) {server, mcp_http, mcp_sse, jupyter};
+        *self = (gw_router_t) {server, mcp_http, mcp_sse, jupyter, rest_events};
     return self;
 }
 
@@ -272,6 +283,8 @@ s_gone_in_loop (gw_server_t *server, void *arg)
         gw_mcp_http_stream_gone (gone->router->mcp_http, gone->stream);
     if (gone->router->mcp_sse)
         gw_mcp_sse_stream_gone (gone->router->mcp_sse, gone->stream);
+    if (gone->router->rest_events)
+        gw_rest_events_stream_gone (gone->router->rest_events, gone->stream);
     gw_stream_unref (&gone->stream);
     free (gone);
 }

@@ -439,35 +439,63 @@ s_plain_output (json_t *item)
     return copy;
 }
 
-/* The base64 PNGs among the outputs, in order (new array). */
+/* The base64 PNG of a stored output item (borrowed), or NULL. */
+static json_t *
+s_png (json_t *item)
+{
+    json_t *png = json_object_get (json_object_get (item, "data"), "image/png");
+    return json_is_string (png) ? png : NULL;
+}
+
+json_t *
+gw_job_client_output (json_t *item, size_t *files)
+{
+    json_t *plain = s_plain_output (item);
+    if (!plain || !s_png (item))
+        return plain;
+    /* the item and its data copied, so the stored ones keep the image */
+    json_t *copy = json_copy (plain);
+    json_t *data = copy ? json_copy (json_object_get (plain, "data")) : NULL;
+    json_decref (plain);
+    if (!data) {
+        json_decref (copy);
+        return NULL;
+    }
+    json_object_del (data, "image/png");
+    json_object_set_new (copy, "data", data);
+    json_object_set_new (copy, "file", json_integer ((json_int_t) (*files)++));
+    return copy;
+}
+
+/* The base64 PNGs among the stored outputs, in order (new array): what
+ * the client items' "file" indexes point into. */
 static json_t *
 s_files (json_t *outputs)
 {
     json_t *files = json_array ();
     size_t i;
     json_t *item;
-    json_array_foreach (outputs, i, item) {
-        json_t *png = json_object_get (json_object_get (item, "data"), "image/png");
-        if (json_is_string (png))
-            json_array_append (files, png);
-    }
+    json_array_foreach (outputs, i, item)
+        if (s_png (item))
+            json_array_append (files, s_png (item));
     return files;
 }
 
 json_t *
 gw_job_results_json (gw_job_t *job)
 {
+    json_t *stored = job->exec ? gw_execution_outputs (job->exec) : NULL;
     json_t *outputs = json_array ();
-    size_t i;
+    size_t i, files = 0;
     json_t *item;
-    json_array_foreach (job->exec ? gw_execution_outputs (job->exec) : NULL, i, item)
-        json_array_append_new (outputs, s_plain_output (item));
+    json_array_foreach (stored, i, item)
+        json_array_append_new (outputs, gw_job_client_output (item, &files));
     json_t *artifacts = job->new_artifacts ? json_incref (job->new_artifacts) : json_array ();
     json_t *error = s_error_json (job);
     json_t *result = json_pack (
         "{s:s, s:s, s:o, s:i, s:o, s:o, s:o, s:I, s:s, s:b}", "request_id", job->id, "status",
         gw_job_client_status (job), "error", error, "execution_count",
-        job->exec ? gw_execution_count (job->exec) : 0, "files", s_files (outputs), "output",
+        job->exec ? gw_execution_count (job->exec) : 0, "files", s_files (stored), "output",
         outputs, "new_artifacts", artifacts, "duration_ms",
         (json_int_t) (job->exec ? gw_execution_duration_ms (job->exec) : 0), "session_id",
         job->session_id, "kernel_restarted", job->kernel_restarted);

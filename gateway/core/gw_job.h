@@ -143,8 +143,18 @@ const char *gw_job_reason (const gw_job_t *job);
 json_t *gw_job_status_json (const gw_job_t *job);
 /* The full results object of the contract (new): "error" is null or the
  * failure ({"ename","evalue","traceback","reason"?}); tracebacks without
- * ANSI colours. */
+ * ANSI colours; "files" the base64 PNGs in the order they came, each sent
+ * only there: its output item names it by "file": INDEX instead
+ * (gw_job_client_output). The stored outputs keep their images. */
 json_t *gw_job_results_json (gw_job_t *job);
+
+/* One stored output item as clients get it (new, NULL on OOM):
+ * tracebacks without ANSI colours, and an item that holds a base64
+ * "image/png" in its data gets it out and "file": *files instead (then
+ * *files counts it), the index of that PNG in the results' "files".
+ * Start *files at 0 for the first item and pass the items in order. The
+ * item is left as it is. */
+json_t *gw_job_client_output (json_t *item, size_t *files);
 
 bool gw_job_finished (const gw_job_t *job);
 

@@ -35,6 +35,7 @@
     X (artifacts,  "GET, HEAD",         "/sessions/{}/artifacts", "/sessions/{id}/artifacts") \
     X (files,      "GET, HEAD, PUT",    "/sessions/{}/files/**",  "/sessions/{id}/files/{path}") \
     X (execute,    "POST",              "/execute",               "/execute") \
+    X (events,     "GET",               "/execute/{}/events",     "/execute/{id}/events") \
     X (status,     "GET, HEAD",         "/execute/{}/status",     "/execute/{id}/status") \
     X (results,    "GET, HEAD",         "/execute/{}/results",    "/execute/{id}/results") \
     X (cancel,     "POST",              "/execute/{}/cancel",     "/execute/{id}/cancel") \

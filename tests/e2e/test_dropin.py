@@ -2,8 +2,9 @@
 sequence of the client it stands for: codebox-ai's CodeBoxSession (its
 examples/example_openai.py: POST /sessions with dependencies, POST /execute,
 GET /execute/{id}/status once a second until completed/failed/error, GET
-the results, print their top-level error), and the paths an agent hands
-back to the file tools."""
+the results, print their output items, top-level error and files), and
+the paths an agent hands back to the file tools."""
+import base64
 import json
 import time
 
@@ -35,7 +36,44 @@ class CodeBoxAiClient:
             self.polls += 1
             assert self.polls < max_polls, "the client would poll forever: %s" % status
             time.sleep(1)
-        return self.server.get("/execute/%s/results" % request_id).json()
+        r = self.server.get("/execute/%s/results" % request_id)
+        self.last_text = r.text         # the answer as sent, for the tests
+        return r.json()
+
+    def print_result(self, result, save_dir=None):
+        """Prints a result as a user of the client needs it, in the example's
+        words: every output item (a stream's and a result's text, a
+        display's text/plain and the image it names, an error's name,
+        value and traceback), the top-level error, then the files, each
+        saved as output_N.png in save_dir when given."""
+        if result.get("output"):
+            print("Output:")
+            for output in result["output"]:
+                if output["type"] == "stream":
+                    print(output["content"].strip())
+                elif output["type"] == "result":
+                    print(output["content"])
+                elif output["type"] == "display":
+                    text = output.get("data", {}).get("text/plain")
+                    if text:
+                        print(text)
+                    if "file" in output:
+                        print("[image: file %d]" % output["file"])
+                elif output["type"] == "error":
+                    print("%s: %s" % (output["ename"], output["evalue"]))
+                    print("\n".join(output["traceback"]))
+        if result.get("error"):
+            print("Errors:")
+            print(result["error"])
+        if result.get("files"):
+            print("\nNumber of files: %d" % len(result["files"]))
+            for i, file_data in enumerate(result["files"], 1):
+                if save_dir is None:
+                    continue
+                file_path = "%s/output_%d.png" % (save_dir, i)
+                with open(file_path, "wb") as f:
+                    f.write(base64.b64decode(file_data))
+                print("File saved: %s" % file_path)
 
     def cleanup(self):
         self.server.delete("/sessions/%s" % self.session_id)
@@ -61,6 +99,42 @@ def test_codeboxai_client_stops_on_timeouts_and_sees_errors(server_factory):
                    for line in o["traceback"]), res
     # state survived the interrupt
     assert client.execute_code("print(x)")["output"][0]["content"] == "42\n"
+    client.cleanup()
+
+
+def test_codeboxai_client_prints_every_item_and_gets_each_image_once(server_factory, tmp_path,
+                                                                     capsys):
+    s = server_factory(env=PYTHON_ONLY)
+    client = CodeBoxAiClient(s)
+    res = client.execute_code(
+        "print('hello from print')\n"
+        "from IPython.display import display\n"
+        "display({'text/plain': 'T-table', 'text/html': '<b>T</b>'}, raw=True)\n"
+        "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt\n"
+        "plt.plot([1, 2]); plt.show()\n"
+        "6 * 7\n")
+    assert res["status"] == "completed" and res["error"] is None, res
+    assert [o["type"] for o in res["output"]] == ["stream", "display", "display", "result"], res
+    # the PNG's bytes are in the answer once: in files, named by the display
+    assert len(res["files"]) == 1, res["files"]
+    png = res["files"][0]
+    assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert client.last_text.count(png[100:200]) == 1
+    plot = res["output"][2]
+    assert plot["file"] == 0 and "image/png" not in plot["data"], plot
+    client.print_result(res, save_dir=str(tmp_path))
+    printed = capsys.readouterr().out
+    for line in ("hello from print", "T-table", "[image: file 0]", "42", "Number of files: 1",
+                 "File saved: %s/output_1.png" % tmp_path):
+        assert line in printed, printed
+    assert (tmp_path / "output_1.png").read_bytes() == base64.b64decode(png)
+    # an error: its name, value and traceback, then the top-level error
+    res = client.execute_code("def f():\n    1/0\nf()")
+    client.print_result(res)
+    printed = capsys.readouterr().out
+    assert "ZeroDivisionError: division by zero" in printed, printed
+    assert "---->" in printed and "1/0" in printed and "\x1b" not in printed, printed
+    assert printed.index("Errors:") > printed.index("ZeroDivisionError"), printed
     client.cleanup()
 
 

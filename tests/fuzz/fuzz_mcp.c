@@ -84,7 +84,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     s_client = gw_mcp_client_new (s_mcp, "default");
     /* the Jupyter API as `codebox serve` has it (its routes are fuzzed
        too); MCP over HTTP stays out: the core is fuzzed directly */
-    s_router = gw_router_new (s_loop, NULL, NULL, gw_jupyter_new (s_loop));
+    s_router = gw_router_new (s_loop, NULL, NULL, gw_jupyter_new (s_loop), NULL);
     return 0;
 }
 

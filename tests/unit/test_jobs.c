@@ -1,7 +1,9 @@
 /* test_jobs: the job store (gateway/core/gw_job.c): lookups by request id
  * and tenant, and the long polls' waits, which the loop asks for every
  * turn and which live on a list of their own (not found by visiting every
- * job kept). Runs in the test's process; the store is the loop thread's. */
+ * job kept); and output items as clients get them (a PNG named by its
+ * index in "files", tracebacks without colours). Runs in the test's
+ * process; the store is the loop thread's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +107,41 @@ START_TEST (test_waits_end_on_time_and_only_theirs)
 }
 END_TEST
 
+START_TEST (test_client_outputs_name_their_images)
+{
+    json_t *stored = json_pack (
+        "[{s:s, s:s, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:{s:s}},"
+        " {s:s, s:s, s:{s:s, s:s}}, {s:s, s:s, s:s, s:[s]}]",
+        "type", "stream", "name", "stdout", "content", "hi\n",
+        "type", "display", "data", "text/plain", "<Figure>", "image/png", "iVBORw0K",
+        "type", "result", "content", "x", "data", "text/plain", "x",
+        "type", "result", "content", "y", "data", "text/plain", "y", "image/png", "AAAA",
+        "type", "error", "ename", "E", "evalue", "v", "traceback", "\x1b[31mline\x1b[0m");
+    ck_assert_ptr_nonnull (stored);
+    json_t *want = json_pack (
+        "[{s:s, s:s, s:s}, {s:s, s:{s:s}, s:i}, {s:s, s:s, s:{s:s}},"
+        " {s:s, s:s, s:{s:s}, s:i}, {s:s, s:s, s:s, s:[s]}]",
+        "type", "stream", "name", "stdout", "content", "hi\n",
+        "type", "display", "data", "text/plain", "<Figure>", "file", 0,
+        "type", "result", "content", "x", "data", "text/plain", "x",
+        "type", "result", "content", "y", "data", "text/plain", "y", "file", 1,
+        "type", "error", "ename", "E", "evalue", "v", "traceback", "line");
+    json_t *copy = json_deep_copy (stored);
+    size_t files = 0, i;
+    json_t *item;
+    json_array_foreach (stored, i, item) {
+        json_t *client = gw_job_client_output (item, &files);
+        ck_assert_msg (json_equal (client, json_array_get (want, i)), "item %zu", i);
+        json_decref (client);
+    }
+    ck_assert_uint_eq (files, 2);
+    ck_assert (json_equal (stored, copy));      /* the stored items keep their images */
+    json_decref (copy);
+    json_decref (want);
+    json_decref (stored);
+}
+END_TEST
+
 Suite *
 jobs_suite (void)
 {
@@ -112,6 +149,7 @@ jobs_suite (void)
     TCase *tc = tcase_create ("store");
     tcase_add_test (tc, test_find_by_id_and_tenant);
     tcase_add_test (tc, test_waits_end_on_time_and_only_theirs);
+    tcase_add_test (tc, test_client_outputs_name_their_images);
     suite_add_tcase (s, tc);
     return s;
 }
