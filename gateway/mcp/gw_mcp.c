@@ -10,6 +10,7 @@
 
 #include "gw_version.h"
 #include "gw_mcp_internal.h"
+#include "gw_sandbox.h"
 #include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
@@ -381,7 +382,8 @@ json_t *
 gw_mcp_tools (gw_mcp_t *self)
 {
     if (!self->tools)
-        self->tools = gw_mcp_tools_list (s_conformance (self));
+        self->tools = gw_mcp_tools_list (s_conformance (self),
+                                         gw_sandbox_network (gw_server_sandbox (self->server)));
     return self->tools;
 }
 

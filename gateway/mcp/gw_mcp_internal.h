@@ -156,17 +156,34 @@ void gw_mcp_cacheable (json_t *result, long ttl_ms, bool shared);
  * NULL. */
 json_t *gw_mcp_tool_find (gw_mcp_t *self, const char *name);
 
+/* What a tool's annotations tell a host about it (the MCP ToolAnnotations
+ * hints; every tool states all four). */
+typedef enum {
+    GW_MCP_WORLD_CLOSED,        /* works only on codebox's own sessions and files */
+    GW_MCP_WORLD_OPEN,          /* reaches the internet (downloads, package indexes) */
+    GW_MCP_WORLD_KERNEL,        /* runs kernel code: open when kernels may reach the
+                                   network (CODEBOX_NETWORK=on, or no sandbox) */
+} gw_mcp_world_t;
+
+typedef struct {
+    bool read_only;             /* changes nothing in its environment */
+    bool destructive;           /* may delete or overwrite what is there */
+    bool idempotent;            /* calling it again with the same arguments does
+                                   nothing more */
+    gw_mcp_world_t world;       /* openWorldHint */
+} gw_mcp_hints_t;
+
 /* One tool: what tools/list shows and the function that runs it. The
  * function returns the CallToolResult (new), or NULL after taking the
  * reply over (gw_mcp_call_start, or its own later answer). */
 typedef json_t *(gw_mcp_tool_fn) (gw_mcp_ctx_t *ctx, json_t *args);
 typedef struct {
     const char *name;
-    const char *title;
+    const char *title;          /* also annotations.title */
     const char *description;
     const char *input_schema;   /* JSON text */
     const char *output_schema;  /* JSON text, or NULL */
-    bool read_only;
+    gw_mcp_hints_t hints;
     gw_mcp_tool_fn *fn;
 } gw_mcp_tool_t;
 
@@ -186,8 +203,9 @@ struct gw_session *gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create,
 /* Tools defined in files of their own. */
 extern const gw_mcp_tool_t gw_mcp_tool_exec_sql;
 
-/* tools/list's result (new). */
-json_t *gw_mcp_tools_list (bool conformance);
+/* tools/list's result (new); kernel_network: kernel code may reach the
+ * network (the openWorldHint of the tools that run code). */
+json_t *gw_mcp_tools_list (bool conformance, bool kernel_network);
 
 /* Runs a tool. Returns its CallToolResult (new); or NULL when it took the
  * reply over to answer later (through gw_mcp_call_start), with *rpc_error

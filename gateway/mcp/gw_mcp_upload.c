@@ -287,6 +287,7 @@ const gw_mcp_tool_t gw_mcp_tool_upload_file = {
     "{\"type\": \"object\", \"properties\": {\"saved_path\": {\"type\": \"string\"}, "
     "\"filename\": {\"type\": \"string\"}, \"size\": {\"type\": \"integer\"}, "
     "\"content_type\": {\"type\": \"string\"}, \"session_id\": {\"type\": \"string\"}}}",
-    false,
+    /* fetches from the internet; never replaces a file, but each call adds one */
+    {.read_only = false, .destructive = false, .idempotent = false, .world = GW_MCP_WORLD_OPEN},
     s_upload_file,
 };
