@@ -11,6 +11,13 @@ import { callTool, connect, startServer, textOf, TOOL_NAMES } from './helpers.js
 
 const HEARTBEAT = /^running, (\d+) s$/;
 
+/* Closes a stdio connection and checks that codebox mcp reported no
+ * sanitizer error on its way out. */
+async function closeStdio(conn) {
+  await conn.close().catch(() => {});
+  assert.doesNotMatch(conn.stderr(), /ERROR: \w+Sanitizer|runtime error:/);
+}
+
 /* Checks the notes an onprogress callback saw: progress grows strictly
  * (the MCP specification's rule) and every heartbeat's message says the
  * whole seconds so far, which never go back. Returns the heartbeats. */
@@ -43,7 +50,8 @@ describe('progress heartbeats', () => {
       await http.transport.terminateSession().catch(() => {});
       await http.close().catch(() => {});
     }
-    if (server) await server.stop();
+    // a clean stop (under AddressSanitizer: no leak, no error)
+    if (server) assert.equal(await server.stop(), 0, server.stderr().slice(-3000));
   });
 
   // The acceptance test of issue 38: longer than the SDK's default request
@@ -82,7 +90,7 @@ describe('progress heartbeats', () => {
         assert.equal(r.structuredContent.stdout, 'done\n');
         assert.ok(checkNotes(notes).length >= 1, `heartbeats came: ${JSON.stringify(notes)}`);
       } finally {
-        await stdio.close().catch(() => {});
+        await closeStdio(stdio);
       }
     });
 
@@ -148,7 +156,7 @@ describe('progress heartbeats', () => {
         assert.equal(tools.find((t) => t.name === name).annotations.openWorldHint, true, name);
       assert.equal(tools.find((t) => t.name === 'read_file').annotations.openWorldHint, false);
     } finally {
-      await stdio.close().catch(() => {});
+      await closeStdio(stdio);
     }
   });
 });
