@@ -392,6 +392,12 @@ gw_sandbox_bwrap (const gw_sandbox_t *self)
     return self->bwrap;
 }
 
+bool
+gw_sandbox_network (const gw_sandbox_t *self)
+{
+    return !self->bwrap || self->network;
+}
+
 /* True when the kernel can only speak TCP (so no network namespace). */
 static bool
 s_tcp_only (const ks_spec_t *spec)
@@ -698,7 +704,7 @@ gw_sandbox_own_fd (const gw_sandbox_t *self, int fd)
 json_t *
 gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
 {
-    bool net_on = !self->bwrap || self->network;
+    bool net_on = gw_sandbox_network (self);
     json_t *d = json_pack ("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "sandbox",
                            self->bwrap ? "bwrap" : "none", "network", net_on ? "on" : "off",
                            "user", self->user, "memory_limit_mb", (json_int_t) self->memory_mb,

@@ -53,6 +53,10 @@ void gw_sandbox_destroy (gw_sandbox_t **self_p);
 /* True when kernels run under bubblewrap. */
 bool gw_sandbox_bwrap (const gw_sandbox_t *self);
 
+/* True when kernel code may reach the network: CODEBOX_NETWORK=on, or no
+ * bubblewrap (nothing takes the network away). */
+bool gw_sandbox_network (const gw_sandbox_t *self);
+
 /* Fills options (wrap_argv, spawn, extra_env, clean_env) for a kernel of
  * spec working in workdir, with its own runtime_dir (made by the caller),
  * and gives runtime_dir to the kernel user; exec (may be NULL): the

@@ -10,6 +10,7 @@
 
 #include "gw_version.h"
 #include "gw_mcp_internal.h"
+#include "gw_sandbox.h"
 #include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
@@ -381,7 +382,8 @@ json_t *
 gw_mcp_tools (gw_mcp_t *self)
 {
     if (!self->tools)
-        self->tools = gw_mcp_tools_list (s_conformance (self));
+        self->tools = gw_mcp_tools_list (s_conformance (self),
+                                         gw_sandbox_network (gw_server_sandbox (self->server)));
     return self->tools;
 }
 
@@ -689,22 +691,92 @@ gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply)
     }
 }
 
+/* True when call can send progress: it carries a progressToken (a task
+ * has none), its reply is open and can stream. */
+static bool
+s_streams_progress (const gw_mcp_call_t *call)
+{
+    return call->progress_token && call->reply && call->reply->can_stream && !call->cancelled;
+}
+
+/* The seconds since call started, in GW_MCP_PROGRESS_STEP steps. */
+static double
+s_seconds (const gw_mcp_call_t *call, int64_t now)
+{
+    int64_t ms = now > call->started_ms ? now - call->started_ms : 0;
+    int64_t step_ms = (int64_t) (GW_MCP_PROGRESS_STEP * 1000);
+    return (double) (ms / step_ms) * GW_MCP_PROGRESS_STEP;
+}
+
+/* A JSON number for v (new): an integer when v is whole (a byte count
+ * stays 1048576, not 1048576.0). */
+static json_t *
+s_number (double v)
+{
+    if (v >= 0 && v < 9007199254740992.0 && v == (double) (json_int_t) v)
+        return json_integer ((json_int_t) v);
+    return json_real (v);
+}
+
+bool
+gw_mcp_call_progress (gw_mcp_call_t *call, double value, double total, const char *message,
+                      size_t len)
+{
+    if (!s_streams_progress (call))
+        return false;
+    /* the specification: progress grows with each notification */
+    if (value <= call->progress)
+        value = call->progress + GW_MCP_PROGRESS_STEP;
+    json_t *msg = json_pack ("{s:s, s:s, s:{s:O, s:o, s:s%}}", "jsonrpc", "2.0", "method",
+                             "notifications/progress", "params", "progressToken",
+                             call->progress_token, "progress", s_number (value), "message",
+                             message, len);
+    if (msg && total > 0)
+        json_object_set_new (json_object_get (msg, "params"), "total", s_number (total));
+    if (!msg)
+        return false;
+    call->progress = value;
+    call->progress_total = total;
+    call->last_progress_ms = jp_time_now_ms ();
+    call->reply->send (call->reply, msg);
+    json_decref (msg);
+    return true;
+}
+
 /* Sends the pending output as one notifications/progress. */
 static void
 s_flush_progress (gw_mcp_call_t *call)
 {
-    if (!call->reply || !call->progress_token || !call->pending_len)
+    if (!call->pending_len)
         return;
-    call->progress += 1;
-    json_t *msg = json_pack ("{s:s, s:s, s:{s:O, s:f, s:s%}}", "jsonrpc", "2.0", "method",
-                             "notifications/progress", "params", "progressToken",
-                             call->progress_token, "progress", call->progress, "message",
-                             call->pending, call->pending_len);
-    if (msg)
-        call->reply->send (call->reply, msg);
-    json_decref (msg);
+    gw_mcp_call_progress (call, s_seconds (call, jp_time_now_ms ()), 0, call->pending,
+                          call->pending_len);
     call->pending_len = 0;
-    call->last_progress_ms = jp_time_now_ms ();
+}
+
+/* When call's next heartbeat is due: GW_MCP_HEARTBEAT_MS after its last
+ * progress, or after its start; -1 when it sends no progress. */
+static int64_t
+s_heartbeat_due (const gw_mcp_call_t *call)
+{
+    if (!s_streams_progress (call))
+        return -1;
+    return (call->last_progress_ms ? call->last_progress_ms : call->started_ms)
+           + GW_MCP_HEARTBEAT_MS;
+}
+
+/* A progress notification without output: the call is still running.
+ * Its total stays what the call's own progress last said (a download's
+ * size). */
+static void
+s_heartbeat (gw_mcp_call_t *call, int64_t now)
+{
+    char text[64];
+    int n = snprintf (text, sizeof text, "running, %lld s",
+                      (long long) ((now - call->started_ms) / 1000));
+    if (!gw_mcp_call_progress (call, s_seconds (call, now), call->progress_total, text,
+                               (size_t) n))
+        call->last_progress_ms = now;   /* out of memory: not again at once */
 }
 
 /* Follows an execution for a call: progress while it runs, the response
@@ -787,6 +859,7 @@ gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx)
     call->id = json_incref (ctx->id);
     call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
     call->reply = ctx->reply;
+    call->started_ms = jp_time_now_ms ();
     call->next = ctx->mcp->calls;
     ctx->mcp->calls = call;
     if (!ctx->mcp->next_keepalive)
@@ -807,6 +880,9 @@ gw_mcp_deadline (gw_mcp_t *self)
         }
         if (call->task_after_ms && call->task_after_ms < next)
             next = call->task_after_ms;
+        int64_t heartbeat = s_heartbeat_due (call);
+        if (heartbeat >= 0 && heartbeat < next)
+            next = heartbeat;
     }
     return next;
 }
@@ -825,6 +901,9 @@ gw_mcp_tick (gw_mcp_t *self, int64_t now)
             gw_mcp_task_promote (call);
         if (call->pending_len && now - call->last_progress_ms >= GW_MCP_PROGRESS_MIN_MS)
             s_flush_progress (call);
+        int64_t heartbeat = s_heartbeat_due (call);
+        if (heartbeat >= 0 && now >= heartbeat)
+            s_heartbeat (call, now);
         if (keepalive && call->reply && call->reply->keepalive)
             call->reply->keepalive (call->reply);   /* may cancel (and keep) call */
     }

@@ -9,6 +9,17 @@
 #include "gw_mcp.h"
 
 #define GW_MCP_PROGRESS_MIN_MS 250      /* at most four progress notes a second */
+/* While a call that carries a progressToken runs and its reply can stream,
+   a notifications/progress goes out at least this often, output or not:
+   a client that resets its request timeout on progress (the TypeScript
+   SDK's resetTimeoutOnProgress, 60 s by default) then never gives up on a
+   long silent run. Clients are promised one every 10 s; 5 s keeps a margin
+   for a busy loop and a slow network. */
+#define GW_MCP_HEARTBEAT_MS 5000
+/* Progress is in seconds since the call started, in steps of this (a power
+   of two, so the JSON number is short and exact); a value that would not
+   grow is raised by one step. */
+#define GW_MCP_PROGRESS_STEP 0.125
 /* A streamed call writes an SSE comment this often: a client that left is
    noticed at the second failed write, so within about two seconds. */
 #define GW_MCP_PROBE_MS 1000
@@ -57,8 +68,10 @@ struct gw_mcp_call {
     bool cancelled;
     void (*on_cancel) (void *arg);  /* told when the call is cancelled (no job) */
     void *cancel_arg;
-    double progress;
-    int64_t last_progress_ms;
+    int64_t started_ms;         /* when the call was attached */
+    double progress;            /* the last progress value sent (0: none yet) */
+    double progress_total;      /* the last total sent with it (0: none) */
+    int64_t last_progress_ms;   /* when the last progress went out (0: none yet) */
     char *pending;              /* output not yet sent as progress */
     size_t pending_len;
     char tenant[65];            /* the caller's */
@@ -143,17 +156,34 @@ void gw_mcp_cacheable (json_t *result, long ttl_ms, bool shared);
  * NULL. */
 json_t *gw_mcp_tool_find (gw_mcp_t *self, const char *name);
 
+/* What a tool's annotations tell a host about it (the MCP ToolAnnotations
+ * hints; every tool states all four). */
+typedef enum {
+    GW_MCP_WORLD_CLOSED,        /* works only on codebox's own sessions and files */
+    GW_MCP_WORLD_OPEN,          /* reaches the internet (downloads, package indexes) */
+    GW_MCP_WORLD_KERNEL,        /* runs kernel code: open when kernels may reach the
+                                   network (CODEBOX_NETWORK=on, or no sandbox) */
+} gw_mcp_world_t;
+
+typedef struct {
+    bool read_only;             /* changes nothing in its environment */
+    bool destructive;           /* may delete or overwrite what is there */
+    bool idempotent;            /* calling it again with the same arguments does
+                                   nothing more */
+    gw_mcp_world_t world;       /* openWorldHint */
+} gw_mcp_hints_t;
+
 /* One tool: what tools/list shows and the function that runs it. The
  * function returns the CallToolResult (new), or NULL after taking the
  * reply over (gw_mcp_call_start, or its own later answer). */
 typedef json_t *(gw_mcp_tool_fn) (gw_mcp_ctx_t *ctx, json_t *args);
 typedef struct {
     const char *name;
-    const char *title;
+    const char *title;          /* also annotations.title */
     const char *description;
     const char *input_schema;   /* JSON text */
     const char *output_schema;  /* JSON text, or NULL */
-    bool read_only;
+    gw_mcp_hints_t hints;
     gw_mcp_tool_fn *fn;
 } gw_mcp_tool_t;
 
@@ -173,8 +203,9 @@ struct gw_session *gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create,
 /* Tools defined in files of their own. */
 extern const gw_mcp_tool_t gw_mcp_tool_exec_sql;
 
-/* tools/list's result (new). */
-json_t *gw_mcp_tools_list (bool conformance);
+/* tools/list's result (new); kernel_network: kernel code may reach the
+ * network (the openWorldHint of the tools that run code). */
+json_t *gw_mcp_tools_list (bool conformance, bool kernel_network);
 
 /* Runs a tool. Returns its CallToolResult (new); or NULL when it took the
  * reply over to answer later (through gw_mcp_call_start), with *rpc_error
@@ -195,6 +226,15 @@ void gw_mcp_call_drop (gw_mcp_call_t *call);
 /* The call that answers through reply (a tool that took its request
  * over, or a task's capture), or NULL. */
 gw_mcp_call_t *gw_mcp_call_of (gw_mcp_t *self, const gw_mcp_reply_t *reply);
+
+/* Sends a notifications/progress for call when it carries a progressToken
+ * and its reply can stream: value (raised by GW_MCP_PROGRESS_STEP above the
+ * last value sent when it would not grow), total when > 0, and message
+ * (len bytes). Counts as the call's latest sign of life: the next
+ * heartbeat is GW_MCP_HEARTBEAT_MS after it. Returns true when it went
+ * out. */
+bool gw_mcp_call_progress (gw_mcp_call_t *call, double value, double total,
+                           const char *message, size_t len);
 
 /* Cancels a call: ends its reply without a response, stops its execution
  * (kernel interrupt), tells its on_cancel. */

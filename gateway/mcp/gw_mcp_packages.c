@@ -231,6 +231,8 @@ const gw_mcp_tool_t gw_mcp_tool_install_package = {
     "{\"requirement\": {\"type\": \"string\"}, \"rule\": {\"type\": \"string\"}, \"reason\": "
     "{\"type\": \"string\"}}}}, "
     "\"error\": {\"type\": \"object\"}}, \"required\": [\"installed\", \"refused\"]}",
-    false,
+    /* fetches from a package index; adds to the session's environment, and
+       what is already importable is not installed again */
+    {.read_only = false, .destructive = false, .idempotent = true, .world = GW_MCP_WORLD_OPEN},
     s_install_package,
 };

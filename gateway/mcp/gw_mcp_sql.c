@@ -127,5 +127,9 @@ const gw_mcp_tool_t gw_mcp_tool_exec_sql = {
     "{\"type\": \"object\", \"properties\": {\"columns\": {\"type\": \"array\"}, "
     "\"rows\": {\"type\": \"array\"}, \"row_count\": {\"type\": \"integer\"}, "
     "\"csv_path\": {\"type\": \"string\"}}}",
-    true, s_exec_sql,
+    /* read-only by construction (writes are refused; a large result's CSV
+       is a new file in input/); the configured database is not the open
+       world */
+    {.read_only = true, .destructive = false, .idempotent = true, .world = GW_MCP_WORLD_CLOSED},
+    s_exec_sql,
 };

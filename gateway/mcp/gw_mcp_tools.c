@@ -44,6 +44,19 @@
     "\"new_artifacts\": {\"type\": \"array\"}, \"duration_ms\": {\"type\": \"integer\"}, " \
     "\"session_id\": {\"type\": \"string\"}}, \"required\": [\"status\"]}"
 
+/* The annotations of this file's tools. Reading tools change nothing but
+ * may create the session they name (empty) on first use. Code runs with
+ * the session's rights: it can delete the session's files (and more
+ * without a sandbox), and a run may not give the same result twice.
+ * write_file overwrites a file and destroy_session deletes the session:
+ * destructive, but the same call again changes nothing more. */
+#define HINTS_READ \
+    {.read_only = true, .destructive = false, .idempotent = true, .world = GW_MCP_WORLD_CLOSED}
+#define HINTS_RUN \
+    {.read_only = false, .destructive = true, .idempotent = false, .world = GW_MCP_WORLD_KERNEL}
+#define HINTS_OVERWRITE \
+    {.read_only = false, .destructive = true, .idempotent = true, .world = GW_MCP_WORLD_CLOSED}
+
 typedef gw_mcp_tool_fn s_tool_fn;
 typedef gw_mcp_tool_t s_tool_t;
 
@@ -67,19 +80,19 @@ static const s_tool_t s_tools[] = {
      "\"timeout\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"Seconds before "
      "the run is interrupted (the server's limit still applies).\"}}, "
      "\"required\": [\"session_id\", \"code\"]}",
-     EXEC_OUTPUT_SCHEMA, false, s_exec_code},
+     EXEC_OUTPUT_SCHEMA, HINTS_RUN, s_exec_code},
     {"run_python_code", "Run Python once",
      "Run Python code once in a fresh kernel that is discarded afterwards; nothing persists. "
      "Use exec_code with a session_id to keep state.",
      "{\"type\": \"object\", \"properties\": {\"code\": {\"type\": \"string\", "
      "\"description\": \"The Python code to run.\"}}, \"required\": [\"code\"]}",
-     EXEC_OUTPUT_SCHEMA, false, s_run_python},
+     EXEC_OUTPUT_SCHEMA, HINTS_RUN, s_run_python},
     {"run_javascript_code", "Run JavaScript once",
      "Run JavaScript (Node.js) code once in a fresh kernel that is discarded afterwards; "
      "nothing persists. Use exec_code with language javascript to keep state.",
      "{\"type\": \"object\", \"properties\": {\"code\": {\"type\": \"string\", "
      "\"description\": \"The JavaScript code to run.\"}}, \"required\": [\"code\"]}",
-     EXEC_OUTPUT_SCHEMA, false, s_run_javascript},
+     EXEC_OUTPUT_SCHEMA, HINTS_RUN, s_run_javascript},
     {"write_file", "Write a file into a session",
      "Write a file into the session folder (for example input/data.csv), creating folders "
      "as needed. Code in the session can then open it by that relative path.",
@@ -90,7 +103,7 @@ static const s_tool_t s_tools[] = {
      "\"enum\": [\"utf-8\", \"base64\"], \"description\": \"utf-8 (default) or base64 for "
      "binary content.\"}}, \"required\": [\"session_id\", \"path\", \"content\"]}",
      "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
-     "\"size\": {\"type\": \"integer\"}}}", false, s_write_file},
+     "\"size\": {\"type\": \"integer\"}}}", HINTS_OVERWRITE, s_write_file},
     {"read_file", "Read a file of a session",
      "Read a file of the session folder: text comes back as text, PNG/JPEG/GIF/WebP as an "
      "image, other bytes as an embedded resource.",
@@ -98,8 +111,8 @@ static const s_tool_t s_tools[] = {
      "\"path\": {\"type\": \"string\", \"description\": \"Path relative to the session "
      "folder, such as output/plot.png.\"}}, \"required\": [\"session_id\", \"path\"]}",
      "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
-     "\"size\": {\"type\": \"integer\"}, \"mime\": {\"type\": \"string\"}}}", true,
-     s_read_file},
+     "\"size\": {\"type\": \"integer\"}, \"mime\": {\"type\": \"string\"}}}",
+     HINTS_READ, s_read_file},
     {"list_files", "List files of a session",
      "List the entries of a folder of the session (default: the session folder itself) "
      "with name, size and kind.",
@@ -108,14 +121,14 @@ static const s_tool_t s_tools[] = {
      "folder, such as output (default: the session folder).\"}}, "
      "\"required\": [\"session_id\"]}",
      "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
-     "\"entries\": {\"type\": \"array\"}}}", true, s_list_files},
+     "\"entries\": {\"type\": \"array\"}}}", HINTS_READ, s_list_files},
     {"list_artifacts", "List a session's artifacts",
      "List the files under the session's output/ folder (plots, CSVs, reports the code "
      "saved) with path, size and MIME type.",
      "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP "}, "
      "\"required\": [\"session_id\"]}",
-     "{\"type\": \"object\", \"properties\": {\"artifacts\": {\"type\": \"array\"}}}", true,
-     s_list_artifacts},
+     "{\"type\": \"object\", \"properties\": {\"artifacts\": {\"type\": \"array\"}}}",
+     HINTS_READ, s_list_artifacts},
     {"session_info", "Describe a session",
      "Describe a session: its working folder, input and output folders, kernel, status and "
      "limits. Call it first to learn where files go.",
@@ -123,25 +136,26 @@ static const s_tool_t s_tools[] = {
      "\"required\": [\"session_id\"]}",
      "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
      "\"workdir\": {\"type\": \"string\"}, \"input_dir\": {\"type\": \"string\"}, "
-     "\"output_dir\": {\"type\": \"string\"}, \"kernel\": {\"type\": \"string\"}}}", true,
-     s_session_info},
+     "\"output_dir\": {\"type\": \"string\"}, \"kernel\": {\"type\": \"string\"}}}",
+     HINTS_READ, s_session_info},
     {"list_sessions", "List sessions", "List your live sessions with their age and idle time.",
      "{\"type\": \"object\", \"properties\": {\"scope\": {\"type\": \"string\", "
      "\"enum\": [\"all\", \"node\"], \"description\": \"all (default): every node's "
      "sessions where several codebox nodes share a directory; node: this node's only.\"}}}",
-     "{\"type\": \"object\", \"properties\": {\"sessions\": {\"type\": \"array\"}}}", true,
-     s_list_sessions},
+     "{\"type\": \"object\", \"properties\": {\"sessions\": {\"type\": \"array\"}}}",
+     HINTS_READ, s_list_sessions},
     {"destroy_session", "End a session",
      "End a session: stop its kernel and delete its files. Its variables are lost.",
      "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP "}, "
      "\"required\": [\"session_id\"]}",
      "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
-     "\"destroyed\": {\"type\": \"boolean\"}}}", false, s_destroy_session},
+     "\"destroyed\": {\"type\": \"boolean\"}}}", HINTS_OVERWRITE,
+     s_destroy_session},
     {"list_kernels", "List kernels",
      "List the installed kernels (languages) a session can use.",
      "{\"type\": \"object\", \"properties\": {}}",
-     "{\"type\": \"object\", \"properties\": {\"kernels\": {\"type\": \"array\"}}}", true,
-     s_list_kernels},
+     "{\"type\": \"object\", \"properties\": {\"kernels\": {\"type\": \"array\"}}}",
+     HINTS_READ, s_list_kernels},
 };
 
 /* Tools defined in files of their own (SQL, downloads, packages). */
@@ -180,7 +194,7 @@ gw_mcp_tool_ok (json_t *structured, const char *text)
 }
 
 json_t *
-gw_mcp_tools_list (bool conformance)
+gw_mcp_tools_list (bool conformance, bool kernel_network)
 {
     json_t *tools = json_array ();
     size_t n_more = 0;
@@ -188,13 +202,18 @@ gw_mcp_tools_list (bool conformance)
         n_more++;
     for (size_t i = 0; i < N_TOOLS + n_more; i++) {
         const s_tool_t *t = i < N_TOOLS ? &s_tools[i] : s_more_tools[i - N_TOOLS];
-        json_t *tool = json_pack ("{s:s, s:s, s:s, s:o, s:{s:b, s:b}}", "name", t->name, "title",
-                                  t->title, "description", t->description, "inputSchema",
-                                  json_loads (t->input_schema, 0, NULL), "annotations",
-                                  "readOnlyHint", t->read_only, "openWorldHint",
-                                  /* these two reach out to the network */
-                                  strcmp (t->name, "upload_file") == 0
-                                      || strcmp (t->name, "install_package") == 0);
+        const gw_mcp_hints_t *h = &t->hints;
+        bool open_world = h->world == GW_MCP_WORLD_OPEN
+                          || (h->world == GW_MCP_WORLD_KERNEL && kernel_network);
+        /* all five stated: hosts' directories want them explicit, and the
+           specification's defaults (destructive, open world) are wrong
+           for most of these tools */
+        json_t *tool = json_pack ("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name",
+                                  t->name, "title", t->title, "description", t->description,
+                                  "inputSchema", json_loads (t->input_schema, 0, NULL),
+                                  "annotations", "title", t->title, "readOnlyHint",
+                                  h->read_only, "destructiveHint", h->destructive,
+                                  "idempotentHint", h->idempotent, "openWorldHint", open_world);
         if (tool && t->output_schema)
             json_object_set_new (tool, "outputSchema", json_loads (t->output_schema, 0, NULL));
         json_array_append_new (tools, tool);

@@ -45,7 +45,6 @@ typedef struct {
     char tenant[65];
     char visible_input[1040];
     char host[256];
-    long long last_progress;
     int64_t started_ms;
 } s_upload_t;
 
@@ -56,7 +55,10 @@ static const char *const s_status_names[] = {
 
 
 /* Progress of the download: a notification when the caller asked for
- * them; false (stop) once the caller left or cancelled. */
+ * them; false (stop) once the caller left or cancelled. Its progress is
+ * the bytes so far; while no byte comes, the MCP core's heartbeats keep
+ * the client waiting (and raise the value by a fraction each time, so a
+ * byte count goes out only when it is above the last value sent). */
 static bool
 s_progress (long long bytes, long long total, void *arg)
 {
@@ -64,24 +66,16 @@ s_progress (long long bytes, long long total, void *arg)
     gw_mcp_call_t *call = up->call;
     if (!call->reply || call->cancelled)
         return false;
-    if (!call->reply->can_stream || !call->progress_token || bytes <= up->last_progress)
+    if (!call->reply->can_stream || !call->progress_token || (double) bytes <= call->progress)
         return true;    /* progress must grow from one notification to the next */
-    up->last_progress = bytes;
     char text[128];
+    int n;
     if (total > 0)
-        snprintf (text, sizeof text, "downloaded %lld of %lld bytes", bytes, total);
+        n = snprintf (text, sizeof text, "downloaded %lld of %lld bytes", bytes, total);
     else
-        snprintf (text, sizeof text, "downloaded %lld bytes", bytes);
-    json_t *msg = json_pack ("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0", "method",
-                             "notifications/progress", "params", "progressToken",
-                             call->progress_token, "progress", (json_int_t) bytes, "message",
-                             text);
-    if (msg && total > 0)
-        json_object_set_new (json_object_get (msg, "params"), "total",
-                             json_integer ((json_int_t) total));
-    if (msg)
-        call->reply->send (call->reply, msg);
-    json_decref (msg);
+        n = snprintf (text, sizeof text, "downloaded %lld bytes", bytes);
+    gw_mcp_call_progress (call, (double) bytes, total > 0 ? (double) total : 0, text,
+                          (size_t) n);
     return true;
 }
 
@@ -293,6 +287,7 @@ const gw_mcp_tool_t gw_mcp_tool_upload_file = {
     "{\"type\": \"object\", \"properties\": {\"saved_path\": {\"type\": \"string\"}, "
     "\"filename\": {\"type\": \"string\"}, \"size\": {\"type\": \"integer\"}, "
     "\"content_type\": {\"type\": \"string\"}, \"session_id\": {\"type\": \"string\"}}}",
-    false,
+    /* fetches from the internet; never replaces a file, but each call adds one */
+    {.read_only = false, .destructive = false, .idempotent = false, .world = GW_MCP_WORLD_OPEN},
     s_upload_file,
 };
