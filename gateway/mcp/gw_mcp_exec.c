@@ -354,6 +354,51 @@ s_cut_point (const char *text, size_t len, size_t at, size_t reach, bool tail)
     return at;
 }
 
+json_t *
+gw_mcp_text_piece (const char *data, size_t len, json_t *args, size_t limit, const char *path,
+                   json_t *structured)
+{
+    json_t *offset_j = json_object_get (args, "offset"), *length_j = json_object_get (args, "length");
+    if ((offset_j && (!json_is_integer (offset_j) || json_integer_value (offset_j) < 0))
+        || (length_j && (!json_is_integer (length_j) || json_integer_value (length_j) < 1)))
+        return NULL;
+    size_t start = offset_j ? (size_t) json_integer_value (offset_j) : 0;
+    size_t want = length_j ? (size_t) json_integer_value (length_j) : limit;
+    if (start > len)
+        start = len;
+    while (start < len && ((unsigned char) data[start] & 0xC0) == 0x80)
+        start++;    /* an offset inside a character starts at the next one */
+    if (want > limit)
+        want = limit;
+    size_t end = len - start > want ? start + want : len;
+    if (end < len) {
+        size_t cut = s_cut_point (data + start, end - start, end - start, want / 16, false);
+        end = start + (cut ? cut : end - start);
+        while (end > start && end < len && ((unsigned char) data[end] & 0xC0) == 0x80)
+            end--;
+    }
+    json_object_set_new (structured, "offset", json_integer ((json_int_t) start));
+    json_object_set_new (structured, "length", json_integer ((json_int_t) (end - start)));
+    if (start == 0 && end == len)
+        return json_pack ("{s:s, s:s%}", "type", "text", "text", data, len);
+    char marker[1400];
+    int n = end < len
+                ? snprintf (marker, sizeof marker, "\n[... bytes %zu-%zu of %zu shown; read on "
+                            "with read_file path=%s offset=%zu]\n", start, end, len, path, end)
+                : snprintf (marker, sizeof marker, "\n[bytes %zu-%zu of %zu: the end of the "
+                            "file]\n", start, end, len);
+    if (end < len)
+        json_object_set_new (structured, "next_offset", json_integer ((json_int_t) end));
+    char *text = malloc (end - start + (size_t) n + 1);
+    if (!text)
+        return json_pack ("{s:s, s:s}", "type", "text", "text", "out of memory");
+    memcpy (text, data + start, end - start);
+    memcpy (text + (end - start), marker, (size_t) n + 1);
+    json_t *item = json_pack ("{s:s, s:s}", "type", "text", "text", text);
+    free (text);
+    return item;
+}
+
 /* Cuts t to at most max bytes: its head, a marker that says how much was
  * left out and where the whole text is (saved in the session, and linked
  * in content), and its tail. */

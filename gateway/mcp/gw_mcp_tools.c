@@ -106,12 +106,19 @@ static const s_tool_t s_tools[] = {
      "\"size\": {\"type\": \"integer\"}}}", HINTS_OVERWRITE, s_write_file},
     {"read_file", "Read a file of a session",
      "Read a file of the session folder: text comes back as text, PNG/JPEG/GIF/WebP as an "
-     "image, other bytes as an embedded resource.",
+     "image, other bytes as an embedded resource. Long text comes in pieces (32 KiB by "
+     "default): the answer says the offset to read on from.",
      "{\"type\": \"object\", \"properties\": {" SESSION_ID_PROP ", "
      "\"path\": {\"type\": \"string\", \"description\": \"Path relative to the session "
-     "folder, such as output/plot.png.\"}}, \"required\": [\"session_id\", \"path\"]}",
+     "folder, such as output/plot.png.\"}, \"offset\": {\"type\": \"integer\", \"minimum\": 0, "
+     "\"description\": \"For text: the byte to start at (default 0).\"}, \"length\": "
+     "{\"type\": \"integer\", \"minimum\": 1, \"description\": \"For text: how many bytes "
+     "at most (default and most: the server's CODEBOX_MODEL_TEXT_BYTES).\"}}, "
+     "\"required\": [\"session_id\", \"path\"]}",
      "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, "
-     "\"size\": {\"type\": \"integer\"}, \"mime\": {\"type\": \"string\"}}}",
+     "\"size\": {\"type\": \"integer\"}, \"mime\": {\"type\": \"string\"}, "
+     "\"offset\": {\"type\": \"integer\"}, \"length\": {\"type\": \"integer\"}, "
+     "\"next_offset\": {\"type\": \"integer\"}}}",
      HINTS_READ, s_read_file},
     {"list_files", "List files of a session",
      "List the entries of a folder of the session (default: the session folder itself) "
@@ -551,9 +558,16 @@ s_read_file (gw_mcp_ctx_t *ctx, json_t *args)
                  || strcmp (mime, "image/gif") == 0 || strcmp (mime, "image/webp") == 0;
     char uri[1200];
     snprintf (uri, sizeof uri, "artifact://%s/%s", gw_session_id (session), path);
-    if (!image && s_is_text (data, len))
-        item = json_pack ("{s:s, s:s%}", "type", "text", "text", data, len);
-    else {
+    if (!image && s_is_text (data, len)) {
+        item = gw_mcp_text_piece (data, len, args, (size_t) gw_config_int (
+                                      gw_server_config (ctx->mcp->server), GW_SET_MODEL_TEXT_BYTES),
+                                  path, structured);
+        if (!item) {
+            free (data);
+            json_decref (structured);
+            return gw_mcp_tool_error ("offset must be 0 or more and length 1 or more (bytes)");
+        }
+    } else {
         char *b64 = gw_base64_encode ((const uint8_t *) data, len);
         item = image ? json_pack ("{s:s, s:s, s:s}", "type", "image", "data", b64 ? b64 : "",
                                   "mimeType", mime)

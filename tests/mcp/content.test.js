@@ -5,7 +5,8 @@
 // whenever the code did not complete, over every transport and for the
 // one-shot tools; text past CODEBOX_MODEL_TEXT_BYTES keeps its head and
 // tail with a marker, and the whole output is saved in the session and
-// linked with a resource_link that read_file and resources/read open.
+// linked with a resource_link that read_file (in pieces) and resources/read
+// open.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
@@ -143,9 +144,32 @@ describe('what the model sees', () => {
     const path = /saved as (\S+) \(read_file/.exec(t)[1];
     assert.match(path, /^\/session\/\.codebox\/outputs\/.+\.txt$|\.codebox\/outputs\/.+\.txt$/);
     const whole = `HEAD${'x'.repeat(200000)}TAIL\nlast line\n`;
-    const file = await callTool(client, 'read_file', { session_id: 'big', path });
-    assert.equal(file.isError, false, textOf(file));
-    assert.equal(textOf(file), whole);
+    /* read_file gives it in pieces within the model's budget, each saying where to go on */
+    let got = '';
+    let offset = 0;
+    for (let pieces = 0; ; pieces++) {
+      assert.ok(pieces < 10, 'pieces end');
+      const file = await callTool(client, 'read_file', { session_id: 'big', path, offset });
+      assert.equal(file.isError, false, textOf(file));
+      const piece = textOf(file);
+      assert.ok(Buffer.byteLength(piece) <= MODEL_TEXT_BYTES + 300, `${Buffer.byteLength(piece)}`);
+      const next = file.structuredContent.next_offset;
+      const marker = /\n\[(?:\.\.\. )?bytes (\d+)-(\d+) of (\d+)[^\]]*\]\n$/.exec(piece);
+      assert.ok(marker, piece.slice(-300));
+      assert.equal(Number(marker[1]), offset);
+      got += piece.slice(0, marker.index);
+      if (next === undefined) {
+        assert.match(piece, /the end of the file/);
+        break;
+      }
+      assert.match(piece, new RegExp(`read on with read_file path=\\S+ offset=${next}`));
+      offset = next;
+    }
+    assert.equal(got, whole);
+    const small = await callTool(client, 'read_file', { session_id: 'big', path, offset: 4, length: 6 });
+    assert.match(textOf(small), /^xxxxxx\n\[\.\.\. bytes 4-10 of \d+ shown/);
+    const bad = await callTool(client, 'read_file', { session_id: 'big', path, offset: -1 });
+    assert.equal(bad.isError, true);
     const uri = r.content.find((c) => c.type === 'resource_link').uri;
     const read = await client.readResource({ uri });
     assert.equal(read.contents[0].text, whole);
