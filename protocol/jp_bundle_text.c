@@ -25,8 +25,12 @@ jp_bundle_placeholder (const char *text, size_t len)
                          || (*(at - 1) >= 'a' && *(at - 1) <= 'f')
                          || (*(at - 1) >= 'A' && *(at - 1) <= 'F')))
         at--;
-    if (at < end && at - text >= 11 && memcmp (at - 6, " at 0x", 6) == 0)
+    if (at < end && at - text >= 8 && memcmp (at - 6, " at 0x", 6) == 0) {
+        /* "<NAME at 0xHEX>" (pandas' Styler) or "<NAME object at 0xHEX>" */
         end = at - 6;
+        return !memchr (text, ' ', (size_t) (end - text))
+               || (end - text >= 8 && memcmp (end - 7, " object", 7) == 0);
+    }
     return end - text >= 8 && memcmp (end - 7, " object", 7) == 0;
 }
 
@@ -69,6 +73,13 @@ jp_bundle_text (const json_t *data, size_t max, size_t *len_p, const char **mime
     *mime_p = NULL;
     size_t plain_len = 0;
     char *plain = s_string (data, "text/plain", &plain_len);
+    size_t visible = 0;    /* an empty or blank text/plain says nothing either */
+    while (plain && visible < plain_len && strchr (" \t\r\n", plain[visible]))
+        visible++;
+    if (plain && visible == plain_len) {
+        free (plain);
+        plain = NULL;
+    }
     if (plain && !jp_bundle_placeholder (plain, plain_len)) {
         *mime_p = "text/plain";
         *len_p = plain_len;

@@ -1,6 +1,6 @@
 /* jp_bundle_text: the text a reader (a model) should get for one MIME
  * bundle of a display_data or execute_result message: its text/plain,
- * unless that is only a default repr such as "<IPython.core.display.HTML
+ * unless that is empty or only a default repr such as "<IPython.core.display.HTML
  * object>" and the bundle says more; else its Markdown or LaTeX as
  * written, else its HTML as text (jp_html_text), else its
  * application/json. Images are not text: a caller shows them itself.
@@ -14,8 +14,9 @@
 
 #include <jansson.h>
 
-/* True when text (len bytes) is a default repr "<... object>" or
- * "<... object at 0x...>" on one line, which says nothing of the value. */
+/* True when text (len bytes) is a default repr on one line, which says
+ * nothing of the value: "<NAME object>", "<NAME object at 0xHEX>" or
+ * "<NAME at 0xHEX>" (NAME without spaces). */
 bool jp_bundle_placeholder (const char *text, size_t len);
 
 /* The text of bundle data (borrowed; a JSON object of MIME type to value),

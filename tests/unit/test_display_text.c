@@ -126,6 +126,10 @@ START_TEST (test_placeholders)
     ck_assert (!jp_bundle_placeholder ("[1] 3", 5));
     ck_assert (!jp_bundle_placeholder ("<a object>\n<b object>", 21));
     ck_assert (!jp_bundle_placeholder (" object>", 8));
+    const char *styler = "<pandas.io.formats.style.Styler at 0x7f1c2b3a4d50>";
+    ck_assert (jp_bundle_placeholder (styler, strlen (styler)));
+    const char *spaced = "<a Thing at 0x10>";
+    ck_assert (!jp_bundle_placeholder (spaced, strlen (spaced)));
 }
 END_TEST
 
@@ -166,6 +170,8 @@ START_TEST (test_bundle_text_rules)
                      "\"text/markdown\": \"# Title\\n*it*\"}", "# Title\n*it*", "text/markdown");
     s_assert_bundle ("{\"text/plain\": \"<IPython.core.display.Latex object>\", "
                      "\"text/latex\": \"$x^2$\"}", "$x^2$", "text/latex");
+    /* an empty text/plain is none */
+    s_assert_bundle ("{\"text/plain\": \" \\n\", \"text/html\": \"<b>x</b>\"}", "x", "text/html");
     /* no text/plain at all */
     s_assert_bundle ("{\"text/html\": \"<i>only</i>\"}", "only", "text/html");
     s_assert_bundle ("{\"application/json\": {\"a\": [1, 2]}}", "{\"a\":[1,2]}",
