@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jp_bundle_text.h"
 #include "jp_json.h"
 #include "jp_time.h"
 
@@ -302,20 +303,25 @@ s_display_fits (gw_execution_t *self, json_t *data)
     return false;
 }
 
-/* The text/plain of a data bundle, counted against the text limit. */
+/* The text of a result's data bundle (jp_bundle_text: its text/plain,
+ * or what a bare "<... object>" repr stands for), counted against the
+ * text limit. */
 static json_t *
 s_plain (gw_execution_t *self, json_t *data)
 {
-    json_t *plain = json_object_get (data, "text/plain");
-    const char *text = json_string_value (plain);
+    size_t n = 0;
+    const char *mime = NULL;
+    size_t room = self->max_text > self->text_used ? self->max_text - self->text_used : 0;
+    char *text = jp_bundle_text (data, room, &n, &mime);
     if (!text)
         return json_string ("");
-    size_t n = json_string_length (plain);
     size_t keep = s_fit (self, text, n);
     self->text_used += keep;
     if (keep < n)
         self->truncated = true;
-    return json_stringn_nocheck (text, keep);
+    json_t *kept = json_stringn_nocheck (text, keep);
+    free (text);
+    return kept;
 }
 
 /* Drops the line breaks kernels leave in base64 image data (ipykernel

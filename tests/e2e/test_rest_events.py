@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from conftest import Server
+from conftest import Server, rest_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TOKENS = "alice:token-alice,bob:token-bob"
@@ -248,3 +248,19 @@ def test_shutdown_ends_open_streams(server_factory):
         pass
     conn.close()
     assert s.stop() == 0
+
+
+def test_a_results_content_is_the_text_a_reader_needs(server_factory):
+    """A result whose text/plain is a bare repr (HTML(...)) carries its HTML
+    as text in `content`, as codebox-ai's client prints it; a DataFrame's
+    text stays its text/plain."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert s.post("/sessions", {"session_id": "txt"}).status == 201
+    res = rest_run(s, "txt", "from IPython.display import HTML\n"
+                   "HTML('<p>total: <b>42</b></p><script>x()</script>')")
+    result = [o for o in res["output"] if o["type"] == "result"][0]
+    assert result["content"] == "total: 42", result
+    assert "text/html" in result["data"], result
+    res = rest_run(s, "txt", "import pandas as pd\npd.DataFrame({'a': [1]})")
+    result = [o for o in res["output"] if o["type"] == "result"][0]
+    assert result["content"] == "   a\n0  1", result
