@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "jp_time.h"
+#include "ks_decoder.h"
 #include "ks_process.h"
 #include "jp_log.h"
 
@@ -58,6 +59,11 @@ struct ks_kernel {
     char error[1024];
     jp_connection_t conn;
     jp_channels_t *channels;
+    /* large messages are decoded by ks_decoder's worker: its inbox (made
+       on first use), and the channels with a message away there (read no
+       further until it is back, so order is kept) */
+    ks_decoder_inbox_t *inbox;
+    bool away[JP_CHANNEL_COUNT];
     pid_t pid;
     int pidfd;
     int attempts;
@@ -90,6 +96,17 @@ s_fds_changed (ks_kernel_t *self)
 {
     static uint64_t generation;
     self->fds_generation = __atomic_add_fetch (&generation, 1, __ATOMIC_RELAXED);
+}
+
+/* Closes the channels, and forgets the messages away being decoded. */
+static void
+s_close_channels (ks_kernel_t *self)
+{
+    jp_channels_destroy (&self->channels);
+    if (self->inbox)
+        ks_decoder_inbox_destroy (&self->inbox);
+    memset (self->away, 0, sizeof self->away);
+    s_fds_changed (self);
 }
 
 /* Replaces the strings of spawn (cgroups, binds) with copies kept in
@@ -288,8 +305,7 @@ s_set_state (ks_kernel_t *self, ks_kernel_state_t state)
         return;
     self->state = state;
     if (state == KS_KERNEL_DEAD) {
-        jp_channels_destroy (&self->channels);
-        s_fds_changed (self);
+        s_close_channels (self);
         s_remove_runtime_files (self);
     }
     if (self->on_state)
@@ -338,7 +354,7 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     s_kill_and_reap (self);
     if (self->cpuacct_fd >= 0)
         close (self->cpuacct_fd);
-    jp_channels_destroy (&self->channels);
+    s_close_channels (self);
     s_remove_runtime_files (self);
     unlink (self->log_path);
     json_decref (self->info);
@@ -610,15 +626,21 @@ ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
 {
     int n = 0;
     if (self->channels)
-        for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++)
+        for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
+            if (self->away[ch])
+                continue;   /* not read until its message is back: not polled */
             items[n++] = (zmq_pollitem_t) {
                 .socket = jp_channels_socket (self->channels, (jp_channel_t) ch),
                 .events = ZMQ_POLLIN | (jp_channels_take_used (self->channels, (jp_channel_t) ch)
                                         ? JP_POLL_USED : 0)};
+        }
     if (self->pidfd >= 0 && n < max)
         items[n++] = (zmq_pollitem_t) {.fd = self->pidfd, .events = ZMQ_POLLIN};
     if (self->relay_pidfd >= 0 && n < max)
         items[n++] = (zmq_pollitem_t) {.fd = self->relay_pidfd, .events = ZMQ_POLLIN};
+    if (self->inbox && n < max)
+        items[n++] = (zmq_pollitem_t) {.fd = ks_decoder_inbox_fd (self->inbox),
+                                       .events = ZMQ_POLLIN};
     return n;
 }
 
@@ -635,6 +657,8 @@ ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
     if (self->channels)
         for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
             size_t size = sizeof fds[n];
+            if (self->away[ch])
+                continue;   /* its descriptor would wake every turn meanwhile */
             if (zmq_getsockopt (jp_channels_socket (self->channels, (jp_channel_t) ch),
                                 ZMQ_FD, &fds[n], &size) == 0)
                 n++;
@@ -643,7 +667,18 @@ ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
         fds[n++] = self->pidfd;
     if (self->relay_pidfd >= 0 && n < max)
         fds[n++] = self->relay_pidfd;
+    if (self->inbox && n < max)
+        fds[n++] = ks_decoder_inbox_fd (self->inbox);
     return n;
+}
+
+bool
+ks_kernel_decoding (const ks_kernel_t *self)
+{
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        if (self->away[ch])
+            return true;
+    return false;
 }
 
 bool
@@ -697,8 +732,7 @@ s_on_exit (ks_kernel_t *self)
             && self->attempts < PORT_RACE_RETRIES) {
             /* another process took a port between our probe and its bind */
             self->attempts++;
-            jp_channels_destroy (&self->channels);
-            s_fds_changed (self);
+            s_close_channels (self);
             s_remove_runtime_files (self);
             if (s_launch (self) == 0)
                 return;
@@ -791,32 +825,90 @@ s_note_status (ks_kernel_t *self, const jp_msg_t *msg)
         s_beat_sooner (self, jp_time_now_ms ());
 }
 
+/* Does what one decoded message of channel asks (msg taken). */
+static void
+s_handle (ks_kernel_t *self, jp_channel_t channel, jp_msg_t **msg_p)
+{
+    jp_msg_t *msg = *msg_p;
+    if (channel == JP_CHANNEL_IOPUB && strcmp (jp_msg_type (msg), "status") == 0)
+        s_note_status (self, msg);
+    if (self->state == KS_KERNEL_STARTING)
+        s_handshake (self, channel, msg);
+    else if (self->state == KS_KERNEL_READY && self->on_msg)
+        self->on_msg (self, channel, msg_p, self->arg);
+    jp_msg_destroy (msg_p);
+}
+
+/* Hands a large message to the decoder; false when it could not take it
+ * (then *raw_p is still the caller's). */
+static bool
+s_send_away (ks_kernel_t *self, jp_channel_t channel, jp_raw_t **raw_p)
+{
+    if (!self->inbox) {
+        self->inbox = ks_decoder_inbox_new ();
+        if (!self->inbox)
+            return false;
+        s_fds_changed (self);
+    }
+    if (ks_decoder_submit (self->inbox, (int) channel, raw_p) != 0)
+        return false;
+    self->away[channel] = true;
+    s_fds_changed (self);
+    return true;
+}
+
 /* Reads the waiting messages of one channel up to a fair bound, in count
  * and in bytes: a kernel that floods waits for the next turn of the loop,
- * and every other kernel is served in between. */
+ * and every other kernel is served in between. A message over
+ * KS_DECODER_MIN_BYTES is verified and decoded by ks_decoder's worker:
+ * the channel is then not read until it is back (s_take_decoded). */
 static void
 s_drain (ks_kernel_t *self, jp_channel_t channel)
 {
     size_t bytes = 0;
     for (int i = 0; i < MAX_MSGS_PER_DISPATCH && bytes < MAX_BYTES_PER_DISPATCH
-                    && self->channels; i++) {
+                    && self->channels && !self->away[channel]; i++) {
         jp_msg_t *msg = NULL;
-        int rc = jp_channels_recv (self->channels, channel, &msg);
+        jp_raw_t *raw = NULL;
+        int rc = jp_channels_recv_or_defer (self->channels, channel, KS_DECODER_MIN_BYTES, &msg,
+                                            &raw);
         if (rc == -EAGAIN)
             return;
         bytes += jp_channels_last_bytes (self->channels);
+        if (rc == JP_CHANNELS_DEFERRED) {
+            if (s_send_away (self, channel, &raw))
+                return;
+            rc = jp_raw_decode (&raw, &msg);    /* no worker: decode here */
+        }
         if (rc) {
             jp_log_warn ("kernel=%s channel=%s dropped a message: %s",
                      self->id, jp_channel_name (channel), jp_strerror (rc));
             continue;
         }
-        if (channel == JP_CHANNEL_IOPUB && strcmp (jp_msg_type (msg), "status") == 0)
-            s_note_status (self, msg);
-        if (self->state == KS_KERNEL_STARTING)
-            s_handshake (self, channel, msg);
-        else if (self->state == KS_KERNEL_READY && self->on_msg)
-            self->on_msg (self, channel, &msg, self->arg);
-        jp_msg_destroy (&msg);
+        s_handle (self, channel, &msg);
+    }
+}
+
+/* Takes the messages the decoder is done with, in the order they went,
+ * and reads on in their channels. */
+static void
+s_take_decoded (ks_kernel_t *self)
+{
+    int channel, rc;
+    jp_msg_t *msg;
+    while (self->inbox && ks_decoder_take (self->inbox, &channel, &msg, &rc)) {
+        self->away[channel] = false;
+        s_fds_changed (self);
+        if (rc)
+            jp_log_warn ("kernel=%s channel=%s dropped a message: %s", self->id,
+                         jp_channel_name ((jp_channel_t) channel), jp_strerror (rc));
+        else
+            s_handle (self, (jp_channel_t) channel, &msg);
+        if (self->state == KS_KERNEL_DEAD)
+            return;
+        /* what came meanwhile woke the socket's descriptor already */
+        if (self->channels)
+            s_drain (self, (jp_channel_t) channel);
     }
 }
 
@@ -885,6 +977,8 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
                 s_on_exit (self);
             else if (items[i].fd == self->relay_pidfd)
                 s_on_relay_exit (self);
+            else if (self->inbox && items[i].fd == ks_decoder_inbox_fd (self->inbox))
+                s_take_decoded (self);
             continue;
         }
         if (!self->channels)

@@ -43,7 +43,7 @@ typedef struct ks_kernel ks_kernel_t;
 #define KS_RELAY_HWM 4
 #define KS_RELAY_MEMORY_MB 1024
 
-#define KS_KERNEL_POLL_ITEMS 7      /* five channels, the pidfd, the relay's */
+#define KS_KERNEL_POLL_ITEMS 8      /* five channels, the pidfd, the relay's, the decoder's inbox */
 
 typedef struct {
     const char *cwd;            /* the kernel's working directory (NULL: ours) */
@@ -117,6 +117,10 @@ const char *ks_kernel_error (const ks_kernel_t *self);
  * gw_loop and returns how many; a socket used since its last poll carries
  * JP_POLL_USED. Pass the same items, after polling, to dispatch. */
 int ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max);
+
+/* True while a large message of the kernel is being decoded on the
+ * decoder's thread (ks_decoder): more of its messages are on their way. */
+bool ks_kernel_decoding (const ks_kernel_t *self);
 
 /* For an owner that watches the kernel's descriptors between polls (an
  * epoll set) instead of polling its items each turn. ks_kernel_fds fills up

@@ -7,6 +7,7 @@
 #include "jp_channels.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,13 +131,21 @@ jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t *msg
     return rc;
 }
 
-int
-jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
+/* A message taken but not yet verified and decoded: its frames, and the
+ * key to check them with. */
+struct jp_raw {
+    size_t n;
+    zmq_msg_t parts[];          /* then the key, NUL-terminated */
+};
+
+/* Takes the frames of one message into parts (up to MAX_PARTS kept; the
+ * rest of a hostile one drained). Returns their count, or a negative
+ * code (-EAGAIN: nothing waits) with none kept. */
+static int
+s_recv_parts (jp_channels_t *self, jp_channel_t channel, zmq_msg_t *parts)
 {
-    *msg_p = NULL;
     void *sock = self->sockets[channel];
     self->used |= 1u << channel;
-    zmq_msg_t parts[MAX_PARTS];
     size_t n = 0;
     int more = 1, rc = 0;
     self->last_bytes = 0;
@@ -163,16 +172,83 @@ jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
             rc = JP_ERR_TRUNCATED;
         }
     }
-    if (!rc) {
-        jp_part_t views[MAX_PARTS];
+    if (rc) {
         for (size_t i = 0; i < n; i++)
-            views[i] = (jp_part_t) {zmq_msg_data (&parts[i]), zmq_msg_size (&parts[i])};
-        rc = jp_msg_decode (views, n, (const uint8_t *) self->conn.key,
-                            strlen (self->conn.key), msg_p);
+            zmq_msg_close (&parts[i]);
+        return rc;
     }
+    return (int) n;
+}
+
+/* Verifies and decodes n frames (closed afterwards) with key. */
+static int
+s_decode_parts (zmq_msg_t *parts, size_t n, const char *key, jp_msg_t **msg_p)
+{
+    if (n == 0 || n > MAX_PARTS)
+        return JP_ERR_TRUNCATED;
+    jp_part_t views[MAX_PARTS] = {{0}};  /* (gcc cannot see that n fills them) */
+    for (size_t i = 0; i < n; i++)
+        views[i] = (jp_part_t) {zmq_msg_data (&parts[i]), zmq_msg_size (&parts[i])};
+    int rc = jp_msg_decode (views, n, (const uint8_t *) key, strlen (key), msg_p);
     for (size_t i = 0; i < n; i++)
         zmq_msg_close (&parts[i]);
     return rc;
+}
+
+int
+jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
+{
+    return jp_channels_recv_or_defer (self, channel, SIZE_MAX, msg_p, NULL);
+}
+
+int
+jp_channels_recv_or_defer (jp_channels_t *self, jp_channel_t channel, size_t defer_bytes,
+                           jp_msg_t **msg_p, jp_raw_t **raw_p)
+{
+    *msg_p = NULL;
+    if (raw_p)
+        *raw_p = NULL;
+    zmq_msg_t parts[MAX_PARTS];
+    int n = s_recv_parts (self, channel, parts);
+    if (n < 0)
+        return n;
+    if (!raw_p || self->last_bytes <= defer_bytes)
+        return s_decode_parts (parts, (size_t) n, self->conn.key, msg_p);
+    size_t key_len = strlen (self->conn.key);
+    jp_raw_t *raw = malloc (sizeof *raw + (size_t) n * sizeof (zmq_msg_t) + key_len + 1);
+    if (!raw)   /* no memory to defer: decode here */
+        return s_decode_parts (parts, (size_t) n, self->conn.key, msg_p);
+    raw->n = (size_t) n;
+    for (int i = 0; i < n; i++) {
+        zmq_msg_init (&raw->parts[i]);
+        zmq_msg_move (&raw->parts[i], &parts[i]);
+        zmq_msg_close (&parts[i]);
+    }
+    memcpy ((char *) &raw->parts[n], self->conn.key, key_len + 1);
+    *raw_p = raw;
+    return JP_CHANNELS_DEFERRED;
+}
+
+int
+jp_raw_decode (jp_raw_t **raw_p, jp_msg_t **msg_p)
+{
+    *msg_p = NULL;
+    jp_raw_t *raw = *raw_p;
+    *raw_p = NULL;
+    int rc = s_decode_parts (raw->parts, raw->n, (const char *) &raw->parts[raw->n], msg_p);
+    free (raw);
+    return rc;
+}
+
+void
+jp_raw_destroy (jp_raw_t **raw_p)
+{
+    if (!raw_p || !*raw_p)
+        return;
+    for (size_t i = 0; i < (*raw_p)->n; i++)
+        zmq_msg_close (&(*raw_p)->parts[i]);
+    free (*raw_p);
+    *raw_p = NULL;
 }
 
 size_t

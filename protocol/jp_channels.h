@@ -52,6 +52,25 @@ int jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t 
  * message arrived but was rejected (it is consumed and dropped). */
 int jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p);
 
+/* A message taken from a socket but not yet verified and decoded (its
+ * frames and the key to check them with), so that a large one can be
+ * decoded on another thread: verifying and parsing 60 MB takes seconds. */
+typedef struct jp_raw jp_raw_t;
+#define JP_CHANNELS_DEFERRED 1
+
+/* jp_channels_recv, except that a message of more than defer_bytes (every
+ * frame together) is not decoded: it comes back in *raw_p (owned by the
+ * caller) and the return is JP_CHANNELS_DEFERRED. */
+int jp_channels_recv_or_defer (jp_channels_t *self, jp_channel_t channel, size_t defer_bytes,
+                               jp_msg_t **msg_p, jp_raw_t **raw_p);
+
+/* Verifies and decodes *raw_p (taken and nulled) into *msg_p, as
+ * jp_channels_recv would have. Any thread. Returns 0 or a jp_error_t. */
+int jp_raw_decode (jp_raw_t **raw_p, jp_msg_t **msg_p);
+
+/* Frees a raw message not decoded, and nulls *raw_p. Any thread. */
+void jp_raw_destroy (jp_raw_t **raw_p);
+
 /* The bytes of every frame of the last message jp_channels_recv took (or
  * dropped), so readers can bound their work by bytes. */
 size_t jp_channels_last_bytes (const jp_channels_t *self);

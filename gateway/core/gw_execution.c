@@ -570,6 +570,8 @@ gw_execution_settle (gw_execution_t *self, int64_t now)
     if (deadline < 0 || now < deadline)
         return;
     self->last_msg_ms = now;
+    if (self->kernel && ks_kernel_decoding (self->kernel))
+        return;     /* its messages are on their way (a large one is being decoded) */
     if (self->probes++ >= GW_EXEC_IDLE_PROBES) {
         self->got_idle = true;  /* a kernel that publishes no status at all */
         s_maybe_finish (self);

@@ -213,3 +213,36 @@ def test_a_flood_does_not_starve_other_sessions(server_factory):
     if not asan(s.proc.pid):
         assert peak - base < 100 * 1024, ("peak during the flood", base, peak)
         assert vm_rss_kib(s.proc.pid) - base < 100 * 1024, "memory went back after the flood"
+
+
+@pytest.mark.alone
+def test_huge_displays_are_decoded_off_the_loop(server_factory):
+    """A kernel that displays messages of tens of MB (seconds of HMAC and
+    JSON parsing each) has them decoded on the decoder's thread: its
+    neighbour's calls go on meanwhile, nothing of the flood is lost (its
+    last print comes after the displays, in order), and the flooding
+    kernel is not killed for heartbeats it could not be answered. The
+    latency figures are measured by tests/bench/neighbour.py, not here."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    for sid in ("flood", "calm"):
+        assert s.post("/sessions", {"session_id": sid}).status == 201
+    rest_run(s, "calm", "1+1")
+    r = s.post("/execute", {"session_id": "flood", "code":
+                            "for i in range(3):\n"
+                            "    display({'text/plain': 'x' * 30_000_000}, raw=True)\n"
+                            "print('flood done')"})
+    flood = r.json()["request_id"]
+    calm_done_while_flooding = 0
+    while s.get("/execute/%s/status" % flood).json()["status"] in ("queued", "running"):
+        assert stream_of(rest_run(s, "calm", "print(1+1)")) == "2\n"
+        calm_done_while_flooding += 1
+    res = s.get("/execute/%s/results?wait=300" % flood).json()
+    assert res["status"] == "completed", res["status"]
+    assert not res["kernel_restarted"], res
+    assert stream_of(res) == "flood done\n", stream_of(res)
+    shown = [o for o in res["output"] if o["type"] == "display"]
+    assert len(shown) == 2, len(shown)      # the third is over the 64 MiB display budget
+    assert all(len(o["data"]["text/plain"]) == 30_000_000 for o in shown)
+    assert calm_done_while_flooding >= 1
+    assert "stopped answering heartbeats" not in s.log()
+    assert "dropped a message" not in s.log()

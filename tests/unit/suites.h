@@ -27,5 +27,6 @@ Suite *jobs_suite (void);          /* test_jobs.c */
 Suite *zmtp_filter_suite (void);   /* test_zmtp_filter.c */
 Suite *changes_suite (void);       /* test_changes.c */
 Suite *display_text_suite (void);  /* test_display_text.c */
+Suite *decoder_suite (void);       /* test_decoder.c */
 
 #endif
