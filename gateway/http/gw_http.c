@@ -650,10 +650,13 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
         logged = "/signed/...";    /* a signed link is a credential: never logged */
     if (c->req.stream && !c->req.log_extra[0])
         gw_stream_note (c->req.stream, c->req.log_extra, sizeof c->req.log_extra);
-    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s%s", c->req.method,
+    /* the method, path and tenant are quoted by jp_log where they need it
+       (a path "/a status=200" stays one field); log_extra holds fields
+       quoted by whoever wrote them (gw_mcp) */
+    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s%s tenant=%s", c->req.method,
              logged, c->req.status,
              (long long) (jp_time_now_ms () - c->started_ms), c->req.log_extra,
-             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone", c->req.tenant);
     if (c->req.stream) {
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !gw_stream_closed (c->req.stream)) {
             /* the client left mid-stream: the application cancels the call */
@@ -700,7 +703,7 @@ s_mhd_log (void *cls, const char *fmt, va_list ap)
     char text[512];
     vsnprintf (text, sizeof text, fmt, ap);
     text[strcspn (text, "\n")] = '\0';
-    jp_log_warn ("http event=libmicrohttpd message=\"%s\"", text);
+    jp_log_warn ("http event=libmicrohttpd message=%s", text);
 }
 
 /* libmicrohttpd's unescaping of the path and of each query argument,

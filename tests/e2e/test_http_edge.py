@@ -1,9 +1,11 @@
 """The HTTP edge, as a web page and a careless client meet it: cross-origin
 requests and DNS rebinding refused on every route (REST and /mcp), CORS for
-configured origins, 405 with Allow, HEAD, one 404 wording, and bodies over
-the limit refused before they are read."""
+configured origins, 405 with Allow, HEAD, one 404 wording, bodies over
+the limit refused before they are read; and what clients send cannot
+forge a log field or a metric line."""
 import json
 import os
+import re
 import socket
 import time
 
@@ -253,7 +255,7 @@ def test_a_request_cannot_write_a_log_line_of_its_own(edge):
     fake = "2020-01-01T00:00:00.000Z info codebox: forged"
     r = s.get("/sessions/a%0a" + fake.replace(" ", "%20") + "%0d%1b%5b31m%7f")
     assert r.status == 400
-    line = "path=/sessions/a\\x0a2020-01-01T00:00:00.000Z info codebox: forged"
+    line = 'path="/sessions/a\\x0a2020-01-01T00:00:00.000Z info codebox: forged'
     deadline = time.monotonic() + 10     # the line is written after the answer
     while line not in s.log() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -262,3 +264,90 @@ def test_a_request_cannot_write_a_log_line_of_its_own(edge):
     assert "\x1b" not in log and "\r" not in log and "\x7f" not in log
     assert line in log, s.log_tail()
     assert "\\x0d\\x1b[31m\\x7f" in log
+
+
+# --------------------------------------------------------------------------
+# log fields, whatever clients send
+
+def log_fields(text):
+    """The key=value fields of a log line's text (after "codebox: "), in
+    order, quoted values unquoted (\\" and \\\\ undone); words that are
+    not fields are skipped. Fails on a quote that does not close."""
+    fields, i, n = [], 0, len(text)
+    while i < n:
+        if text[i] == " ":
+            i += 1
+            continue
+        j = i
+        while j < n and text[j] not in " =":
+            j += 1
+        if j == n or text[j] == " " or j == i:
+            i = j + 1 if j == i else j
+            continue
+        key, j = text[i:j], j + 1
+        if j < n and text[j] == '"':
+            k, value = j + 1, ""
+            while True:
+                assert k < n, "a quote that does not close: %r" % text
+                if text[k] == "\\":
+                    value += text[k + 1]
+                    k += 2
+                elif text[k] == '"':
+                    k += 1
+                    break
+                else:
+                    value += text[k]
+                    k += 1
+            assert k == n or text[k] == " ", "text after a quoted value: %r" % text
+        else:
+            k = j
+            while k < n and text[k] != " ":
+                k += 1
+            value = text[j:k]
+        fields.append((key, value))
+        i = k
+    return fields
+
+
+def log_line(s, needle, timeout=10):
+    """The text after "codebox: " of the first log line holding needle
+    (the access line is written after the answer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in s.log().splitlines():
+            if needle in line:
+                return line.split("codebox: ", 1)[1]
+        assert time.monotonic() < deadline, "no %r in\n%s" % (needle, s.log_tail())
+        time.sleep(0.05)
+
+
+def test_a_request_cannot_forge_log_fields(edge):
+    """A path (or an MCP tool's name) with spaces, '=' and quotes stays one
+    quoted field: the access line has one status= and one tenant=."""
+    from conftest import mcp_session
+    s = edge
+    cases = [("/a%20status=200%20tenant=bob", "/a status=200 tenant=bob"),
+             ("/b%22%20status=201%5c%20tenant=%22x", '/b" status=201\\ tenant="x'),
+             ("/c=d", "/c=d")]
+    for sent, path in cases:
+        assert s.get(sent).status == 404
+        quoted = '"%s"' % path.replace("\\", "\\\\").replace('"', '\\"')
+        fields = log_fields(log_line(s, "path=" + quoted))
+        keys = [k for k, _ in fields]
+        assert keys.count("status") == 1 and keys.count("tenant") == 1, fields
+        assert keys.count("path") == 1, fields
+        got = dict(fields)
+        assert got["path"] == path and got["status"] == "404", fields
+        assert got["tenant"] == "default", fields
+    # MCP: a tool's name is the client's text too
+    sid = mcp_session(s)
+    name = "x status=500 tenant=bob"
+    r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                   "params": {"name": name, "arguments": {}}},
+                  headers={"Accept": "application/json", "Mcp-Session-Id": sid})
+    assert r.status == 200, r
+    fields = log_fields(log_line(s, 'tool="x status=500'))
+    keys = [k for k, _ in fields]
+    assert keys.count("status") == 1 and keys.count("tenant") == 1, fields
+    assert dict(fields)["tool"] == name and dict(fields)["status"] == "200", fields
+
