@@ -619,6 +619,23 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     return MHD_YES;
 }
 
+/* The route label a request is counted under: the one its handler set,
+ * else (answered here: refused, 405, a preflight) the label of the route
+ * whose shape its path has, else NULL ("unmatched"): never the path, which
+ * is the client's text and would make a series per path. */
+static const char *
+s_route_label (const s_conn_t *c)
+{
+    if (c->req.route || !c->req.path)
+        return c->req.route;
+    size_t len = strlen (c->req.path) + 1;
+    char *buf = malloc (len);
+    gw_route_match_t m;
+    const char *label = buf && gw_routes_match (c->req.path, buf, len, &m) ? m.label : NULL;
+    free (buf);
+    return label;
+}
+
 /* Logs the request and frees it once libmicrohttpd is done with it. */
 static void
 s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
@@ -642,8 +659,7 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     /* a posted request not yet answered is still the loop's: libmicrohttpd
        only ends a suspended connection after it was resumed */
     if (c->http->metrics)
-        gw_metrics_http (c->http->metrics, c->req.method,
-                         c->req.route ? c->req.route : c->req.path ? c->req.path : "?",
+        gw_metrics_http (c->http->metrics, c->req.tenant, c->req.method, s_route_label (c),
                          c->req.status);
     const char *logged = c->req.path ? c->req.path : "?";
     if (strncmp (logged, "/signed/", 8) == 0)

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import time
 
 import pytest
@@ -267,7 +268,7 @@ def test_a_request_cannot_write_a_log_line_of_its_own(edge):
 
 
 # --------------------------------------------------------------------------
-# log fields, whatever clients send
+# log fields and /metrics, whatever clients send
 
 def log_fields(text):
     """The key=value fields of a log line's text (after "codebox: "), in
@@ -351,3 +352,98 @@ def test_a_request_cannot_forge_log_fields(edge):
     assert keys.count("status") == 1 and keys.count("tenant") == 1, fields
     assert dict(fields)["tool"] == name and dict(fields)["status"] == "200", fields
 
+
+SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
+                       r'(?:\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'
+                       r'(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")*)\})?'
+                       r' (\S+)$')
+LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+META_RE = re.compile(r'^# (?:HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* '
+                     r'(?:counter|gauge|histogram|summary|untyped))$')
+
+
+def parse_exposition(text):
+    """Checks a /metrics text line by line against the Prometheus text
+    format (`name{label="value",...} number`, `# HELP`, `# TYPE`; label
+    values escaped; no series twice); returns [(name, {labels}, value)]."""
+    assert text.endswith("\n"), text[-200:]
+    samples, seen = [], set()
+    for line in text[:-1].split("\n"):
+        if line.startswith("#"):
+            assert META_RE.match(line), "not a HELP or TYPE line: %r" % line
+            continue
+        m = SAMPLE_RE.match(line)
+        assert m, "not a sample: %r" % line
+        value = float(m.group(3))
+        labels = {k: re.sub(r"\\(.)", lambda e: "\n" if e.group(1) == "n" else e.group(1), v)
+                  for k, v in LABEL_RE.findall(m.group(2) or "")}
+        key = (m.group(1), tuple(sorted(labels.items())))
+        assert key not in seen, "a series twice: %r" % line
+        seen.add(key)
+        samples.append((m.group(1), labels, value))
+    return samples
+
+
+def test_metrics_valid_whatever_clients_send(server_factory):
+    """Hostile paths and methods, with and without a token, and 300 junk
+    paths: /metrics still parses strictly, junk counts under one
+    route="unmatched", the real routes are still there, and each tenant
+    sees the server's totals and its own series only."""
+    s = server_factory(env={"CODEBOX_API_TOKENS": "alice:tokA,bob:tokB",
+                            "CODEBOX_POOL_SIZE": "0"})
+    alice, bob = {"token": "tokA"}, {"token": "tokB"}
+    assert s.get("/sessions", **alice).status == 200
+    assert s.get("/kernelspecs", **bob).status == 200
+    hostile = ["/x%0afake_metric%201", '/y%22%7d%20fake_metric%201%0a', "/z%5c%22%5c",
+               "/sessions/a%0afake_metric%201", "/q%0d%0a%23%20TYPE%20x%20counter"]
+    for path in hostile:
+        for tok in (None, "tokA", "tokB"):
+            assert s.get(path, token=tok).status in (400, 401, 404)
+    for i in range(300):
+        assert s.get("/junk-%d" % i, token="tokA" if i % 2 else None).status in (401, 404)
+    for method in (b"BREW", b'G"ET', b"X\\Y", b"PROPFIND"):
+        raw(s.port, method + b" /sessions HTTP/1.1\r\nHost: localhost\r\n"
+                             b"Authorization: Bearer tokA\r\nConnection: close\r\n\r\n")
+    assert s.get("/sessions", **alice).status == 200
+    assert s.get("/metrics", token=None).status == 401
+
+    views = {}
+    for tenant, tok in (("alice", "tokA"), ("bob", "tokB")):
+        r = s.get("/metrics", token=tok)
+        assert r.status == 200, r
+        assert "fake_metric" not in r.text and "# TYPE x" not in r.text
+        samples = parse_exposition(r.text)
+        names = {n for n, _, _ in samples}
+        for total in ("codebox_sessions_live", "codebox_kernel_starts_total",
+                      "codebox_executions_total", "codebox_http_requests_dropped_total"):
+            assert total in names, (total, r.text)
+        http = [(labels, v) for n, labels, v in samples if n == "codebox_http_requests_total"]
+        assert {l.get("tenant") for l, _ in http} <= {tenant, None}, r.text
+        routes = {l["route"] for l, _ in http}
+        assert all(x == "unmatched" or x.startswith("/") for x in routes), routes
+        assert not any("junk" in x or "\n" in x for x in routes), routes
+        assert {l["method"] for l, _ in http} <= {"GET", "HEAD", "POST", "PUT", "DELETE",
+                                                  "PATCH", "OPTIONS", "other"}, r.text
+        views[tenant] = http
+    own = {(l["route"], l["code"]): v for l, v in views["alice"] if l.get("tenant") == "alice"}
+    assert own[("/sessions", "200")] == 2, views["alice"]
+    assert own[("unmatched", "404")] >= 150, views["alice"]     # the junk, one series
+    assert ("/kernelspecs", "200") not in own
+    bobs = {(l["route"], l["code"]): v for l, v in views["bob"] if l.get("tenant") == "bob"}
+    assert bobs[("/kernelspecs", "200")] == 1, views["bob"]
+    assert ("/sessions", "200") not in bobs
+    # requests refused before a token was checked are no tenant's: both see them
+    nobody = {(l["route"], l["code"]) for l, _ in views["bob"] if "tenant" not in l}
+    assert ("unmatched", "401") in nobody, views["bob"]
+
+
+def test_hostile_tenant_names_are_refused(tmp_path):
+    """A tenant name is a label value too: one that is not 1-64 of
+    [A-Za-z0-9_.-] stops the server at start (the escaping of any that
+    passed is the unit test test_metrics)."""
+    from conftest import BIN
+    for tokens in ('a"b:tok', "a\\b:tok", "a b:tok", "a}{:tok"):
+        r = subprocess.run([BIN, "serve", "--port", "0", "--state-dir", str(tmp_path / "s")],
+                           env=dict(os.environ, CODEBOX_API_TOKENS=tokens),
+                           capture_output=True, text=True, timeout=30, cwd=tmp_path)
+        assert r.returncode != 0 and "bad tenant name" in r.stderr, (tokens, r.stderr)
