@@ -36,6 +36,32 @@ gw_path_valid_session_id (const char *id)
     return true;
 }
 
+/* True when s is valid UTF-8 as Jansson accepts it: no overlong form, no
+ * surrogate, nothing above U+10FFFF. */
+static bool
+s_utf8_valid (const char *s)
+{
+    static const unsigned min[4] = {0, 0x80, 0x800, 0x10000};
+    const unsigned char *p = (const unsigned char *) s;
+    while (*p) {
+        unsigned cp = *p;
+        size_t n = cp < 0x80 ? 0 : (cp & 0xE0) == 0xC0 ? 1 : (cp & 0xF0) == 0xE0 ? 2
+                   : (cp & 0xF8) == 0xF0 ? 3 : 4;
+        if (n == 4)
+            return false;
+        cp &= n == 0 ? 0x7F : 0x3F >> n;
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[i] & 0x3Fu);
+        }
+        if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
 /* Writes a sentence into err (when the caller gave room) and returns
  * -EINVAL, so each refusal in gw_path_check_relative is one line. */
 static int
@@ -46,8 +72,9 @@ s_refuse (char *err, size_t err_len, const char *why)
     return -EINVAL;
 }
 
-/* Checks the component of len bytes at start: not empty, not "." or "..".
- * Returns NULL when it is acceptable, else the reason. */
+/* Checks the component of len bytes at start: not empty, not "." or "..",
+ * not longer than a file system takes. Returns NULL when it is acceptable,
+ * else the reason. */
 static const char *
 s_component_problem (const char *start, size_t len)
 {
@@ -55,6 +82,9 @@ s_component_problem (const char *start, size_t len)
         return "The path has an empty component (\"//\").";
     if ((len == 1 && start[0] == '.') || (len == 2 && start[0] == '.' && start[1] == '.'))
         return "The path may not contain \".\" or \"..\" components.";
+    if (len > GW_PATH_NAME_MAX)
+        return "A name in the path is longer than 255 bytes (a file or folder name may have "
+               "at most 255).";
     return NULL;
 }
 
@@ -68,12 +98,17 @@ gw_path_check_relative (const char *path, char *err, size_t err_len)
     size_t len = strnlen (path, GW_PATH_MAX + 1);
     if (len > GW_PATH_MAX)
         return s_refuse (err, err_len, "The path is longer than 1024 bytes.");
+    if (!s_utf8_valid (path))
+        return s_refuse (err, err_len, "The path is not valid UTF-8.");
     const char *start = path;
     for (size_t i = 0; i <= len; i++) {
         unsigned char c = (unsigned char) path[i];
         if (c == '\\')
             return s_refuse (err, err_len, "The path may not contain a backslash.");
-        if ((c < 0x20 && c != '\0') || c == 0x7f)
+        /* C0, DEL and C1 (U+0080-U+009F: 0xC2 0x80-0x9F in valid UTF-8) */
+        bool c1 = c == 0xC2 && (unsigned char) path[i + 1] >= 0x80
+                  && (unsigned char) path[i + 1] <= 0x9F;
+        if ((c < 0x20 && c != '\0') || c == 0x7f || c1)
             return s_refuse (err, err_len, "The path may not contain control characters.");
         if (c != '/' && c != '\0')
             continue;

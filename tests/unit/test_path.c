@@ -63,6 +63,9 @@ END_TEST
 static const char *s_bad_paths[] = {
     "", "/etc/passwd", "/", "..", "../x", "a/../b", "a/..", "./a", "a/./b", ".",
     "a//b", "//", "a//", "a\\b", "a\tb", "a\nb", "a\x1f", "a\x7f", "\x01",
+    /* not UTF-8: a stray byte, a cut sequence, Latin-1, an overlong '/',
+       a surrogate; and a C1 control (NEL) */
+    "\xff", "input/caf\xc3", "input/caf\xe9", "a\xc0\xaf" "b", "\xed\xa0\x80", "a\xc2\x85" "b",
 };
 
 /* Each path of s_bad_paths is refused with -EINVAL and a sentence. */
@@ -105,6 +108,39 @@ START_TEST (test_relative_length)
     char err[8];
     ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
     ck_assert_uint_eq (strlen (err), sizeof err - 1);
+}
+END_TEST
+
+/* A name of 255 bytes is accepted, one of 256 refused with a sentence that
+ * names the bound, wherever it is in the path; the whole path's bound
+ * and UTF-8 have sentences of their own. */
+START_TEST (test_relative_name_length)
+{
+    char path[600], err[160];
+    memcpy (path, "input/", 6);
+    memset (path + 6, 'n', 255);
+    path[6 + 255] = '\0';
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), 0);
+    memcpy (path + 6 + 255, "/x", 3);
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), 0);
+    memset (path + 6, 'n', 256);
+    memcpy (path + 6 + 256, "/x", 3);
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "255 bytes"), "%s", err);
+    path[6 + 256] = '\0';
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "255 bytes"), "%s", err);
+    ck_assert_int_eq (gw_path_check_relative ("input/\xff", err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "UTF-8"), "%s", err);
+    ck_assert_int_eq (gw_path_check_relative ("input/a\xc2\x9f" "b", err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "control"), "%s", err);
+    /* multi-byte characters count in bytes: 127 of 2 bytes fit, 128 do not */
+    char wide[300] = "";
+    for (int i = 0; i < 127; i++)
+        strcat (wide, "\xc3\xa9");
+    ck_assert_int_eq (gw_path_check_relative (wide, NULL, 0), 0);
+    strcat (wide, "\xc3\xa9");
+    ck_assert_int_eq (gw_path_check_relative (wide, NULL, 0), -EINVAL);
 }
 END_TEST
 
@@ -424,6 +460,7 @@ path_suite (void)
     tcase_add_loop_test (tc, test_relative_accepts, 0,
                          (int) (sizeof s_good_paths / sizeof s_good_paths[0]));
     tcase_add_test (tc, test_relative_length);
+    tcase_add_test (tc, test_relative_name_length);
     tcase_add_loop_test (tc, test_in_session, 0,
                          (int) (sizeof s_client_paths / sizeof s_client_paths[0]));
     suite_add_tcase (s, tc);
