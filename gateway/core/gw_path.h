@@ -44,4 +44,12 @@ const char *gw_path_in_session (const char *path, const char *visible_root);
  * path...). */
 int gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode);
 
+/* As gw_path_open_beneath with O_CREAT in flags, and what it makes or
+ * truncates belongs to uid:gid: each missing parent folder as it is made,
+ * and the file opened. (uid_t) -1 and (gid_t) -1 leave an owner as it is
+ * (as chown does). An upload as root gives its folders to the kernel
+ * user, as the session's own input/ and output/ are. */
+int gw_path_create_beneath (int dirfd, const char *path, int flags, mode_t mode, uid_t uid,
+                            gid_t gid);
+
 #endif

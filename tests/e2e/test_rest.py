@@ -716,6 +716,32 @@ def test_bad_upload_names_are_400_naming_the_rule(srv, shared, sent, mcp_name, r
         assert r.json()["path"].endswith(ok), r.json()
 
 
+def test_folders_an_upload_makes_are_the_kernels(srv, fresh):
+    """The folders a PUT (or MCP write_file) makes, and the file, belong to
+    the user kernels run as, as input/ does: kernel code writes beside an
+    upload."""
+    from conftest import mcp_client, ok as tool_ok
+    sid = fresh["session_id"]
+    r = srv.request("PUT", "/sessions/%s/files/input/deep/er/f.txt" % sid, body=b"uploaded")
+    assert r.status == 201, r
+    tool_ok(mcp_client(srv)("write_file", {"session_id": sid, "path": "output/m/n/w.txt",
+                                           "content": "written"}))
+    got = out(srv, sid, "import os\n"
+                        "open('input/deep/er/new.txt', 'w').write('k')\n"
+                        "os.mkdir('input/deep/er/sub')\n"
+                        "open('input/deep/f2.txt', 'w').write('k')\n"
+                        "open('input/deep/er/f.txt', 'a').write('+k')\n"
+                        "open('output/m/n/new.txt', 'w').write('k')\n"
+                        "print(open('input/deep/er/f.txt').read())\n"
+                        "print(sorted(os.listdir('input/deep/er')))\n")
+    assert got == "uploaded+k\n['f.txt', 'new.txt', 'sub']\n", got
+    owner = os.stat(host_dir(srv, sid, "input"))
+    for part in ("input/deep", "input/deep/er", "input/deep/er/f.txt", "output/m",
+                 "output/m/n", "output/m/n/w.txt"):
+        st = os.stat(host_dir(srv, sid, part))
+        assert (st.st_uid, st.st_gid) == (owner.st_uid, owner.st_gid), part
+
+
 TRAVERSALS = ["../x", "input/../../x", "input/../../../x", "%2e%2e/x", "input/%2e%2e/%2e%2e/x",
               "input%2f..%2f..%2fx", "input/..%2f..%2fx", "%2fx", "/x", "//x",
               "input/%2e%2e%2f%2e%2e%2fx"]
