@@ -785,7 +785,7 @@ s_on_relay_exit (ks_kernel_t *self)
                        : "",
               tail && *tail ? ": " : "", tail ? tail : "");
     free (tail);
-    jp_log_warn ("kernel=%s event=relay-ended %s", self->id, how);
+    jp_log_warn ("kernel=%s event=relay-ended how=%s", self->id, how);
     self->relay_gone_ms = jp_time_now_ms ();
 }
 

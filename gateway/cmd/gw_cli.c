@@ -13,7 +13,7 @@ static void
 s_log_alias (const char *alias, const char *ours, const char *source, void *arg)
 {
     (void) arg;
-    jp_log_warn ("config event=alias name=%s as=%s source=\"%s\" (Code Box's name; "
+    jp_log_warn ("config event=alias name=%s as=%s source=%s (Code Box's name; "
                  "prefer %s)", alias, ours, source, ours);
 }
 

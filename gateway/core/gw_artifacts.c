@@ -5,9 +5,9 @@
  * The walk opens every folder with O_NOFOLLOW, the top one included, so a
  * symlink put in place of output/ or of a subfolder is never walked. Only
  * files a client could fetch are kept: a relative path that
- * gw_path_check_relative accepts (no control character, no backslash, at
- * most GW_PATH_MAX bytes) and that is valid UTF-8 (else it could not be a
- * JSON string). File system only; any thread, but one snapshot belongs to
+ * gw_path_check_relative accepts (valid UTF-8, else it could not be a JSON
+ * string; no control character, no backslash, at most GW_PATH_MAX
+ * bytes). File system only; any thread, but one snapshot belongs to
  * one thread. */
 #include "gw_artifacts.h"
 #include "gw_changes.h"
@@ -149,32 +149,6 @@ gw_mime_for_path (const char *path)
     return "application/octet-stream";
 }
 
-/* True when s is valid UTF-8 as Jansson accepts it: no overlong form, no
- * surrogate, nothing above U+10FFFF. */
-static bool
-s_utf8_valid (const char *s)
-{
-    static const unsigned min[4] = {0, 0x80, 0x800, 0x10000};
-    const unsigned char *p = (const unsigned char *) s;
-    while (*p) {
-        unsigned cp = *p;
-        size_t n = cp < 0x80 ? 0 : (cp & 0xE0) == 0xC0 ? 1 : (cp & 0xF0) == 0xE0 ? 2
-                   : (cp & 0xF8) == 0xF0 ? 3 : 4;
-        if (n == 4)
-            return false;
-        cp &= n == 0 ? 0x7F : 0x3F >> n;
-        for (size_t i = 1; i <= n; i++) {
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (p[i] & 0x3Fu);
-        }
-        if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        p += n + 1;
-    }
-    return true;
-}
-
 /* Adds a file to the snapshot, taking ownership of rel. Returns 0 or
  * -ENOMEM (rel is freed then). */
 static int
@@ -224,7 +198,7 @@ s_visit (gw_snapshot_t *self, int dfd, const char *prefix, const char *name,
     if (asprintf (&rel, "%s%s%s", prefix ? prefix : "", prefix ? "/" : "", name) < 0)
         return -ENOMEM;
     struct stat st;
-    bool keep = gw_path_check_relative (rel, NULL, 0) == 0 && s_utf8_valid (rel);
+    bool keep = gw_path_check_relative (rel, NULL, 0) == 0;
     if (keep && type != DT_DIR) {
         keep = fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
         if (keep && S_ISREG (st.st_mode))

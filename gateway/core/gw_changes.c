@@ -52,7 +52,7 @@ s_turn_off (gw_changes_t *self, const char *why)
     if (self->fd < 0)
         return;
     s_close (self);
-    jp_log_info ("changes event=tracker-off why=\"%s\"", why);
+    jp_log_info ("changes event=tracker-off why=%s", why);
 }
 
 /* Takes a place in the budget and an instance, or leaves the tracker off:
@@ -69,7 +69,7 @@ s_open (gw_changes_t *self)
     self->fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
     if (self->fd < 0) {
         atomic_fetch_sub (&s_trackers, 1);
-        jp_log_info ("changes event=no-tracker error=\"%s\"", strerror (errno));
+        jp_log_info ("changes event=no-tracker error=%s", strerror (errno));
     }
 }
 

@@ -98,7 +98,7 @@ s_command (gw_directory_t *self, const char *fmt, ...)
     redisReply *r = redisvCommand (self->redis, fmt, ap);
     va_end (ap);
     if (!r) {
-        jp_log_warn ("directory event=redis-error why=\"%s\"", self->redis->errstr);
+        jp_log_warn ("directory event=redis-error why=%s", self->redis->errstr);
         redisFree (self->redis);
         self->redis = NULL;
     }

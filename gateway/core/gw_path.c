@@ -20,6 +20,22 @@
 #define S_DIR_FLAGS     (O_PATH | O_DIRECTORY | O_CLOEXEC)
 #define S_EAGAIN_TRIES  8
 
+/* Who what an open makes belongs to (NULL: the caller, as made). */
+typedef struct {
+    uid_t uid;
+    gid_t gid;
+} s_owner_t;
+
+/* Gives the file or folder of fd (an O_PATH one too) to owner, when there
+ * is one. Returns 0 or a negative errno. */
+static int
+s_own (int fd, const s_owner_t *owner)
+{
+    if (!owner || (owner->uid == (uid_t) -1 && owner->gid == (gid_t) -1))
+        return 0;
+    return fchownat (fd, "", owner->uid, owner->gid, AT_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
 bool
 gw_path_valid_session_id (const char *id)
 {
@@ -36,6 +52,32 @@ gw_path_valid_session_id (const char *id)
     return true;
 }
 
+/* True when s is valid UTF-8 as Jansson accepts it: no overlong form, no
+ * surrogate, nothing above U+10FFFF. */
+static bool
+s_utf8_valid (const char *s)
+{
+    static const unsigned min[4] = {0, 0x80, 0x800, 0x10000};
+    const unsigned char *p = (const unsigned char *) s;
+    while (*p) {
+        unsigned cp = *p;
+        size_t n = cp < 0x80 ? 0 : (cp & 0xE0) == 0xC0 ? 1 : (cp & 0xF0) == 0xE0 ? 2
+                   : (cp & 0xF8) == 0xF0 ? 3 : 4;
+        if (n == 4)
+            return false;
+        cp &= n == 0 ? 0x7F : 0x3F >> n;
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[i] & 0x3Fu);
+        }
+        if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
 /* Writes a sentence into err (when the caller gave room) and returns
  * -EINVAL, so each refusal in gw_path_check_relative is one line. */
 static int
@@ -46,8 +88,9 @@ s_refuse (char *err, size_t err_len, const char *why)
     return -EINVAL;
 }
 
-/* Checks the component of len bytes at start: not empty, not "." or "..".
- * Returns NULL when it is acceptable, else the reason. */
+/* Checks the component of len bytes at start: not empty, not "." or "..",
+ * not longer than a file system takes. Returns NULL when it is acceptable,
+ * else the reason. */
 static const char *
 s_component_problem (const char *start, size_t len)
 {
@@ -55,6 +98,9 @@ s_component_problem (const char *start, size_t len)
         return "The path has an empty component (\"//\").";
     if ((len == 1 && start[0] == '.') || (len == 2 && start[0] == '.' && start[1] == '.'))
         return "The path may not contain \".\" or \"..\" components.";
+    if (len > GW_PATH_NAME_MAX)
+        return "A name in the path is longer than 255 bytes (a file or folder name may have "
+               "at most 255).";
     return NULL;
 }
 
@@ -68,12 +114,17 @@ gw_path_check_relative (const char *path, char *err, size_t err_len)
     size_t len = strnlen (path, GW_PATH_MAX + 1);
     if (len > GW_PATH_MAX)
         return s_refuse (err, err_len, "The path is longer than 1024 bytes.");
+    if (!s_utf8_valid (path))
+        return s_refuse (err, err_len, "The path is not valid UTF-8.");
     const char *start = path;
     for (size_t i = 0; i <= len; i++) {
         unsigned char c = (unsigned char) path[i];
         if (c == '\\')
             return s_refuse (err, err_len, "The path may not contain a backslash.");
-        if ((c < 0x20 && c != '\0') || c == 0x7f)
+        /* C0, DEL and C1 (U+0080-U+009F: 0xC2 0x80-0x9F in valid UTF-8) */
+        bool c1 = c == 0xC2 && (unsigned char) path[i + 1] >= 0x80
+                  && (unsigned char) path[i + 1] <= 0x9F;
+        if ((c < 0x20 && c != '\0') || c == 0x7f || c1)
             return s_refuse (err, err_len, "The path may not contain control characters.");
         if (c != '/' && c != '\0')
             continue;
@@ -139,10 +190,10 @@ s_openat2 (int dirfd, const char *path, int flags, mode_t mode)
 /* With openat2: makes every missing parent folder of path beneath dirfd.
  * Each prefix ("a", "a/b", ...) is opened from dirfd with RESOLVE_BENEATH;
  * a missing one is made with mkdirat relative to its parent's descriptor,
- * itself opened the same way, so a symlinked parent cannot lead out.
- * Returns 0 or a negative errno. */
+ * itself opened the same way, so a symlinked parent cannot lead out, and
+ * given to owner through that descriptor. Returns 0 or a negative errno. */
 static int
-s_make_parents (int dirfd, const char *path)
+s_make_parents (int dirfd, const char *path, const s_owner_t *owner)
 {
     char prefix[GW_PATH_MAX + 1];
     int parent = -1;
@@ -153,10 +204,16 @@ s_make_parents (int dirfd, const char *path)
         int fd = s_openat2 (dirfd, prefix, S_DIR_FLAGS, 0);
         if (fd == -ENOENT) {
             const char *name = strrchr (prefix, '/') ? strrchr (prefix, '/') + 1 : prefix;
-            if (mkdirat (parent >= 0 ? parent : dirfd, name, 0755) < 0 && errno != EEXIST)
+            bool made = mkdirat (parent >= 0 ? parent : dirfd, name, 0755) == 0;
+            if (!made && errno != EEXIST)
                 fd = -errno;
             else
                 fd = s_openat2 (dirfd, prefix, S_DIR_FLAGS, 0);
+            int rc = made && fd >= 0 ? s_own (fd, owner) : 0;
+            if (rc < 0) {
+                close (fd);
+                fd = rc;
+            }
         }
         if (parent >= 0)
             close (parent);
@@ -183,18 +240,26 @@ s_notdir_error (int dirfd, const char *name)
 
 /* Without openat2: opens the folder name (one component) beneath dirfd as
  * an O_PATH descriptor, refusing a symlink (ELOOP); with create, makes it
- * first when missing. Returns a descriptor or a negative errno. */
+ * first when missing (given to owner). Returns a descriptor or a negative
+ * errno. */
 static int
-s_walk_dir (int dirfd, const char *name, bool create)
+s_walk_dir (int dirfd, const char *name, bool create, const s_owner_t *owner)
 {
     int fd = openat (dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    bool made = false;
     if (fd < 0 && errno == ENOENT && create) {
-        if (mkdirat (dirfd, name, 0755) < 0 && errno != EEXIST)
+        made = mkdirat (dirfd, name, 0755) == 0;
+        if (!made && errno != EEXIST)
             return -errno;
         fd = openat (dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
     if (fd < 0)
         return errno == ENOTDIR ? s_notdir_error (dirfd, name) : -errno;
+    int rc = made ? s_own (fd, owner) : 0;
+    if (rc < 0) {
+        close (fd);
+        return rc;
+    }
     return fd;
 }
 
@@ -203,7 +268,7 @@ s_walk_dir (int dirfd, const char *name, bool create)
  * trailing '/' asks for a folder). The path was checked, so no component
  * is "." or "..". Returns a descriptor or a negative errno. */
 static int
-s_open_walk (int dirfd, const char *path, int flags, mode_t mode)
+s_open_walk (int dirfd, const char *path, int flags, mode_t mode, const s_owner_t *owner)
 {
     char copy[GW_PATH_MAX + 1];
     snprintf (copy, sizeof copy, "%s", path);
@@ -216,7 +281,7 @@ s_open_walk (int dirfd, const char *path, int flags, mode_t mode)
     char *name = copy;
     for (char *slash = strchr (name, '/'); slash; slash = strchr (name, '/')) {
         *slash = '\0';
-        int fd = s_walk_dir (cur, name, (flags & O_CREAT) != 0);
+        int fd = s_walk_dir (cur, name, (flags & O_CREAT) != 0, owner);
         if (cur != dirfd)
             close (cur);
         if (fd < 0)
@@ -259,23 +324,41 @@ s_regular_or_dir (int fd, int flags)
     return fd;
 }
 
-int
-gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode)
+/* gw_path_open_beneath, with what it makes given to owner (NULL: left
+ * as made), the file itself too when O_CREAT asked for one. */
+static int
+s_open_beneath (int dirfd, const char *path, int flags, mode_t mode, const s_owner_t *owner)
 {
     if (gw_path_check_relative (path, NULL, 0) < 0)
         return -EINVAL;
-    if (flags & O_CREAT) {
-        int rc = s_make_parents (dirfd, path);
-        if (s_no_openat2 (rc))
-            return s_open_walk (dirfd, path, flags, mode);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = flags & O_CREAT ? s_make_parents (dirfd, path, owner) : 0;
+    if (rc < 0 && !s_no_openat2 (rc))
+        return rc;
     /* O_NONBLOCK: a FIFO planted by kernel code must not hang the caller
        (open of a FIFO waits for the other end); only regular files and
        folders are handed back */
-    int fd = s_openat2 (dirfd, path, flags | O_NONBLOCK, mode);
+    int fd = rc < 0 ? rc : s_openat2 (dirfd, path, flags | O_NONBLOCK, mode);
     if (s_no_openat2 (fd))
-        fd = s_open_walk (dirfd, path, flags | O_NONBLOCK, mode);
-    return fd < 0 ? fd : s_regular_or_dir (fd, flags);
+        fd = s_open_walk (dirfd, path, flags | O_NONBLOCK, mode, owner);
+    fd = fd < 0 ? fd : s_regular_or_dir (fd, flags);
+    rc = fd >= 0 && (flags & O_CREAT) ? s_own (fd, owner) : 0;
+    if (rc < 0) {
+        close (fd);
+        return rc;
+    }
+    return fd;
+}
+
+int
+gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode)
+{
+    return s_open_beneath (dirfd, path, flags, mode, NULL);
+}
+
+int
+gw_path_create_beneath (int dirfd, const char *path, int flags, mode_t mode, uid_t uid,
+                        gid_t gid)
+{
+    s_owner_t owner = {uid, gid};
+    return s_open_beneath (dirfd, path, flags | O_CREAT, mode, &owner);
 }

@@ -157,7 +157,7 @@ s_start_one (gw_pool_t *self, int kind)
         slot.folder[0] = '\0';     /* nothing was made */
     slot.kernel = rc ? NULL : gw_launch_kernel (self->server, spec, slot.folder, NULL, err, sizeof err);
     if (!slot.kernel) {
-        jp_log_warn ("pool event=start-failed kernel=%s why=\"%s\"",
+        jp_log_warn ("pool event=start-failed kernel=%s why=%s",
                  self->kinds[kind].name, err);
         s_slot_clear (&slot);
         return -1;
@@ -281,7 +281,7 @@ gw_pool_tick (gw_pool_t *self, int64_t now)
             int64_t wait = 1000LL << (kind->failures < 6 ? kind->failures : 6);
             kind->retry_after = now + (wait < MAX_BACKOFF_MS ? wait : MAX_BACKOFF_MS);
         }
-        jp_log_info ("pool event=dead kernel=%s why=\"%s\"", kind->name,
+        jp_log_info ("pool event=dead kernel=%s why=%s", kind->name,
                  ks_kernel_error (slot->kernel));
         s_slot_clear (slot);
         self->slots[i] = self->slots[--self->n_slots];

@@ -103,17 +103,38 @@ gw_request_reply_json (gw_request_t *req, int status, json_t *body)
     req->complete (req);
 }
 
+/* Drops a character that a cut at len bytes left unfinished (its lead byte
+ * and what follows it). */
+static void
+s_cut_whole_characters (char *text, size_t len)
+{
+    size_t j = len;
+    while (j > 0 && ((unsigned char) text[j - 1] & 0xC0) == 0x80)
+        j--;
+    if (j == 0)
+        return;
+    unsigned char lead = (unsigned char) text[j - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (j - 1 + need > len)
+        text[j - 1] = '\0';
+}
+
 void
 gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, ...)
 {
     char message[1024];
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (message, sizeof message, fmt, ap);
+    int n = vsnprintf (message, sizeof message, fmt, ap);
     va_end (ap);
-    gw_request_reply_json (req, gw_error_http_status (e),
-                           json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e),
-                                      "message", message));
+    if (n >= (int) sizeof message)
+        s_cut_whole_characters (message, sizeof message - 1);
+    json_t *body = json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e), "message",
+                              message);
+    if (!body)  /* the message quoted a client's bytes that are not UTF-8 */
+        body = json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e), "message",
+                          "(the message quoted text that is not valid UTF-8)");
+    gw_request_reply_json (req, gw_error_http_status (e), body);
 }
 
 void

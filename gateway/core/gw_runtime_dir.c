@@ -104,7 +104,7 @@ gw_runtime_dir_sweep (const char *parent)
         int rc = gw_fs_remove_tree (path);
         close (lock);
         if (rc)
-            jp_log_warn ("runtime event=sweep-failed folder=%s mounts=%d error=\"%s\"", path,
+            jp_log_warn ("runtime event=sweep-failed folder=%s mounts=%d error=%s", path,
                          mounts, strerror (-rc));
         else {
             jp_log_info ("runtime event=swept folder=%s mounts=%d why=its-server-is-gone", path,

@@ -258,7 +258,7 @@ s_bwrap_works (const gw_sandbox_t *self, char *why, size_t why_len)
             return true;
         if (got == S_TRY_NEVER || attempt == 5)
             return false;
-        jp_log_warn ("sandbox event=probe-failed attempt=%d why=\"%s\"", attempt + 1, why);
+        jp_log_warn ("sandbox event=probe-failed attempt=%d why=%s", attempt + 1, why);
         usleep ((useconds_t) pause_ms * 1000);
     }
     return false;

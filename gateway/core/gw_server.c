@@ -137,7 +137,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
     gw_disk_unmount_below (self->state_dir);
     gw_state_dir_sweep (self->state_dir);
     gw_disk_setup (self->state_dir, self->disk_why, sizeof self->disk_why);
-    jp_log_info ("state dir=%s disk_quota_by=%s why=\"%s\"", self->state_dir,
+    jp_log_info ("state dir=%s disk_quota_by=%s why=%s", self->state_dir,
                  gw_disk_enabled () ? "filesystem" : "report", self->disk_why);
     /* what servers that died left in /tmp goes, then this one's folder */
     gw_runtime_dir_sweep ("/tmp");

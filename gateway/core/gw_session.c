@@ -338,7 +338,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
     if (state != KS_KERNEL_DEAD)
         return;
     snprintf (self->error, sizeof self->error, "%s", ks_kernel_error (kernel));
-    jp_log_info ("kernel event=dead session=%s kernel=%s why=\"%s\"", self->id,
+    jp_log_info ("kernel event=dead session=%s kernel=%s why=%s", self->id,
              self->spec->name, self->error);
     if (!self->ever_ready || self->starting_again) {
         /* it never became ready: a start failure, first or after a restart */

@@ -106,7 +106,7 @@ gw_state_dir_sweep (const char *dir)
         snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
         int rc = gw_fs_remove_tree (path);
         if (rc)
-            jp_log_warn ("state event=sweep-failed entry=%s error=\"%s\"", e->d_name,
+            jp_log_warn ("state event=sweep-failed entry=%s error=%s", e->d_name,
                          strerror (-rc));
         else {
             jp_log_info ("state event=swept entry=%s why=left-by-an-earlier-run", e->d_name);

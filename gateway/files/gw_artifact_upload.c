@@ -134,9 +134,12 @@ s_done (gw_server_t *server, void *arg)
                                                                               self)
                     ? s_state (self, s, false) : NULL;
     if (st) {
-        jp_log_warn ("blob event=%s session=%s path=%s bytes=%lld%s%s%s",
-                 u->ok ? "uploaded" : "failed", gw_session_id (s), o->rel, u->size,
-                 u->ok ? "" : " why=\"", u->ok ? "" : u->error, u->ok ? "" : "\"");
+        if (u->ok)
+            jp_log_warn ("blob event=uploaded session=%s path=%s bytes=%lld", gw_session_id (s),
+                         o->rel, u->size);
+        else
+            jp_log_warn ("blob event=failed session=%s path=%s bytes=%lld why=%s",
+                         gw_session_id (s), o->rel, u->size, u->error);
         json_t *rec = json_object_get (st->uploads, o->rel);
         json_int_t size = json_integer_value (json_object_get (rec, "size"));
         s_record (st, o->rel, u->ok ? "uploaded" : "failed", u->name, u->ok ? u->size : size,

@@ -619,6 +619,23 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     return MHD_YES;
 }
 
+/* The route label a request is counted under: the one its handler set,
+ * else (answered here: refused, 405, a preflight) the label of the route
+ * whose shape its path has, else NULL ("unmatched"): never the path, which
+ * is the client's text and would make a series per path. */
+static const char *
+s_route_label (const s_conn_t *c)
+{
+    if (c->req.route || !c->req.path)
+        return c->req.route;
+    size_t len = strlen (c->req.path) + 1;
+    char *buf = malloc (len);
+    gw_route_match_t m;
+    const char *label = buf && gw_routes_match (c->req.path, buf, len, &m) ? m.label : NULL;
+    free (buf);
+    return label;
+}
+
 /* Logs the request and frees it once libmicrohttpd is done with it. */
 static void
 s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
@@ -642,18 +659,20 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     /* a posted request not yet answered is still the loop's: libmicrohttpd
        only ends a suspended connection after it was resumed */
     if (c->http->metrics)
-        gw_metrics_http (c->http->metrics, c->req.method,
-                         c->req.route ? c->req.route : c->req.path ? c->req.path : "?",
+        gw_metrics_http (c->http->metrics, c->req.tenant, c->req.method, s_route_label (c),
                          c->req.status);
     const char *logged = c->req.path ? c->req.path : "?";
     if (strncmp (logged, "/signed/", 8) == 0)
         logged = "/signed/...";    /* a signed link is a credential: never logged */
     if (c->req.stream && !c->req.log_extra[0])
         gw_stream_note (c->req.stream, c->req.log_extra, sizeof c->req.log_extra);
-    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s%s", c->req.method,
+    /* the method, path and tenant are quoted by jp_log where they need it
+       (a path "/a status=200" stays one field); log_extra holds fields
+       quoted by whoever wrote them (gw_mcp) */
+    jp_log_info ("http method=%s path=%s status=%d ms=%lld%s%s tenant=%s", c->req.method,
              logged, c->req.status,
              (long long) (jp_time_now_ms () - c->started_ms), c->req.log_extra,
-             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone");
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " client=gone", c->req.tenant);
     if (c->req.stream) {
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !gw_stream_closed (c->req.stream)) {
             /* the client left mid-stream: the application cancels the call */
@@ -700,7 +719,7 @@ s_mhd_log (void *cls, const char *fmt, va_list ap)
     char text[512];
     vsnprintf (text, sizeof text, fmt, ap);
     text[strcspn (text, "\n")] = '\0';
-    jp_log_warn ("http event=libmicrohttpd message=\"%s\"", text);
+    jp_log_warn ("http event=libmicrohttpd message=%s", text);
 }
 
 /* libmicrohttpd's unescaping of the path and of each query argument,

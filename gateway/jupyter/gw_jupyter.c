@@ -169,7 +169,7 @@ s_close (gw_ws_client_t *c, uint16_t code, const char *reason)
 {
     if (c->close_by_ms || c->dead)
         return;
-    jp_log_info ("websocket event=closing session=%s code=%u why=\"%s\"", c->session_id,
+    jp_log_info ("websocket event=closing session=%s code=%u why=%s", c->session_id,
                  (unsigned) code, reason);
     c->close_by_ms = jp_time_now_ms () + S_CLOSE_GRACE_MS;
     wslay_event_queue_close (c->ws, code, (const uint8_t *) reason, strlen (reason));
@@ -288,7 +288,7 @@ s_on_msg (wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg 
                                        arg->opcode == WSLAY_BINARY_FRAME, c->v1, &channel, err,
                                        sizeof err);
     if (!msg) {
-        jp_log_info ("websocket event=bad-message session=%s why=\"%s\"", c->session_id, err);
+        jp_log_info ("websocket event=bad-message session=%s why=%s", c->session_id, err);
         return;     /* as Jupyter Server: a bad message is logged and dropped */
     }
     if (channel == JP_CHANNEL_IOPUB || channel == JP_CHANNEL_HB) {

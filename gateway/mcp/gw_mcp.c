@@ -206,8 +206,10 @@ gw_mcp_client_version (const gw_mcp_client_t *client)
     return client->version;
 }
 
-/* Appends " key=value" to the reply's log fields; value keeps only
- * [A-Za-z0-9/_.-] (it comes from the client) and at most 48 of them. */
+/* Appends " key=value" to the reply's log fields: value (it comes from the
+ * client) cut to 48 bytes at a character's start and quoted by jp_log_quote
+ * when it needs it, so a method or tool name "x status=200" stays one
+ * field (jp_log writes control characters as \xHH). */
 static void
 s_log_field (gw_mcp_reply_t *reply, const char *key, const char *value)
 {
@@ -216,13 +218,11 @@ s_log_field (gw_mcp_reply_t *reply, const char *key, const char *value)
     if (n < 0 || (size_t) n >= sizeof reply->log - used)
         return;
     used += (size_t) n;
-    for (int i = 0; value && value[i] && i < 48 && used + 1 < sizeof reply->log; i++) {
-        char ch = value[i];
-        bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
-                     || (ch >= '0' && ch <= '9') || ch == '/' || ch == '_' || ch == '.'
-                     || ch == '-';
-        reply->log[used++] = plain ? ch : '?';
-    }
+    size_t len = value ? strnlen (value, 49) : 0;
+    if (len > 48)
+        for (len = 48; len > 0 && ((unsigned char) value[len] & 0xC0) == 0x80; len--)
+            ;
+    used = jp_log_quote (reply->log, used, sizeof reply->log - 1, value ? value : "", len);
     reply->log[used] = '\0';
 }
 

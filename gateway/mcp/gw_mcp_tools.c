@@ -490,14 +490,17 @@ s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
         return gw_mcp_tool_error ("content is not valid base64");
     }
     json_t *result;
+    /* what it makes is the kernel user's (as root), as an upload's is */
+    uid_t uid = (uid_t) -1;
+    gid_t gid = (gid_t) -1;
+    gw_sandbox_owner (gw_server_sandbox (ctx->mcp->server), &uid, &gid);
     int fd = len > MAX_FILE_BYTES ? -EFBIG
-             : gw_path_open_beneath (dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+             : gw_path_create_beneath (dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644, uid, gid);
     if (fd < 0)
         result = fd == -EFBIG ? gw_mcp_tool_error ("content is larger than 64 MiB")
                               : s_open_error (path, fd);
     else {
         int rc = gw_fs_write_all (fd, bytes ? (const void *) bytes : content, len);
-        gw_sandbox_own_fd (gw_server_sandbox (ctx->mcp->server), fd);
         close (fd);
         char full[2200];
         snprintf (full, sizeof full, "%s/%s", gw_session_visible_workdir (session), path);

@@ -321,7 +321,8 @@ s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const
 void
 gw_rest_metrics (gw_server_t *server, gw_request_t *req)
 {
-    char *text = gw_metrics_render (gw_server_metrics (server));
+    /* the server's totals and this tenant's own series, never another's */
+    char *text = gw_metrics_render (gw_server_metrics (server), req->tenant);
     gw_request_reply_raw (req, 200, text, text ? strlen (text) : 0, "text/plain; version=0.0.4");
 }
 

@@ -70,13 +70,17 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
         gw_request_reply_error (req, GW_E_INVALID_PATH, "'%s' names a folder, not a file", path);
         return;
     }
-    int fd = gw_path_open_beneath (dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* the folders it makes and the file are the kernel user's (as root),
+       as input/ and output/ are: kernel code writes beside an upload */
+    uid_t uid = (uid_t) -1;
+    gid_t gid = (gid_t) -1;
+    gw_sandbox_owner (gw_server_sandbox (gw_session_server (session)), &uid, &gid);
+    int fd = gw_path_create_beneath (dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644, uid, gid);
     if (fd < 0) {
         s_reply_open_error (req, path, fd);
         return;
     }
     int rc = gw_fs_write_all (fd, req->body, req->body_len);
-    gw_sandbox_own_fd (gw_server_sandbox (gw_session_server (session)), fd);
     if (rc && ftruncate (fd, 0) < 0)
         rc = rc ? rc : -errno;      /* nothing half-written stays */
     if (close (fd) < 0 && !rc)

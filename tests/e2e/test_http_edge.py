@@ -1,10 +1,13 @@
 """The HTTP edge, as a web page and a careless client meet it: cross-origin
 requests and DNS rebinding refused on every route (REST and /mcp), CORS for
-configured origins, 405 with Allow, HEAD, one 404 wording, and bodies over
-the limit refused before they are read."""
+configured origins, 405 with Allow, HEAD, one 404 wording, bodies over
+the limit refused before they are read; and what clients send cannot
+forge a log field or a metric line."""
 import json
 import os
+import re
 import socket
+import subprocess
 import time
 
 import pytest
@@ -253,7 +256,7 @@ def test_a_request_cannot_write_a_log_line_of_its_own(edge):
     fake = "2020-01-01T00:00:00.000Z info codebox: forged"
     r = s.get("/sessions/a%0a" + fake.replace(" ", "%20") + "%0d%1b%5b31m%7f")
     assert r.status == 400
-    line = "path=/sessions/a\\x0a2020-01-01T00:00:00.000Z info codebox: forged"
+    line = 'path="/sessions/a\\x0a2020-01-01T00:00:00.000Z info codebox: forged'
     deadline = time.monotonic() + 10     # the line is written after the answer
     while line not in s.log() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -262,3 +265,185 @@ def test_a_request_cannot_write_a_log_line_of_its_own(edge):
     assert "\x1b" not in log and "\r" not in log and "\x7f" not in log
     assert line in log, s.log_tail()
     assert "\\x0d\\x1b[31m\\x7f" in log
+
+
+# --------------------------------------------------------------------------
+# log fields and /metrics, whatever clients send
+
+def log_fields(text):
+    """The key=value fields of a log line's text (after "codebox: "), in
+    order, quoted values unquoted (\\" and \\\\ undone); words that are
+    not fields are skipped. Fails on a quote that does not close."""
+    fields, i, n = [], 0, len(text)
+    while i < n:
+        if text[i] == " ":
+            i += 1
+            continue
+        j = i
+        while j < n and text[j] not in " =":
+            j += 1
+        if j == n or text[j] == " " or j == i:
+            i = j + 1 if j == i else j
+            continue
+        key, j = text[i:j], j + 1
+        if j < n and text[j] == '"':
+            k, value = j + 1, ""
+            while True:
+                assert k < n, "a quote that does not close: %r" % text
+                if text[k] == "\\":
+                    value += text[k + 1]
+                    k += 2
+                elif text[k] == '"':
+                    k += 1
+                    break
+                else:
+                    value += text[k]
+                    k += 1
+            assert k == n or text[k] == " ", "text after a quoted value: %r" % text
+        else:
+            k = j
+            while k < n and text[k] != " ":
+                k += 1
+            value = text[j:k]
+        fields.append((key, value))
+        i = k
+    return fields
+
+
+def log_line(s, needle, timeout=10):
+    """The text after "codebox: " of the first log line holding needle
+    (the access line is written after the answer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in s.log().splitlines():
+            if needle in line:
+                return line.split("codebox: ", 1)[1]
+        assert time.monotonic() < deadline, "no %r in\n%s" % (needle, s.log_tail())
+        time.sleep(0.05)
+
+
+def test_a_request_cannot_forge_log_fields(edge):
+    """A path (or an MCP tool's name) with spaces, '=' and quotes stays one
+    quoted field: the access line has one status= and one tenant=."""
+    from conftest import mcp_session
+    s = edge
+    cases = [("/a%20status=200%20tenant=bob", "/a status=200 tenant=bob"),
+             ("/b%22%20status=201%5c%20tenant=%22x", '/b" status=201\\ tenant="x'),
+             ("/c=d", "/c=d")]
+    for sent, path in cases:
+        assert s.get(sent).status == 404
+        quoted = '"%s"' % path.replace("\\", "\\\\").replace('"', '\\"')
+        fields = log_fields(log_line(s, "path=" + quoted))
+        keys = [k for k, _ in fields]
+        assert keys.count("status") == 1 and keys.count("tenant") == 1, fields
+        assert keys.count("path") == 1, fields
+        got = dict(fields)
+        assert got["path"] == path and got["status"] == "404", fields
+        assert got["tenant"] == "default", fields
+    # MCP: a tool's name is the client's text too
+    sid = mcp_session(s)
+    name = "x status=500 tenant=bob"
+    r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                   "params": {"name": name, "arguments": {}}},
+                  headers={"Accept": "application/json", "Mcp-Session-Id": sid})
+    assert r.status == 200, r
+    fields = log_fields(log_line(s, 'tool="x status=500'))
+    keys = [k for k, _ in fields]
+    assert keys.count("status") == 1 and keys.count("tenant") == 1, fields
+    assert dict(fields)["tool"] == name and dict(fields)["status"] == "200", fields
+
+
+SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
+                       r'(?:\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'
+                       r'(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")*)\})?'
+                       r' (\S+)$')
+LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+META_RE = re.compile(r'^# (?:HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* '
+                     r'(?:counter|gauge|histogram|summary|untyped))$')
+
+
+def parse_exposition(text):
+    """Checks a /metrics text line by line against the Prometheus text
+    format (`name{label="value",...} number`, `# HELP`, `# TYPE`; label
+    values escaped; no series twice); returns [(name, {labels}, value)]."""
+    assert text.endswith("\n"), text[-200:]
+    samples, seen = [], set()
+    for line in text[:-1].split("\n"):
+        if line.startswith("#"):
+            assert META_RE.match(line), "not a HELP or TYPE line: %r" % line
+            continue
+        m = SAMPLE_RE.match(line)
+        assert m, "not a sample: %r" % line
+        value = float(m.group(3))
+        labels = {k: re.sub(r"\\(.)", lambda e: "\n" if e.group(1) == "n" else e.group(1), v)
+                  for k, v in LABEL_RE.findall(m.group(2) or "")}
+        key = (m.group(1), tuple(sorted(labels.items())))
+        assert key not in seen, "a series twice: %r" % line
+        seen.add(key)
+        samples.append((m.group(1), labels, value))
+    return samples
+
+
+def test_metrics_valid_whatever_clients_send(server_factory):
+    """Hostile paths and methods, with and without a token, and 300 junk
+    paths: /metrics still parses strictly, junk counts under one
+    route="unmatched", the real routes are still there, and each tenant
+    sees the server's totals and its own series only."""
+    s = server_factory(env={"CODEBOX_API_TOKENS": "alice:tokA,bob:tokB",
+                            "CODEBOX_POOL_SIZE": "0"})
+    alice, bob = {"token": "tokA"}, {"token": "tokB"}
+    assert s.get("/sessions", **alice).status == 200
+    assert s.get("/kernelspecs", **bob).status == 200
+    hostile = ["/x%0afake_metric%201", '/y%22%7d%20fake_metric%201%0a', "/z%5c%22%5c",
+               "/sessions/a%0afake_metric%201", "/q%0d%0a%23%20TYPE%20x%20counter"]
+    for path in hostile:
+        for tok in (None, "tokA", "tokB"):
+            assert s.get(path, token=tok).status in (400, 401, 404)
+    for i in range(300):
+        assert s.get("/junk-%d" % i, token="tokA" if i % 2 else None).status in (401, 404)
+    for method in (b"BREW", b'G"ET', b"X\\Y", b"PROPFIND"):
+        raw(s.port, method + b" /sessions HTTP/1.1\r\nHost: localhost\r\n"
+                             b"Authorization: Bearer tokA\r\nConnection: close\r\n\r\n")
+    assert s.get("/sessions", **alice).status == 200
+    assert s.get("/metrics", token=None).status == 401
+
+    views = {}
+    for tenant, tok in (("alice", "tokA"), ("bob", "tokB")):
+        r = s.get("/metrics", token=tok)
+        assert r.status == 200, r
+        assert "fake_metric" not in r.text and "# TYPE x" not in r.text
+        samples = parse_exposition(r.text)
+        names = {n for n, _, _ in samples}
+        for total in ("codebox_sessions_live", "codebox_kernel_starts_total",
+                      "codebox_executions_total", "codebox_http_requests_dropped_total"):
+            assert total in names, (total, r.text)
+        http = [(labels, v) for n, labels, v in samples if n == "codebox_http_requests_total"]
+        assert {l.get("tenant") for l, _ in http} <= {tenant, None}, r.text
+        routes = {l["route"] for l, _ in http}
+        assert all(x == "unmatched" or x.startswith("/") for x in routes), routes
+        assert not any("junk" in x or "\n" in x for x in routes), routes
+        assert {l["method"] for l, _ in http} <= {"GET", "HEAD", "POST", "PUT", "DELETE",
+                                                  "PATCH", "OPTIONS", "other"}, r.text
+        views[tenant] = http
+    own = {(l["route"], l["code"]): v for l, v in views["alice"] if l.get("tenant") == "alice"}
+    assert own[("/sessions", "200")] == 2, views["alice"]
+    assert own[("unmatched", "404")] >= 150, views["alice"]     # the junk, one series
+    assert ("/kernelspecs", "200") not in own
+    bobs = {(l["route"], l["code"]): v for l, v in views["bob"] if l.get("tenant") == "bob"}
+    assert bobs[("/kernelspecs", "200")] == 1, views["bob"]
+    assert ("/sessions", "200") not in bobs
+    # requests refused before a token was checked are no tenant's: both see them
+    nobody = {(l["route"], l["code"]) for l, _ in views["bob"] if "tenant" not in l}
+    assert ("unmatched", "401") in nobody, views["bob"]
+
+
+def test_hostile_tenant_names_are_refused(tmp_path):
+    """A tenant name is a label value too: one that is not 1-64 of
+    [A-Za-z0-9_.-] stops the server at start (the escaping of any that
+    passed is the unit test test_metrics)."""
+    from conftest import BIN
+    for tokens in ('a"b:tok', "a\\b:tok", "a b:tok", "a}{:tok"):
+        r = subprocess.run([BIN, "serve", "--port", "0", "--state-dir", str(tmp_path / "s")],
+                           env=dict(os.environ, CODEBOX_API_TOKENS=tokens),
+                           capture_output=True, text=True, timeout=30, cwd=tmp_path)
+        assert r.returncode != 0 and "bad tenant name" in r.stderr, (tokens, r.stderr)

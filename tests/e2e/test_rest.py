@@ -15,6 +15,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -670,6 +671,75 @@ def test_upload_outside_input_output_is_400(srv, shared, path):
     assert_error(r, 400)
     target = host_dir(srv, sid, path)
     assert not os.path.isfile(target), target
+
+
+# (name as sent in the URL, as an MCP client would send it or None when JSON
+# cannot carry it, the rule the answer names)
+BAD_NAMES = [
+    ("input/caf%E9.txt", None, "UTF-8"),                      # Latin-1
+    ("input/%FF%FE", None, "UTF-8"),
+    ("input/a%C0%AFb", None, "UTF-8"),                        # an overlong '/'
+    ("input/a%01b", "input/a\x01b", "control"),
+    ("input/a%C2%85b", "input/a\x85b", "control"),           # NEL, a C1 control
+    ("input/" + "n" * 300, "input/" + "n" * 300, "255 bytes"),
+    ("input/" + "%C3%A9" * 128, "input/" + "\u00e9" * 128, "255 bytes"),     # 256 bytes
+    ("input/" + "/".join(["d" * 200] * 6), "input/" + "/".join(["d" * 200] * 6), "1024 bytes"),
+]
+
+
+@pytest.mark.parametrize("sent, mcp_name, rule", BAD_NAMES,
+                         ids=["latin1", "ff-fe", "overlong", "c0", "c1", "long-name",
+                              "long-utf8-name", "long-path"])
+def test_bad_upload_names_are_400_naming_the_rule(srv, shared, sent, mcp_name, rule):
+    """A name that is not UTF-8, holds a control character, or is longer
+    than a file system takes is a 400 that says which rule; MCP's
+    write_file refuses it with the same sentence, and nothing is written."""
+    from conftest import error_text, mcp_client
+    sid = shared["session_id"]
+    before = sorted(os.listdir(host_dir(srv, sid, "input")))
+    body = assert_error(srv.request("PUT", "/sessions/%s/files/%s" % (sid, sent), body=b"x"),
+                        400, "invalid_path")
+    assert rule in body["error"]["message"], body
+    assert_error(srv.get("/sessions/%s/files/%s" % (sid, sent)), 400, "invalid_path")
+    if mcp_name is not None:
+        call = mcp_client(srv)
+        text = error_text(call("write_file", {"session_id": sid, "path": mcp_name,
+                                              "content": "x"}))
+        assert rule in text, text
+    assert sorted(os.listdir(host_dir(srv, sid, "input"))) == before
+    # the longest names that are allowed still are
+    if rule == "255 bytes":
+        ok = "input/" + ("n" * 255 if "n" in sent else "\u00e9" * 127)
+        r = srv.request("PUT", "/sessions/%s/files/%s" % (sid, urllib.parse.quote(ok)),
+                        body=b"y")
+        assert r.status == 201, r
+        assert r.json()["path"].endswith(ok), r.json()
+
+
+def test_folders_an_upload_makes_are_the_kernels(srv, fresh):
+    """The folders a PUT (or MCP write_file) makes, and the file, belong to
+    the user kernels run as, as input/ does: kernel code writes beside an
+    upload."""
+    from conftest import mcp_client, ok as tool_ok
+    sid = fresh["session_id"]
+    r = srv.request("PUT", "/sessions/%s/files/input/deep/er/f.txt" % sid, body=b"uploaded")
+    assert r.status == 201, r
+    tool_ok(mcp_client(srv)("write_file", {"session_id": sid, "path": "output/m/n/w.txt",
+                                           "content": "written"}))
+    got = out(srv, sid, "import os\n"
+                        "open('input/deep/er/new.txt', 'w').write('k')\n"
+                        "os.mkdir('input/deep/er/sub')\n"
+                        "open('input/deep/f2.txt', 'w').write('k')\n"
+                        "open('input/deep/er/f.txt', 'a').write('+k')\n"
+                        "open('output/m/n/new.txt', 'w').write('k')\n"
+                        "print(open('input/deep/er/f.txt').read())\n"
+                        "print(sorted(os.listdir('input/deep/er')))\n")
+    assert got == "uploaded+k\n['f.txt', 'new.txt', 'sub']\n", got
+    owner = os.stat(host_dir(srv, sid, "input"))
+    for part in ("input/deep", "input/deep/er", "input/deep/er/f.txt", "output/m",
+                 "output/m/n", "output/m/n/w.txt"):
+        st = os.stat(host_dir(srv, sid, part))
+        assert (st.st_uid, st.st_gid) == (owner.st_uid, owner.st_gid), part
 
 
 TRAVERSALS = ["../x", "input/../../x", "input/../../../x", "%2e%2e/x", "input/%2e%2e/%2e%2e/x",

@@ -2,8 +2,9 @@
  * (gw_origin: exact names, never prefixes; loopback, the public URL, the
  * bind address; allowed origins normalised; null refused), the route table
  * with its methods (gw_routes), ports and --host parsing (gw_bind), the
- * extension-to-language map of `codebox exec` (ks_search), and the bound
- * on what a streamed answer keeps unread (gw_stream). */
+ * extension-to-language map of `codebox exec` (ks_search), the bound
+ * on what a streamed answer keeps unread (gw_stream), and the /metrics
+ * text (gw_metrics: escaped labels, bounded series, a tenant's view). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 
 #include "gw_ansi.h"
 #include "gw_bind.h"
+#include "gw_metrics.h"
 #include "gw_request.h"
 #include "gw_origin.h"
 #include "gw_routes.h"
@@ -306,6 +308,117 @@ START_TEST (test_stream_cut_when_unread)
 }
 END_TEST
 
+/* True when line is a sample of the Prometheus text format:
+ * name{key="value",...} number, or name number; a label value's
+ * backslash only before \\, " or n. */
+static bool
+s_prometheus_sample (const char *line)
+{
+    const char *p = line;
+    if (!(*p == '_' || *p == ':' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        return false;
+    while (*p == '_' || *p == ':' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')
+           || (*p >= '0' && *p <= '9'))
+        p++;
+    if (*p == '{') {
+        p++;
+        while (*p != '}') {
+            if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+                return false;
+            while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')
+                   || (*p >= '0' && *p <= '9'))
+                p++;
+            if (p[0] != '=' || p[1] != '"')
+                return false;
+            for (p += 2; *p != '"'; p++) {
+                if (*p == '\0' || *p == '\n')
+                    return false;
+                if (*p == '\\' && !(p[1] == '\\' || p[1] == '"' || p[1] == 'n'))
+                    return false;
+                if (*p == '\\')
+                    p++;
+            }
+            p++;
+            if (*p == ',')
+                p++;
+            else if (*p != '}')
+                return false;
+        }
+        p++;
+    }
+    if (*p++ != ' ')
+        return false;
+    char *end;
+    strtod (p, &end);
+    return end != p && *end == '\0';
+}
+
+/* Checks every line of text; returns how many samples it holds. */
+static int
+s_check_exposition (char *text)
+{
+    int samples = 0;
+    ck_assert (text[strlen (text) - 1] == '\n');
+    for (char *save = NULL, *line = strtok_r (text, "\n", &save); line;
+         line = strtok_r (NULL, "\n", &save)) {
+        if (strncmp (line, "# HELP ", 7) == 0 || strncmp (line, "# TYPE ", 7) == 0)
+            continue;
+        ck_assert_msg (s_prometheus_sample (line), "not a sample: %s", line);
+        samples++;
+    }
+    return samples;
+}
+
+/* gw_metrics: hostile methods, routes and tenants come out escaped and
+ * the text parses; requests of no route count under one "unmatched";
+ * a tenant sees the totals, the series of no tenant and its own only;
+ * a tenant that fills its share does not push another's series out. */
+START_TEST (test_metrics)
+{
+    gw_metrics_t *m = gw_metrics_new ();
+    ck_assert_ptr_nonnull (m);
+    gw_metrics_http (m, "alice", "GET", "/sessions", 200);
+    gw_metrics_http (m, "bob", "POST", "/execute", 202);
+    gw_metrics_http (m, "a\"b\\c\nfake_metric 1", "G\"ET\n", "/x\"}\nfake 1", 404);
+    for (int i = 0; i < 300; i++)
+        gw_metrics_http (m, "", "GET", NULL, 404);     /* junk paths */
+    gw_metrics_http (m, "", "BREW", NULL, 401);
+    char *text = gw_metrics_render (m, NULL);
+    ck_assert_ptr_nonnull (text);
+    ck_assert_ptr_nonnull (strstr (text, "codebox_http_requests_total{method=\"GET\","
+                                         "route=\"unmatched\",code=\"404\"} 300\n"));
+    ck_assert_ptr_nonnull (strstr (text, "{method=\"other\",route=\"unmatched\",code=\"401\"} 1\n"));
+    ck_assert_ptr_nonnull (strstr (text, "method=\"other\",route=\"/x\\\"}\\nfake 1\",code=\"404\","
+                                         "tenant=\"a\\\"b\\\\c\\nfake_metric 1\"} 1\n"));
+    ck_assert_ptr_null (strstr (text, "\nfake"));
+    ck_assert_int_gt (s_check_exposition (text), 20);
+    free (text);
+
+    /* alice sees hers and the series of no tenant, never bob's */
+    text = gw_metrics_render (m, "alice");
+    ck_assert_ptr_nonnull (strstr (text, "tenant=\"alice\""));
+    ck_assert_ptr_null (strstr (text, "tenant=\"bob\""));
+    ck_assert_ptr_null (strstr (text, "fake_metric"));
+    ck_assert_ptr_nonnull (strstr (text, "route=\"unmatched\""));
+    ck_assert_ptr_nonnull (strstr (text, "codebox_sessions_live 0\n"));
+    s_check_exposition (text);
+    free (text);
+
+    /* alice fills her share (128: 127 more fit, 373 do not): bob's next still counts */
+    for (int code = 1000; code < 1500; code++)
+        gw_metrics_http (m, "alice", "GET", "/sessions", code);
+    gw_metrics_http (m, "bob", "GET", "/sessions", 200);
+    text = gw_metrics_render (m, "bob");
+    ck_assert_ptr_nonnull (strstr (text, "{method=\"GET\",route=\"/sessions\",code=\"200\","
+                                         "tenant=\"bob\"} 1\n"));
+    ck_assert_ptr_nonnull (strstr (text, "codebox_http_requests_dropped_total 373\n"));
+    s_check_exposition (text);
+    free (text);
+    gw_metrics_destroy (&m);
+    ck_assert_ptr_null (m);
+}
+END_TEST
+
 Suite *
 http_edge_suite (void)
 {
@@ -319,6 +432,7 @@ http_edge_suite (void)
     tcase_add_test (tc, test_exec_languages);
     tcase_add_test (tc, test_request_headers);
     tcase_add_test (tc, test_ansi_strip);
+    tcase_add_test (tc, test_metrics);
     suite_add_tcase (s, tc);
     /* moves a few hundred MiB (the bound is what it is): slow under ASan */
     TCase *stream = tcase_create ("stream");

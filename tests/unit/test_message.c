@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "jp_json.h"
 #include "jp_log.h"
@@ -523,6 +524,100 @@ START_TEST (test_log_escape)
 }
 END_TEST
 
+/* jp_log_quote: a value stays as it is unless it is empty or holds a
+ * space, '=' or '"'; then it is quoted with \" and \\ inside, and a cut
+ * keeps the closing quote. */
+START_TEST (test_log_quote)
+{
+    char out[64];
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"/sessions/a", "/sessions/a"},
+        {"", "\"\""},
+        {"/a status=200 tenant=bob", "\"/a status=200 tenant=bob\""},
+        {"a=b", "\"a=b\""},
+        {"say \"hi\"", "\"say \\\"hi\\\"\""},
+        {"back\\slash", "back\\slash"},            /* no space: as it is */
+        {"back\\ slash", "\"back\\\\ slash\""},
+        {"caf\xc3\xa9", "caf\xc3\xa9"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = jp_log_quote (out, 0, sizeof out, cases[i].in, strlen (cases[i].in));
+        out[n] = '\0';
+        ck_assert_str_eq (out, cases[i].want);
+    }
+    /* a cut keeps the quotes: "a b c" in 5 bytes is "a b" */
+    size_t n = jp_log_quote (out, 0, 5, "a b c", 5);
+    out[n] = '\0';
+    ck_assert_str_eq (out, "\"a b\"");
+    /* an escape that does not fit whole is left out */
+    n = jp_log_quote (out, 0, 4, "a \"", 3);
+    out[n] = '\0';
+    ck_assert_str_eq (out, "\"a \"");
+    ck_assert_uint_eq (jp_log_quote (out, 3, 4, "a b", 3), 3);     /* not even "" */
+}
+END_TEST
+
+/* What the last jp_log call wrote to the pipe on stderr: the text after
+ * "codebox: ", without its newline. */
+static char *
+s_read_log (int fd)
+{
+    static char buf[9000];
+    ssize_t n = read (fd, buf, sizeof buf - 1);
+    ck_assert_int_gt (n, 0);
+    buf[n] = '\0';
+    char *text = strstr (buf, "codebox: ");
+    ck_assert_ptr_nonnull (text);
+    text += 9;
+    ck_assert_int_eq (buf[n - 1], '\n');
+    buf[n - 1] = '\0';
+    return text;
+}
+
+/* jp_log quotes a field's string value (a %s right after '='), whatever
+ * file logs it, and formats every other conversion as printf does: a
+ * request path cannot forge a status= or tenant= field, nor a line. */
+START_TEST (test_log_fields_quoted)
+{
+    int pipefd[2];
+    ck_assert_int_eq (pipe (pipefd), 0);
+    int saved = dup (STDERR_FILENO);
+    ck_assert_int_ge (saved, 0);
+    ck_assert_int_ge (dup2 (pipefd[1], STDERR_FILENO), 0);
+    jp_log_set_level (JP_LOG_INFO);
+
+    jp_log_info ("http method=%s path=%s status=%d tenant=%s", "GET",
+                 "/a status=200 tenant=bob", 404, "alice");
+    const char *line = s_read_log (pipefd[0]);
+    ck_assert_str_eq (line, "http method=GET path=\"/a status=200 tenant=bob\" status=404 "
+                            "tenant=alice");
+    /* empty, quotes, backslashes, a newline (escaped after quoting) */
+    jp_log_info ("a=%s b=%s c=%s d=%s", "", "x\"y z", "p\\q r", "1\n2 3");
+    line = s_read_log (pipefd[0]);
+    ck_assert_str_eq (line, "a=\"\" b=\"x\\\"y z\" c=\"p\\\\q r\" d=\"1\\x0a2 3\"");
+    /* precision counts, and a %s not after '=' is text as it is */
+    jp_log_info ("k=%.*s v=%.3s text %s", 3, "a b c", "x=yz", "free text");
+    line = s_read_log (pipefd[0]);
+    ck_assert_str_eq (line, "k=\"a b\" v=\"x=y\" text free text");
+    /* every other conversion as printf writes it */
+    jp_log_info ("%d %u %ld %lld %zu %x %05.1f %g %c %% %-3s| %5s|%hhu %lu", -7, 8u, -9L,
+                 1234567890123LL, (size_t) 42, 255u, 3.14159, 0.5, 'z', "ab", "cd",
+                 (unsigned char) 200, 10UL);
+    line = s_read_log (pipefd[0]);
+    ck_assert_str_eq (line, "-7 8 -9 1234567890123 42 ff 003.1 0.5 z % ab |    cd|200 10");
+    jp_log_info ("n=%d s=%s", 5, "");
+    line = s_read_log (pipefd[0]);
+    ck_assert_str_eq (line, "n=5 s=\"\"");
+
+    dup2 (saved, STDERR_FILENO);
+    close (saved);
+    close (pipefd[0]);
+    close (pipefd[1]);
+}
+END_TEST
+
 /* jp_json_dump and jp_json_size agree with json_dumps (JSON_COMPACT |
  * JSON_ENCODE_ANY) on text. */
 static void
@@ -609,6 +704,8 @@ message_suite (void)
     tcase_add_test (tc, test_decode_bad_header);
     tcase_add_test (tc, test_decode_signature_before_json);
     tcase_add_test (tc, test_log_escape);
+    tcase_add_test (tc, test_log_quote);
+    tcase_add_test (tc, test_log_fields_quoted);
     tcase_add_test (tc, test_json_dump_is_janssons);
     suite_add_tcase (s, tc);
     return s;

@@ -2,7 +2,8 @@
  * gw_path_open_beneath against a scratch tree with symlinks that stay
  * inside and symlinks that lead out (absolute, relative "../..", a
  * symlinked parent folder, a dangling symlink to create through, the
- * /proc magic links). The open tests run twice: once with openat2, once
+ * /proc magic links), and the owner gw_path_create_beneath gives what it
+ * makes. The open tests run twice: once with openat2, once
  * with openat2 made to fail with ENOSYS by a seccomp filter, so the
  * component walk that replaces it is checked too. */
 #include <errno.h>
@@ -63,6 +64,9 @@ END_TEST
 static const char *s_bad_paths[] = {
     "", "/etc/passwd", "/", "..", "../x", "a/../b", "a/..", "./a", "a/./b", ".",
     "a//b", "//", "a//", "a\\b", "a\tb", "a\nb", "a\x1f", "a\x7f", "\x01",
+    /* not UTF-8: a stray byte, a cut sequence, Latin-1, an overlong '/',
+       a surrogate; and a C1 control (NEL) */
+    "\xff", "input/caf\xc3", "input/caf\xe9", "a\xc0\xaf" "b", "\xed\xa0\x80", "a\xc2\x85" "b",
 };
 
 /* Each path of s_bad_paths is refused with -EINVAL and a sentence. */
@@ -105,6 +109,39 @@ START_TEST (test_relative_length)
     char err[8];
     ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
     ck_assert_uint_eq (strlen (err), sizeof err - 1);
+}
+END_TEST
+
+/* A name of 255 bytes is accepted, one of 256 refused with a sentence that
+ * names the bound, wherever it is in the path; the whole path's bound
+ * and UTF-8 have sentences of their own. */
+START_TEST (test_relative_name_length)
+{
+    char path[600], err[160];
+    memcpy (path, "input/", 6);
+    memset (path + 6, 'n', 255);
+    path[6 + 255] = '\0';
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), 0);
+    memcpy (path + 6 + 255, "/x", 3);
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), 0);
+    memset (path + 6, 'n', 256);
+    memcpy (path + 6 + 256, "/x", 3);
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "255 bytes"), "%s", err);
+    path[6 + 256] = '\0';
+    ck_assert_int_eq (gw_path_check_relative (path, err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "255 bytes"), "%s", err);
+    ck_assert_int_eq (gw_path_check_relative ("input/\xff", err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "UTF-8"), "%s", err);
+    ck_assert_int_eq (gw_path_check_relative ("input/a\xc2\x9f" "b", err, sizeof err), -EINVAL);
+    ck_assert_msg (strstr (err, "control"), "%s", err);
+    /* multi-byte characters count in bytes: 127 of 2 bytes fit, 128 do not */
+    char wide[300] = "";
+    for (int i = 0; i < 127; i++)
+        strcat (wide, "\xc3\xa9");
+    ck_assert_int_eq (gw_path_check_relative (wide, NULL, 0), 0);
+    strcat (wide, "\xc3\xa9");
+    ck_assert_int_eq (gw_path_check_relative (wide, NULL, 0), -EINVAL);
 }
 END_TEST
 
@@ -360,6 +397,47 @@ START_TEST (test_open_creates_parents)
 }
 END_TEST
 
+/* gw_path_create_beneath gives what it makes to the owner asked for: each
+ * missing folder and the file, not a folder that was there already
+ * (as root; otherwise only that (uid_t) -1 leaves owners as they are). */
+START_TEST (test_create_gives_to_owner)
+{
+    s_tree_t t = s_tree_make (_i);
+    bool root = geteuid () == 0;
+    uid_t uid = root ? 4242 : (uid_t) -1;
+    gid_t gid = root ? 4343 : (gid_t) -1;
+    char *before = s_at (&t, "root/input");
+    struct stat was;
+    ck_assert_int_eq (lstat (before, &was), 0);
+    free (before);
+    int fd = gw_path_create_beneath (t.root, "input/deep/er/f.txt", O_WRONLY | O_TRUNC, 0644,
+                                     uid, gid);
+    ck_assert_msg (fd >= 0, "create failed: %s", strerror (-fd));
+    close (fd);
+    const char *made[] = {"root/input/deep", "root/input/deep/er", "root/input/deep/er/f.txt"};
+    for (size_t i = 0; i < 3; i++) {
+        char *p = s_at (&t, made[i]);
+        struct stat st;
+        ck_assert_int_eq (lstat (p, &st), 0);
+        ck_assert_msg (st.st_uid == (root ? uid : geteuid ()), "%s: uid %u", made[i],
+                       (unsigned) st.st_uid);
+        ck_assert_msg (st.st_gid == (root ? gid : getegid ()), "%s: gid %u", made[i],
+                       (unsigned) st.st_gid);
+        free (p);
+    }
+    char *p = s_at (&t, "root/input");
+    struct stat st;
+    ck_assert_int_eq (lstat (p, &st), 0);
+    ck_assert_int_eq (st.st_uid, was.st_uid);     /* was there: left as it was */
+    free (p);
+    /* and it is confined as gw_path_open_beneath is */
+    ck_assert_int_eq (gw_path_create_beneath (t.root, "outdir/new/f.txt", O_WRONLY, 0644, uid,
+                                              gid), s_escape_error (_i));
+    ck_assert (!s_exists (&t, "outside/new"));
+    s_tree_free (&t);
+}
+END_TEST
+
 /* With O_CREAT, a symlinked parent pointing outside is refused and nothing
  * is made outside: not the file, not a folder; nor through a dangling
  * symlink as the last component. */
@@ -424,6 +502,7 @@ path_suite (void)
     tcase_add_loop_test (tc, test_relative_accepts, 0,
                          (int) (sizeof s_good_paths / sizeof s_good_paths[0]));
     tcase_add_test (tc, test_relative_length);
+    tcase_add_test (tc, test_relative_name_length);
     tcase_add_loop_test (tc, test_in_session, 0,
                          (int) (sizeof s_client_paths / sizeof s_client_paths[0]));
     suite_add_tcase (s, tc);
@@ -436,6 +515,7 @@ path_suite (void)
     tcase_add_loop_test (tc, test_open_refuses_magic_links, S_NATIVE, S_FALLBACK + 1);
     tcase_add_loop_test (tc, test_open_creates_parents, S_NATIVE, S_FALLBACK + 1);
     tcase_add_loop_test (tc, test_open_create_refuses_escape, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_create_gives_to_owner, S_NATIVE, S_FALLBACK + 1);
     suite_add_tcase (s, tc);
     return s;
 }
