@@ -64,9 +64,9 @@
     X (MODEL_TEXT_BYTES, "CODEBOX_MODEL_TEXT_BYTES", "32768", INT, "text one MCP result gives the model; longer output keeps its head and tail, and the whole is saved in the session (.codebox/outputs/) and linked") \
     X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
     X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \
-    X (RESULT_STORE_MB, "CODEBOX_RESULT_STORE_MB", "512", INT, "MiB of finished results kept for GET /execute/{id}/results; the oldest go first") \
+    X (RESULT_STORE_MB, "CODEBOX_RESULT_STORE_MB", "512", INT, "MiB of finished results kept for GET /execute/{id}/results; past it the oldest of the tenant that holds the most go first") \
     X (MAX_QUEUED_EXECUTIONS, "CODEBOX_MAX_QUEUED_EXECUTIONS", "64", INT, "executions waiting in one session's queue; more get 429") \
-    X (MAX_MCP_SESSIONS, "CODEBOX_MAX_MCP_SESSIONS", "1024", INT, "MCP sessions (Mcp-Session-Id) at once over HTTP; idle ones expire first") \
+    X (MAX_MCP_SESSIONS, "CODEBOX_MAX_MCP_SESSIONS", "1024", INT, "MCP sessions (Mcp-Session-Id, /sse) at once over HTTP, a tenant its share; idle ones expire first") \
     X (MCP_SESSION_IDLE_TIMEOUT, "CODEBOX_MCP_SESSION_IDLE_TIMEOUT", "3600", INT, "seconds an MCP session over HTTP may stay unused before it expires (then 404: initialize again)") \
     X (MAX_CONNECTIONS_PER_ADDRESS, "CODEBOX_MAX_CONNECTIONS_PER_ADDRESS", "1024", INT, "HTTP connections one client address may hold at once (4000 in all)") \
     X (HTTP_IDLE_TIMEOUT, "CODEBOX_HTTP_IDLE_TIMEOUT", "30", INT, "seconds an HTTP connection may sit idle (no request under way) before it is closed") \
