@@ -30,6 +30,9 @@ gw_cli_load_config (const char *config_file)
                                   config_file != NULL, err, sizeof err);
     if (!rc)
         rc = gw_config_load_env (config, err, sizeof err);
+    /* settings worked out from others, once, before anything reads them */
+    if (!rc && gw_config_resolve (config) < 0)
+        rc = snprintf (err, sizeof err, "out of memory");
     if (rc) {
         fprintf (stderr, "codebox: %s\n", err);
         gw_config_destroy (&config);
@@ -37,6 +40,10 @@ gw_cli_load_config (const char *config_file)
         jp_log_set_level ((jp_log_level_t) jp_log_level_parse (gw_config_str (config,
                                                                              GW_SET_LOG_LEVEL)));
         gw_config_each_alias (config, s_log_alias, NULL);
+        jp_log_debug ("config event=tenant-share sessions=%ld of=%ld tenants=%d",
+                      gw_config_int (config, GW_SET_TENANT_MAX_SESSIONS),
+                      gw_config_int (config, GW_SET_MAX_SESSIONS),
+                      gw_config_count_tenants (gw_config_str (config, GW_SET_API_TOKENS)));
     }
     return config;
 }

@@ -22,6 +22,7 @@ typedef struct {
 #define INT "INT"
 #define UINT "UINT"
 #define BOOL "BOOL"
+#define AUTO "AUTO"
 #define GW_SETTING_ROW(id, name, def, kind, help) {name, def, kind, help},
 static const s_setting_t s_table[] = {GW_SETTINGS (GW_SETTING_ROW)};
 #undef GW_SETTING_ROW
@@ -154,6 +155,9 @@ gw_config_set (gw_config_t *self, const char *name, const char *value,
         problem = "a positive integer";
     else if (strcmp (kind, UINT) == 0 && !(s_parse_long (value, 0, &number) && number <= INT_MAX))
         problem = "a whole number (0 or more)";
+    else if (strcmp (kind, AUTO) == 0 && strcmp (value, "auto") != 0
+             && !(s_parse_long (value, 1, &number) && number <= INT_MAX))
+        problem = "a positive integer or auto";
     else if (strcmp (kind, BOOL) == 0 && !s_in_words ("0|1|true|false|on|off|yes|no", value))
         problem = "0 or 1";
     else if (strchr (kind, '|') && !s_in_words (kind, value))
@@ -341,6 +345,76 @@ gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg
     for (size_t i = 0; i < S_N_ALIASES; i++)
         if (self->aliases[i][0])
             fn (s_aliases[i].name, s_table[s_aliases[i].id].name, self->aliases[i], arg);
+}
+
+/* The tenant an entry of a token list (len bytes at p) names, into *name
+ * and *n: "tenant:token", or "default" for a bare token. False for a
+ * blank entry. */
+static bool
+s_entry_tenant (const char *p, size_t len, const char **name, size_t *n)
+{
+    while (len && isspace ((unsigned char) *p))
+        p++, len--;
+    if (!len)
+        return false;
+    const char *colon = memchr (p, ':', len);
+    *name = colon ? p : "default";
+    *n = colon ? (size_t) (colon - p) : 7;
+    return true;
+}
+
+int
+gw_config_count_tenants (const char *tokens)
+{
+    /* tenants are few: each entry's is compared with the earlier ones' */
+    int count = 0;
+    for (const char *p = tokens ? tokens : ""; *p;) {
+        size_t len = strcspn (p, ",");
+        const char *name, *other;
+        size_t n, other_n;
+        bool seen = !s_entry_tenant (p, len, &name, &n);
+        for (const char *q = tokens; !seen && q < p;) {
+            size_t qlen = strcspn (q, ",");
+            seen = s_entry_tenant (q, qlen, &other, &other_n) && other_n == n
+                   && strncmp (other, name, n) == 0;
+            q += qlen + (q[qlen] == ',');
+        }
+        count += !seen;
+        p += len + (p[len] == ',');
+    }
+    return count;
+}
+
+int
+gw_config_resolve (gw_config_t *self)
+{
+    long all = gw_config_int (self, GW_SET_MAX_SESSIONS);
+    const char *v = self->values[GW_SET_TENANT_MAX_SESSIONS];
+    long share = strcmp (v, "auto") == 0
+                 ? (gw_config_count_tenants (self->values[GW_SET_API_TOKENS]) > 1
+                    ? (all / 2 > 0 ? all / 2 : 1) : all)
+                 : strtol (v, NULL, 10);
+    if (share > all)
+        share = all;
+    char text[32];
+    snprintf (text, sizeof text, "%ld", share);
+    char *copy = strdup (text);
+    if (!copy)
+        return -ENOMEM;
+    free (self->values[GW_SET_TENANT_MAX_SESSIONS]);
+    self->values[GW_SET_TENANT_MAX_SESSIONS] = copy;
+    return 0;
+}
+
+long
+gw_config_share (const gw_config_t *self, long size)
+{
+    long all = gw_config_int (self, GW_SET_MAX_SESSIONS);
+    long mine = gw_config_int (self, GW_SET_TENANT_MAX_SESSIONS);
+    if (mine <= 0 || all <= 0 || mine >= all)
+        return size;            /* unresolved ("auto"), or every session */
+    long share = (long) ((long long) size * mine / all);
+    return share > 0 ? share : 1;
 }
 
 const char *

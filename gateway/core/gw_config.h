@@ -14,7 +14,9 @@
 #include <stdio.h>
 
 /* X(ID, NAME, DEFAULT, KIND, HELP). KIND: STR, INT (a positive integer),
- * UINT (zero or more), BOOL (0/1), or a word list "a|b|c" for ENUM. */
+ * UINT (zero or more), BOOL (0/1), AUTO (a positive integer, or "auto":
+ * worked out from other settings by gw_config_resolve), or a word list
+ * "a|b|c" for ENUM. */
 #define GW_SETTINGS(X) \
     X (HOST, "CODEBOX_HOST", "127.0.0.1", STR, "HTTP bind address") \
     X (PORT, "CODEBOX_PORT", "8000", UINT, "HTTP port (0 picks a free one)") \
@@ -29,6 +31,7 @@
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, "seconds one execution may run; then interrupt, then restart") \
     X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \
     X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, "live sessions at once") \
+    X (TENANT_MAX_SESSIONS, "CODEBOX_TENANT_MAX_SESSIONS", "auto", AUTO, "live sessions one tenant may hold (auto: half of CODEBOX_MAX_SESSIONS when CODEBOX_API_TOKENS names several tenants, else all); the same fraction of every other table a tenant fills (MCP sessions, kept results, SQL workers, MCP tasks) is its share there, so one tenant never locks out another") \
     X (NODE_NAME, "CODEBOX_NODE_NAME", "", STR, "this node's name among many (default: the host name)") \
     X (DIRECTORY_URL, "CODEBOX_DIRECTORY_URL", "", STR, "redis://HOST[:PORT][/DB]: the session directory many nodes share (listings span the nodes; a session another node holds is refused naming it)") \
     X (POOL_SIZE, "CODEBOX_POOL_SIZE", "2", UINT, "warm kernels kept per pooled kernelspec") \
@@ -61,9 +64,9 @@
     X (MODEL_TEXT_BYTES, "CODEBOX_MODEL_TEXT_BYTES", "32768", INT, "text one MCP result gives the model; longer output keeps its head and tail, and the whole is saved in the session (.codebox/outputs/) and linked") \
     X (DOWNLOAD_ALLOW_PRIVATE, "CODEBOX_DOWNLOAD_ALLOW_PRIVATE", "0", BOOL, "1 lets upload_file fetch private addresses") \
     X (ALLOW_CLIENT_SQL_DSN, "CODEBOX_ALLOW_CLIENT_SQL_DSN", "0", BOOL, "1 lets a client name its own ODBC connection string") \
-    X (RESULT_STORE_MB, "CODEBOX_RESULT_STORE_MB", "512", INT, "MiB of finished results kept for GET /execute/{id}/results; the oldest go first") \
+    X (RESULT_STORE_MB, "CODEBOX_RESULT_STORE_MB", "512", INT, "MiB of finished results kept for GET /execute/{id}/results; past it the oldest of the tenant that holds the most go first") \
     X (MAX_QUEUED_EXECUTIONS, "CODEBOX_MAX_QUEUED_EXECUTIONS", "64", INT, "executions waiting in one session's queue; more get 429") \
-    X (MAX_MCP_SESSIONS, "CODEBOX_MAX_MCP_SESSIONS", "1024", INT, "MCP sessions (Mcp-Session-Id) at once over HTTP; idle ones expire first") \
+    X (MAX_MCP_SESSIONS, "CODEBOX_MAX_MCP_SESSIONS", "1024", INT, "MCP sessions (Mcp-Session-Id, /sse) at once over HTTP, a tenant its share; idle ones expire first") \
     X (MCP_SESSION_IDLE_TIMEOUT, "CODEBOX_MCP_SESSION_IDLE_TIMEOUT", "3600", INT, "seconds an MCP session over HTTP may stay unused before it expires (then 404: initialize again)") \
     X (MAX_CONNECTIONS_PER_ADDRESS, "CODEBOX_MAX_CONNECTIONS_PER_ADDRESS", "1024", INT, "HTTP connections one client address may hold at once (4000 in all)") \
     X (HTTP_IDLE_TIMEOUT, "CODEBOX_HTTP_IDLE_TIMEOUT", "30", INT, "seconds an HTTP connection may sit idle (no request under way) before it is closed") \
@@ -112,6 +115,24 @@ int gw_config_load_env (gw_config_t *self, char *err, size_t err_len);
 typedef void (gw_config_alias_fn) (const char *alias, const char *ours, const char *source,
                                    void *arg);
 void gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg);
+
+/* Works out the settings whose value depends on others, once every source
+ * has been read (before anything reads them): CODEBOX_TENANT_MAX_SESSIONS
+ * "auto" becomes half of CODEBOX_MAX_SESSIONS (at least 1) when
+ * CODEBOX_API_TOKENS names two tenants or more, else CODEBOX_MAX_SESSIONS;
+ * a value above CODEBOX_MAX_SESSIONS becomes that. Returns 0 or -ENOMEM. */
+int gw_config_resolve (gw_config_t *self);
+
+/* The number of distinct tenants a CODEBOX_API_TOKENS value names (a
+ * token without "tenant:" is the tenant "default"); 0 for no tokens. Pure:
+ * it judges no names (gw_auth does). */
+int gw_config_count_tenants (const char *tokens);
+
+/* One tenant's share of a table of size slots: the same fraction as its
+ * live sessions have of the server's, size * CODEBOX_TENANT_MAX_SESSIONS /
+ * CODEBOX_MAX_SESSIONS, at least 1 (and size itself when the tenant may
+ * hold every session). After gw_config_resolve. */
+long gw_config_share (const gw_config_t *self, long size);
 
 /* Typed reads. */
 const char *gw_config_str (const gw_config_t *self, gw_setting_t id);

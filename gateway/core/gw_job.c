@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ struct gw_jobs {
     gw_job_t **items;           /* in creation order */
     size_t n, cap;
     size_t max_bytes;           /* finished results kept, at most (0: no bound) */
+    size_t max_count;           /* jobs kept, at most (GW_JOBS_MAX) */
     json_t *by_id;              /* id -> the job's address (an integer): a
                                    lookup does not compare every id kept */
     gw_job_observer_t *timed;   /* observers with a wait (until_ms), of any job */
@@ -29,6 +31,8 @@ gw_jobs_new (void)
         free (self);
         return NULL;
     }
+    if (self)
+        self->max_count = GW_JOBS_MAX;
     return self;
 }
 
@@ -218,6 +222,12 @@ gw_jobs_set_max_bytes (gw_jobs_t *self, size_t max_bytes)
     self->max_bytes = max_bytes;
 }
 
+void
+gw_jobs_set_max_count (gw_jobs_t *self, size_t max_count)
+{
+    self->max_count = max_count;
+}
+
 /* The bytes a finished job's result holds. */
 static size_t
 s_job_bytes (const gw_job_t *job)
@@ -226,36 +236,123 @@ s_job_bytes (const gw_job_t *job)
            + (job->code ? strlen (job->code) : 0);
 }
 
+/* A result that may go: finished, and nobody waits on it. */
+static bool
+s_evictable (const gw_job_t *job)
+{
+    return gw_job_finished (job) && !job->observers;
+}
+
+/* One tenant's evictable results, while the store is over a bound. */
+typedef struct {
+    char tenant[65];
+    size_t count, bytes;
+    size_t next;                /* where its oldest may be, in items */
+} s_holder_t;
+
+/* The holder of tenant in holders (n of them), added if new (*cap grown);
+ * NULL on OOM. */
+static s_holder_t *
+s_holder (s_holder_t **holders, size_t *n, size_t *cap, const char *tenant, size_t at)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp ((*holders)[i].tenant, tenant) == 0)
+            return &(*holders)[i];
+    if (*n == *cap) {
+        size_t grown_cap = *cap ? *cap * 2 : 8;
+        s_holder_t *grown = realloc (*holders, grown_cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        *holders = grown;
+        *cap = grown_cap;
+    }
+    (*holders)[*n] = (s_holder_t) {.next = at};
+    snprintf ((*holders)[*n].tenant, sizeof (*holders)[*n].tenant, "%s", tenant);
+    return &(*holders)[(*n)++];
+}
+
+/* While the store is over its count (jobs kept, running ones too) or its
+ * bytes (of finished results), frees the oldest evictable result of the
+ * tenant that holds the most of what is over (results, or bytes): one
+ * tenant's flood of executions evicts its own results, never another's
+ * while it holds more. Returns the bytes freed. */
+static size_t
+s_evict_fairly (gw_jobs_t *self)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < self->n; i++)
+        if (gw_job_finished (self->items[i]))
+            bytes += s_job_bytes (self->items[i]);
+    size_t count = self->n;
+    if (count <= self->max_count && (!self->max_bytes || bytes <= self->max_bytes))
+        return 0;
+    s_holder_t *holders = NULL;
+    size_t n_holders = 0, cap = 0;
+    for (size_t i = 0; i < self->n; i++) {
+        gw_job_t *job = self->items[i];
+        if (!s_evictable (job))
+            continue;
+        s_holder_t *h = s_holder (&holders, &n_holders, &cap, job->tenant, i);
+        if (!h)
+            break;              /* out of memory: the holders so far decide */
+        h->count++;
+        h->bytes += s_job_bytes (job);
+    }
+    size_t freed = 0;
+    for (;;) {
+        bool over_count = count > self->max_count;
+        if (!over_count && !(self->max_bytes && bytes > self->max_bytes))
+            break;
+        s_holder_t *most = NULL;
+        for (size_t i = 0; i < n_holders; i++) {
+            s_holder_t *h = &holders[i];
+            if (h->count && (!most || (over_count ? h->count > most->count
+                                                  : h->bytes > most->bytes)))
+                most = h;
+        }
+        if (!most)
+            break;              /* what is left is running or waited on */
+        size_t i = most->next;
+        while (!self->items[i] || !s_evictable (self->items[i])
+               || strcmp (self->items[i]->tenant, most->tenant) != 0)
+            i++;
+        gw_job_t *job = self->items[i];
+        size_t size = s_job_bytes (job);
+        most->next = i + 1;
+        most->count--;
+        most->bytes -= size;
+        count--;
+        bytes -= size;
+        freed += size;
+        self->items[i] = NULL;
+        s_job_free (job);
+    }
+    free (holders);
+    size_t kept = 0;
+    for (size_t i = 0; i < self->n; i++)
+        if (self->items[i])
+            self->items[kept++] = self->items[i];
+    self->n = kept;
+    return freed;
+}
+
 size_t
 gw_jobs_expire (gw_jobs_t *self, int64_t now)
 {
-    /* the newest finished results are kept up to max_bytes: count from
-       the newest, and everything older than where the sum passes it goes */
-    size_t oldest_kept = 0, sum = 0;
-    for (size_t i = self->n; self->max_bytes && i-- > 0;) {
-        if (!gw_job_finished (self->items[i]))
-            continue;
-        sum += s_job_bytes (self->items[i]);
-        if (sum > self->max_bytes) {
-            oldest_kept = i + 1;
-            break;
-        }
-    }
+    /* first what had its time, or that nobody will ask for */
     size_t kept = 0, freed = 0;
     for (size_t i = 0; i < self->n; i++) {
         gw_job_t *job = self->items[i];
-        /* the store is in creation order, so the oldest go first */
-        bool drop = gw_job_finished (job)
-            && (job->transient || now - job->finished_ms > GW_JOB_KEEP_MS
-                || self->n - (i - kept) > GW_JOBS_MAX || i < oldest_kept);
-        if (drop && !job->observers) {
+        if (s_evictable (job)
+            && (job->transient || now - job->finished_ms > GW_JOB_KEEP_MS)) {
             freed += s_job_bytes (job);
             s_job_free (job);
         } else
             self->items[kept++] = job;
     }
     self->n = kept;
-    return freed;
+    /* then, over a bound, the largest holder's oldest */
+    return freed + s_evict_fairly (self);
 }
 
 void

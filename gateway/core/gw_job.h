@@ -1,8 +1,9 @@
 /* gw_job: one execution request as clients see it: its request_id, the
  * session it runs in, its status from queued to an end, its execution
  * (outputs), its new artifacts, and who watches it (observers); and the
- * bounded store of all of them (finished ones are dropped after an hour or
- * when more than GW_JOBS_MAX are kept, then their id answers 404).
+ * bounded store of all of them (finished ones are dropped after an hour,
+ * or when more than GW_JOBS_MAX or CODEBOX_RESULT_STORE_MB are kept, the
+ * largest holder's first; then their id answers 404).
  *
  * Threads: the loop thread only. */
 #ifndef GW_JOB_H
@@ -86,12 +87,18 @@ gw_job_t *gw_jobs_add (gw_jobs_t *self, gw_session_t *session, const char *sessi
 /* The job with id visible to tenant, or NULL. */
 gw_job_t *gw_jobs_find (gw_jobs_t *self, const char *id, const char *tenant);
 
-/* Drops finished jobs past their keeping time, over the count, or (oldest
- * first) over the byte bound. Returns the bytes freed. */
+/* Drops finished jobs past their keeping time (or transient); then,
+ * while the store is over its count or its bytes, the oldest finished
+ * result of the tenant that holds the most results (over the count) or
+ * bytes (over the bytes), so one tenant's flood evicts its own results
+ * and never another's while it holds more. A result someone waits on
+ * stays. Returns the bytes freed. */
 size_t gw_jobs_expire (gw_jobs_t *self, int64_t now);
 
 /* Bounds the bytes finished results may hold (CODEBOX_RESULT_STORE_MB). */
 void gw_jobs_set_max_bytes (gw_jobs_t *self, size_t max_bytes);
+/* Bounds the jobs kept, running ones too (GW_JOBS_MAX unless set). */
+void gw_jobs_set_max_count (gw_jobs_t *self, size_t max_count);
 
 /* Forgets session in every job that points at it (the session is going). */
 void gw_jobs_detach_session (gw_jobs_t *self, const gw_session_t *session);

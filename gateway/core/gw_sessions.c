@@ -99,11 +99,23 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
                   id, node);
         return NULL;
     }
-    long max = gw_config_int (gw_server_config (server), GW_SET_MAX_SESSIONS);
+    /* the tenant's share first: a tenant at it is told so, whatever the
+       others hold; then the server's bound */
+    const gw_config_t *config = gw_server_config (server);
+    long max = gw_config_int (config, GW_SET_MAX_SESSIONS);
+    long share = gw_config_share (config, max);
+    long mine = (long) gw_sessions_count_tenant (server, caller->tenant);
+    if (share < max && mine >= share) {
+        *e = GW_E_TOO_MANY_SESSIONS;
+        snprintf (err, err_len, "tenant '%s' holds %ld live sessions, its share of this "
+                  "server's %ld (CODEBOX_TENANT_MAX_SESSIONS=%ld); DELETE one you no longer "
+                  "need", caller->tenant, mine, max, share);
+        return NULL;
+    }
     if ((long) gw_server_session_count (server) >= max) {
         *e = GW_E_TOO_MANY_SESSIONS;
-        snprintf (err, err_len, "%ld sessions are live, the most this server allows; "
-                  "DELETE one you no longer need", max);
+        snprintf (err, err_len, "%ld sessions are live, the most this server allows "
+                  "(CODEBOX_MAX_SESSIONS); DELETE one you no longer need", max);
         return NULL;
     }
     ks_spec_t *spec = gw_sessions_find_spec (server, kernel, language, err, err_len);
@@ -128,6 +140,15 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
     jp_log_info ("session event=created session=%s tenant=%s kernel=%s",
                  session->id, session->tenant, session->spec->name);
     return session;
+}
+
+size_t
+gw_sessions_count_tenant (gw_server_t *server, const char *tenant)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gw_server_session_count (server); i++)
+        n += strcmp (gw_server_session_at (server, i)->tenant, tenant) == 0;
+    return n;
 }
 
 gw_session_t *

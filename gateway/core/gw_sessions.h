@@ -1,9 +1,9 @@
 /* gw_sessions: the session operations every transport shares: create
- * (id rules, conflicts, the server's bound, the kernel by name or
- * language, limits clamped for the caller), look up, list (a tenant's
- * sessions, one-shot ones left out) and end. REST, MCP over HTTP and over
- * stdio are thin adapters over these; each words its own errors from the
- * gw_error_t they return.
+ * (id rules, conflicts, the tenant's share and the server's bound, the
+ * kernel by name or language, limits clamped for the caller), look up,
+ * list (a tenant's sessions, one-shot ones left out) and end. REST, MCP
+ * over HTTP and over stdio are thin adapters over these; each words its
+ * own errors from the gw_error_t they return.
  *
  * Threads: the loop thread only. */
 #ifndef GW_SESSIONS_H
@@ -26,11 +26,16 @@ ks_spec_t *gw_sessions_find_spec (gw_server_t *server, const char *kernel, const
                                   char *err, size_t err_len);
 
 /* Makes and starts a session (id NULL: a new uuid). NULL with *e and err
- * set: GW_E_INVALID_SESSION_ID, GW_E_CONFLICT, GW_E_TOO_MANY_SESSIONS,
- * GW_E_KERNEL_NOT_FOUND, GW_E_KERNEL_START_FAILED. */
+ * set: GW_E_INVALID_SESSION_ID, GW_E_CONFLICT, GW_E_TOO_MANY_SESSIONS (the
+ * tenant holds its share, CODEBOX_TENANT_MAX_SESSIONS, or the server its
+ * CODEBOX_MAX_SESSIONS; err says which), GW_E_KERNEL_NOT_FOUND,
+ * GW_E_KERNEL_START_FAILED. */
 gw_session_t *gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
                                   const char *id, const char *kernel, const char *language,
                                   gw_error_t *e, char *err, size_t err_len);
+
+/* The live sessions tenant holds (one-shot ones too: each has a kernel). */
+size_t gw_sessions_count_tenant (gw_server_t *server, const char *tenant);
 
 /* The caller's session id, or NULL with *e = GW_E_INVALID_SESSION_ID,
  * GW_E_SESSION_NOT_FOUND, or, with a directory shared by many nodes,

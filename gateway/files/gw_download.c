@@ -57,6 +57,7 @@ struct s_download {
     long long max_bytes;
     long timeout_s;
     bool allow_private;
+    char tenant[65];
     gw_download_done_fn *done;
     gw_download_progress_fn *progress;
     void *arg;
@@ -448,18 +449,31 @@ gw_downloads_destroy (gw_downloads_t **self_p)
     *self_p = NULL;
 }
 
+long
+gw_downloads_share (gw_downloads_t *self)
+{
+    return gw_config_share (gw_server_config (self->server), GW_DOWNLOAD_MAX_ACTIVE);
+}
+
 int
 gw_download_start (gw_downloads_t *self, const gw_download_request_t *request,
                    gw_download_done_fn *done, gw_download_progress_fn *progress, void *arg)
 {
     if (self->n_active >= GW_DOWNLOAD_MAX_ACTIVE)
         return -EAGAIN;
+    const char *tenant = request->tenant ? request->tenant : "";
+    long mine = 0;
+    for (s_download_t *d = self->active; d; d = d->next)
+        mine += strcmp (d->tenant, tenant) == 0;
+    if (mine >= gw_downloads_share (self))
+        return -EDQUOT;
     pthread_once (&s_curl_once, s_curl_init);
     s_download_t *d = calloc (1, sizeof *d);
     if (!d || !(d->url = strdup (request->url))) {
         free (d);
         return -ENOMEM;
     }
+    snprintf (d->tenant, sizeof d->tenant, "%s", tenant);
     d->serial = self->next_serial++;
     d->server = self->server;
     d->dirfd = request->dirfd;

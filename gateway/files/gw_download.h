@@ -39,7 +39,7 @@ typedef struct gw_server gw_server_t;
 typedef struct gw_downloads gw_downloads_t;
 
 #define GW_DOWNLOAD_MAX_REDIRECTS 5
-#define GW_DOWNLOAD_MAX_ACTIVE 16       /* downloads at once, all sessions */
+#define GW_DOWNLOAD_MAX_ACTIVE 16       /* downloads at once, all sessions; a tenant its share */
 #define GW_DOWNLOAD_NAME_MAX 200        /* bytes of a saved file name */
 #define GW_DOWNLOAD_URL_MAX 8192
 
@@ -101,6 +101,8 @@ typedef struct {
     long long max_bytes;
     long timeout_s;
     bool allow_private;
+    const char *tenant;         /* whose: a tenant runs at most its share of
+                                   GW_DOWNLOAD_MAX_ACTIVE at once (NULL: "") */
 } gw_download_request_t;
 
 typedef enum {
@@ -143,8 +145,13 @@ void gw_downloads_destroy (gw_downloads_t **self_p);
 /* Starts a download on a worker thread of its own. On success the
  * download owns request->dirfd and request->fd and will call done exactly
  * once (progress, when not NULL, before it); returns 0. Otherwise returns
- * -EAGAIN (GW_DOWNLOAD_MAX_ACTIVE already running) or another negative
- * errno, and the caller still owns the descriptors. */
+ * -EAGAIN (GW_DOWNLOAD_MAX_ACTIVE already running), -EDQUOT (the tenant
+ * runs its share of them, gw_downloads_share) or another negative errno,
+ * and the caller still owns the descriptors. */
+/* The downloads one tenant may run at once: its share of
+ * GW_DOWNLOAD_MAX_ACTIVE (gw_config_share). */
+long gw_downloads_share (gw_downloads_t *self);
+
 int gw_download_start (gw_downloads_t *self, const gw_download_request_t *request,
                        gw_download_done_fn *done, gw_download_progress_fn *progress, void *arg);
 

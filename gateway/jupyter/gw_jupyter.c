@@ -708,10 +708,15 @@ gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id)
     gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
     if (!session)
         return;
-    if (self->closed || self->n_clients >= S_MAX_CLIENTS
+    /* a tenant holds at most its share of the websockets */
+    long share = gw_config_share (gw_server_config (self->server), S_MAX_CLIENTS), mine = 0;
+    for (gw_ws_client_t *c = self->clients; c; c = c->next)
+        mine += strcmp (c->tenant, req->tenant) == 0;
+    if (self->closed || self->n_clients >= S_MAX_CLIENTS || mine >= share
         || gw_jupyter_connections (self, session) >= S_MAX_PER_KERNEL) {
         gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many websockets (at most %d "
-                                "per kernel, %d in all)", S_MAX_PER_KERNEL, S_MAX_CLIENTS);
+                                "per kernel, %ld per tenant, its share, and %d in all)",
+                                S_MAX_PER_KERNEL, share, S_MAX_CLIENTS);
         return;
     }
     s_handover_t *h = calloc (1, sizeof *h);

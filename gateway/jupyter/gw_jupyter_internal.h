@@ -10,7 +10,8 @@
 #include "gw_jupyter.h"
 
 #define GW_JUPYTER_MAX_NB_SESSIONS 4096
-#define GW_JUPYTER_MAX_NB_PER_TENANT 512     /* one tenant cannot fill the table */
+#define GW_JUPYTER_MAX_NB_PER_TENANT 512     /* one tenant cannot fill the table: at
+                                                most this, or its share if less */
 
 /* One /api/sessions entry: a notebook (path) and the kernel it uses. */
 typedef struct {

@@ -83,11 +83,20 @@ gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *i
     return session;
 }
 
+/* The notebook sessions one tenant may hold: its share of the table
+ * (gw_config_share), never above GW_JUPYTER_MAX_NB_PER_TENANT. */
+static int
+s_nb_tenant_max (gw_jupyter_t *self)
+{
+    long share = gw_config_share (gw_server_config (self->server), GW_JUPYTER_MAX_NB_SESSIONS);
+    return share < GW_JUPYTER_MAX_NB_PER_TENANT ? (int) share : GW_JUPYTER_MAX_NB_PER_TENANT;
+}
+
 static void
-s_reply_nb_full (gw_request_t *req)
+s_reply_nb_full (gw_jupyter_t *self, gw_request_t *req)
 {
     gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many notebook sessions (at most "
-                            "%d per tenant, %d in all)", GW_JUPYTER_MAX_NB_PER_TENANT,
+                            "%d per tenant, its share, and %d in all)", s_nb_tenant_max (self),
                             GW_JUPYTER_MAX_NB_SESSIONS);
 }
 
@@ -116,7 +125,7 @@ s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
         gw_session_end_later (session);
     } else if (start->with_nb) {
         if (s_nb_add (start->self, &start->nb))
-            s_reply_nb_full (req);
+            s_reply_nb_full (start->self, req);
         else
             gw_request_reply_json (req, 201, s_nb_model (start->self, &start->nb, session));
     } else
@@ -271,7 +280,7 @@ s_nb_add (gw_jupyter_t *self, const gw_nb_session_t *nb)
     int of_tenant = 0;
     for (int i = 0; i < self->n_nb; i++)
         of_tenant += strcmp (self->nb[i].tenant, nb->tenant) == 0;
-    if (self->n_nb >= GW_JUPYTER_MAX_NB_SESSIONS || of_tenant >= GW_JUPYTER_MAX_NB_PER_TENANT)
+    if (self->n_nb >= GW_JUPYTER_MAX_NB_SESSIONS || of_tenant >= s_nb_tenant_max (self))
         return -1;
     if (!self->nb && !(self->nb = calloc (GW_JUPYTER_MAX_NB_SESSIONS, sizeof *self->nb)))
         return -1;
@@ -362,7 +371,7 @@ s_post_session (gw_jupyter_t *self, gw_request_t *req, json_t *body)
             return;
         snprintf (nb.kernel_id, sizeof nb.kernel_id, "%s", gw_session_id (session));
         if (s_nb_add (self, &nb))
-            s_reply_nb_full (req);
+            s_reply_nb_full (self, req);
         else
             gw_request_reply_json (req, 201, s_nb_model (self, &nb, session));
         return;

@@ -2,6 +2,7 @@
  * wait for executions, progress and cancellation. Loop thread only. */
 #include "gw_mcp.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,32 @@ gw_mcp_clients_expire (gw_mcp_t *self, int64_t now, int64_t idle_ms,
         c = next;
     }
     return left;
+}
+
+int
+gw_mcp_clients_admit (gw_mcp_t *self, const char *tenant, int64_t now, char *why,
+                      size_t why_len)
+{
+    const gw_config_t *config = gw_server_config (self->server);
+    long max = gw_config_int (config, GW_SET_MAX_MCP_SESSIONS);
+    long share = gw_config_share (config, max);
+    /* those past their idle time have expired, whoever's they are (the
+       setting says so); no live one of another tenant ever goes here */
+    size_t live = gw_mcp_clients_expire (
+        self, now, gw_config_int (config, GW_SET_MCP_SESSION_IDLE_TIMEOUT) * 1000, NULL);
+    long mine = 0;
+    for (gw_mcp_client_t *c = self->clients; c; c = c->next)
+        mine += strcmp (c->tenant, tenant) == 0;
+    if (share < max && mine >= share) {
+        snprintf (why, why_len, "tenant '%s' holds %ld MCP sessions, its share of the %ld of "
+                  "CODEBOX_MAX_MCP_SESSIONS (CODEBOX_TENANT_MAX_SESSIONS)", tenant, mine, max);
+        return -EBUSY;
+    }
+    if ((long) live >= max) {
+        snprintf (why, why_len, "too many MCP sessions (%zu, CODEBOX_MAX_MCP_SESSIONS)", live);
+        return -EBUSY;
+    }
+    return 0;
 }
 
 void

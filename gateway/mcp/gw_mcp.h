@@ -64,6 +64,14 @@ void gw_mcp_client_touch (gw_mcp_client_t *client);
  * keep (may be NULL); returns how many are left. */
 size_t gw_mcp_clients_expire (gw_mcp_t *self, int64_t now, int64_t idle_ms,
                               const gw_mcp_client_t *keep);
+/* Whether tenant may have one more client (an MCP session over Streamable
+ * HTTP or /sse; both transports ask here): first those of every tenant
+ * idle past CODEBOX_MCP_SESSION_IDLE_TIMEOUT expire; then a tenant holding
+ * its share of CODEBOX_MAX_MCP_SESSIONS (gw_config_share) is refused, and
+ * so is anyone while the table is full. Never ends another tenant's live
+ * client. Returns 0, or -EBUSY with a sentence in why. */
+int gw_mcp_clients_admit (gw_mcp_t *self, const char *tenant, int64_t now, char *why,
+                          size_t why_len);
 /* Ends a client: cancels its calls, forgets it. */
 void gw_mcp_client_end (gw_mcp_t *self, gw_mcp_client_t *client);
 const char *gw_mcp_client_id (const gw_mcp_client_t *client);

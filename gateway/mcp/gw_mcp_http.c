@@ -165,21 +165,18 @@ s_post (gw_mcp_http_t *self, gw_request_t *req)
     bool is_initialize = false;
     gw_mcp_is_request (req->body, req->body_len, &is_initialize);
     gw_mcp_client_t *client = NULL;
-    /* MCP sessions are bounded: idle ones expire (their id is then
-       unknown, so the client initializes again), and past the count a new
-       one is refused */
-    const gw_config_t *config = gw_server_config (self->server);
-    int64_t now = jp_time_now_ms ();
-    size_t live = gw_mcp_clients_expire (
-        self->mcp, now, gw_config_int (config, GW_SET_MCP_SESSION_IDLE_TIMEOUT) * 1000, NULL);
     /* without an MCP session and not initialize: the stateless era
        (2026-07-28), whose rules the core checks */
     bool stateless = !mcp_session && !is_initialize;
     if (is_initialize && !mcp_session) {
-        if (live >= (size_t) gw_config_int (config, GW_SET_MAX_MCP_SESSIONS)) {
-            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many MCP sessions (%zu, "
-                                    "CODEBOX_MAX_MCP_SESSIONS): end one with DELETE /mcp, "
-                                    "or wait for idle ones to expire", live);
+        /* MCP sessions are bounded: idle ones expire (their id is then
+           unknown, so the client initializes again), and past the
+           tenant's share or the count a new one is refused */
+        char why[300];
+        if (gw_mcp_clients_admit (self->mcp, req->tenant, jp_time_now_ms (), why,
+                                  sizeof why) < 0) {
+            gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "%s: end one with DELETE "
+                                    "/mcp, or wait for idle ones to expire", why);
             return;
         }
         client = gw_mcp_client_new (self->mcp, req->tenant);

@@ -134,13 +134,10 @@ s_reply_end (gw_mcp_reply_t *base)
 static void
 s_open (gw_mcp_sse_t *self, gw_request_t *req)
 {
-    const gw_config_t *config = gw_server_config (self->server);
-    size_t live = gw_mcp_clients_expire (
-        self->mcp, jp_time_now_ms (),
-        gw_config_int (config, GW_SET_MCP_SESSION_IDLE_TIMEOUT) * 1000, NULL);
-    if (live >= (size_t) gw_config_int (config, GW_SET_MAX_MCP_SESSIONS)) {
-        gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "too many MCP sessions (%zu, "
-                                "CODEBOX_MAX_MCP_SESSIONS): close another stream first", live);
+    char why[300];
+    if (gw_mcp_clients_admit (self->mcp, req->tenant, jp_time_now_ms (), why, sizeof why) < 0) {
+        gw_request_reply_error (req, GW_E_TOO_MANY_SESSIONS, "%s: close another stream first",
+                                why);
         return;
     }
     s_conn_t *conn = calloc (1, sizeof *conn);

@@ -8,7 +8,9 @@
  *   end, its result; tasks/cancel interrupts it; tasks/update answers the
  *   kernel's input(). Tasks belong to their tenant, are kept
  *   GW_MCP_TASK_TTL_MS after they end, and are bounded by count and by the
- *   bytes of their results.
+ *   bytes of their results: a tenant holds at most its share of the count
+ *   (gw_config_share), and over a bound the tenant that holds the most
+ *   loses its oldest ended task first.
  * - input() as a multi-round-trip request: for a client that declares
  *   elicitation, the call answers {"resultType":"input_required"} with one
  *   elicitation/create and an opaque requestState, while the kernel waits;
@@ -30,10 +32,10 @@
 #include "jp_random.h"
 #include "jp_time.h"
 
-#define S_TASKS_MAX 1000                    /* kept in all */
+#define S_TASKS_MAX 1000                    /* kept in all; a tenant its share */
 #define S_TASKS_PER_TENANT 100              /* running, per tenant */
 #define S_TASK_BYTES_MAX ((size_t) 256 << 20)   /* of kept results */
-#define S_INPUTS_MAX 1024                   /* input() waits remembered */
+#define S_INPUTS_MAX 1024                   /* input() waits remembered; a tenant its share */
 #define S_LISTENERS_PER_TENANT 64           /* open subscriptions/listen */
 #define S_INPUT_KEY "input"
 
@@ -119,6 +121,51 @@ gw_mcp_notify_resources_changed (gw_mcp_t *self, const char *tenant)
     json_decref (msg);
 }
 
+/* ---- input() waits ---- */
+
+/* How many input() waits tenant has remembered. */
+static size_t
+s_inputs_of (gw_mcp_t *self, const char *tenant)
+{
+    size_t n = 0;
+    for (gw_mcp_input_t *in = self->inputs; in; in = in->next)
+        n += strcmp (in->tenant, tenant) == 0;
+    return n;
+}
+
+/* Makes room for one more input() wait of tenant: a tenant at its share
+ * of S_INPUTS_MAX forgets its own oldest; while the table is full, the
+ * tenant that holds the most forgets its oldest (never another's while it
+ * holds more). The list is newest first. */
+static void
+s_inputs_make_room (gw_mcp_t *self, const char *tenant)
+{
+    size_t share = (size_t) gw_config_share (gw_server_config (self->server), S_INPUTS_MAX);
+    size_t n = 0, most = 0;
+    const char *victim = s_inputs_of (self, tenant) >= share ? tenant : NULL;
+    for (gw_mcp_input_t *in = self->inputs; in; in = in->next)
+        n++;
+    /* full (rare): the largest holder, counted the plain way */
+    for (gw_mcp_input_t *in = self->inputs; !victim && n >= S_INPUTS_MAX && in; in = in->next) {
+        size_t held = s_inputs_of (self, in->tenant);
+        if (held > most) {
+            most = held;
+            victim = in->tenant;
+        }
+    }
+    if (!victim)
+        return;
+    gw_mcp_input_t **oldest = NULL;
+    for (gw_mcp_input_t **link = &self->inputs; *link; link = &(*link)->next)
+        if (strcmp ((*link)->tenant, victim) == 0)
+            oldest = link;
+    if (oldest) {
+        gw_mcp_input_t *old = *oldest;
+        *oldest = old->next;
+        free (old);
+    }
+}
+
 /* ---- tasks ---- */
 
 /* The task as tasks/get shows it (new). */
@@ -200,8 +247,73 @@ s_task_free (gw_mcp_task_t *task)
     free (task);
 }
 
-/* Drops ended tasks past their time, then the oldest ended ones while
- * over the count or the bytes. */
+/* Unlinks and frees the oldest ended task of tenant (the list is newest
+ * first: its last ended one). Returns its bytes, or -1 when it has none. */
+static long long
+s_drop_oldest (gw_mcp_t *self, const char *tenant)
+{
+    gw_mcp_task_t **oldest = NULL;
+    for (gw_mcp_task_t **link = &self->tasks; *link; link = &(*link)->next)
+        if ((*link)->ended_ms && strcmp ((*link)->tenant, tenant) == 0)
+            oldest = link;
+    if (!oldest)
+        return -1;
+    gw_mcp_task_t *t = *oldest;
+    *oldest = t->next;
+    long long bytes = (long long) t->bytes;
+    s_task_free (t);
+    return bytes;
+}
+
+/* One tenant's ended tasks, while the kept ones are over a bound. */
+typedef struct {
+    const char *tenant;         /* a task's, valid until one is dropped */
+    size_t count, bytes;
+} s_holder_t;
+
+/* The tenant that holds the most ended tasks (by_bytes: the most bytes of
+ * results), copied into tenant; false when no task has ended (or out of
+ * memory). */
+static bool
+s_largest_holder (gw_mcp_t *self, bool by_bytes, char *tenant, size_t tenant_len)
+{
+    s_holder_t *holders = NULL, *most = NULL;
+    size_t n = 0, cap = 0;
+    for (gw_mcp_task_t *t = self->tasks; t; t = t->next) {
+        if (!t->ended_ms)
+            continue;
+        s_holder_t *h = NULL;
+        for (size_t i = 0; i < n && !h; i++)
+            h = strcmp (holders[i].tenant, t->tenant) == 0 ? &holders[i] : NULL;
+        if (!h && n == cap) {
+            size_t grown_cap = cap ? cap * 2 : 8;
+            s_holder_t *grown = realloc (holders, grown_cap * sizeof *grown);
+            if (!grown)
+                break;
+            holders = grown;
+            cap = grown_cap;
+        }
+        if (!h) {
+            h = &holders[n++];
+            *h = (s_holder_t) {.tenant = t->tenant};
+        }
+        h->count++;
+        h->bytes += t->bytes;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!most || (by_bytes ? holders[i].bytes > most->bytes
+                               : holders[i].count > most->count))
+            most = &holders[i];
+    if (most)
+        snprintf (tenant, tenant_len, "%s", most->tenant);
+    free (holders);
+    return most != NULL;
+}
+
+/* Drops ended tasks past their time; then, while over the count or the
+ * bytes, the oldest ended task of the tenant that holds the most (tasks,
+ * or bytes), so one tenant's many tasks never push out another's results
+ * while it holds more. */
 static void
 s_tasks_expire (gw_mcp_t *self, int64_t now)
 {
@@ -217,19 +329,15 @@ s_tasks_expire (gw_mcp_t *self, int64_t now)
         bytes += t->bytes;
         link = &t->next;
     }
-    /* the list is newest first: drop from its end */
+    char tenant[65];
     while (count > S_TASKS_MAX || bytes > S_TASK_BYTES_MAX) {
-        gw_mcp_task_t **oldest = NULL;
-        for (gw_mcp_task_t **link = &self->tasks; *link; link = &(*link)->next)
-            if ((*link)->ended_ms)
-                oldest = link;
-        if (!oldest)
+        if (!s_largest_holder (self, count <= S_TASKS_MAX, tenant, sizeof tenant))
+            break;              /* what is left still runs */
+        long long dropped = s_drop_oldest (self, tenant);
+        if (dropped < 0)
             break;
-        gw_mcp_task_t *t = *oldest;
-        *oldest = t->next;
         count--;
-        bytes -= t->bytes;
-        s_task_free (t);
+        bytes -= (size_t) dropped;
     }
 }
 
@@ -257,12 +365,19 @@ gw_mcp_task_promote (gw_mcp_call_t *call)
     call->task_after_ms = 0;
     if (!call->reply || call->cancelled)
         return;
-    size_t running = 0;
-    for (gw_mcp_task_t *t = self->tasks; t; t = t->next)
-        running += !t->ended_ms && strcmp (t->tenant, call->tenant) == 0;
-    if (running >= S_TASKS_PER_TENANT)
-        return;     /* the call just goes on as a plain one */
+    /* a tenant holds at most its share of the tasks kept (its oldest
+       ended one makes room), and runs at most S_TASKS_PER_TENANT of them */
     s_tasks_expire (self, jp_time_now_ms ());
+    size_t share = (size_t) gw_config_share (gw_server_config (self->server), S_TASKS_MAX);
+    size_t running = 0, held = 0;
+    for (gw_mcp_task_t *t = self->tasks; t; t = t->next)
+        if (strcmp (t->tenant, call->tenant) == 0) {
+            held++;
+            running += !t->ended_ms;
+        }
+    if (running >= S_TASKS_PER_TENANT || running >= share
+        || (held >= share && s_drop_oldest (self, call->tenant) < 0))
+        return;     /* the call just goes on as a plain one */
     gw_mcp_task_t *task = calloc (1, sizeof *task);
     if (!task)
         return;
@@ -421,15 +536,7 @@ gw_mcp_input_asked (gw_mcp_call_t *call, gw_job_t *job, json_t *prompt)
         }
     /* a plain call: the client gets the question as its result; the kernel
        waits for the same call to come back with the answer */
-    size_t n = 0;
-    gw_mcp_input_t **last = &self->inputs;
-    for (gw_mcp_input_t **link = &self->inputs; *link; link = &(*link)->next, n++)
-        last = link;
-    if (n >= S_INPUTS_MAX && *last) {
-        gw_mcp_input_t *old = *last;
-        *last = NULL;
-        free (old);
-    }
+    s_inputs_make_room (self, call->tenant);
     gw_mcp_input_t *in = calloc (1, sizeof *in);
     if (!in)
         return;

@@ -245,6 +245,7 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
             .max_bytes = max,
             .timeout_s = gw_config_int (config, GW_SET_DOWNLOAD_TIMEOUT),
             .allow_private = gw_config_bool (config, GW_SET_DOWNLOAD_ALLOW_PRIVATE),
+            .tenant = gw_session_tenant (session),
         };
         gw_downloads_t *downloads = gw_server_downloads (ctx->mcp->server);
         rc = downloads ? gw_download_start (downloads, &request, s_done, s_progress, up)
@@ -259,6 +260,12 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
         if (rc == -EAGAIN)
             return gw_mcp_tool_error ("%d downloads are already running; try again in a "
                                       "moment", GW_DOWNLOAD_MAX_ACTIVE);
+        if (rc == -EDQUOT)      /* downloads exist: only they say so */
+            return gw_mcp_tool_error ("tenant '%s' runs %ld downloads, its share of the %d "
+                                      "the server runs at once (CODEBOX_TENANT_MAX_SESSIONS); "
+                                      "try again when one has ended", gw_session_tenant (session),
+                                      gw_downloads_share (gw_server_downloads (ctx->mcp->server)),
+                                      GW_DOWNLOAD_MAX_ACTIVE);
         return gw_mcp_tool_error ("cannot start the download: %s", strerror (-rc));
     }
     /* the reply is ours now: answered in s_done */

@@ -4,7 +4,9 @@
  * gw_server_call. One mutex guards the queue and the slots (a slot is a
  * session's connection); a slot is busy while a worker uses it, so one
  * session's queries run one at a time, in order, while other sessions'
- * run beside them. Threads and a condition variable, not CZMQ actors:
+ * run beside them; and one tenant's queries hold at most its share of the
+ * workers (gw_config_share of GW_SQL_WORKERS), so another tenant's query
+ * finds a worker while runaway ones of the first run to their timeout. Threads and a condition variable, not CZMQ actors:
  * a free worker takes the first job whose session is not busy, which one
  * shared queue expresses and a pipe's round robin does not. */
 #include "gw_sql.h"
@@ -53,6 +55,7 @@ struct gw_sql {
     char *server_dsn_shown;
     char missing[1100];         /* where the sample database was looked for */
     long max_inline_rows, exec_timeout_s;
+    long tenant_workers;        /* workers one tenant's queries may hold at once */
     bool allow_client_dsn;
     pthread_mutex_t mutex;
     pthread_cond_t cond;
@@ -129,7 +132,31 @@ s_slot_remove (gw_sql_t *self, s_slot_t *slot)
     free (slot);
 }
 
-/* Takes the first queued job whose session is not busy (mutex held). */
+/* The length of the tenant part of a session key ("tenant/session"; a key
+ * without '/' is a tenant of its own). */
+static size_t
+s_tenant_len (const char *key)
+{
+    return strcspn (key, "/");
+}
+
+/* True when the tenant of key has its share of the workers busy (mutex
+ * held). */
+static bool
+s_tenant_full (gw_sql_t *self, const char *key)
+{
+    size_t n = s_tenant_len (key);
+    long busy = 0;
+    for (s_slot_t *s = self->slots; s; s = s->next)
+        busy += s->busy && s_tenant_len (s->session_key) == n
+                && strncmp (s->session_key, key, n) == 0;
+    return busy >= self->tenant_workers;
+}
+
+/* Takes the first queued job whose session is not busy and whose tenant
+ * has fewer than its share of the workers busy (a connection's close goes
+ * whatever the share: it runs no query), mutex held. A tenant at its
+ * share leaves its queries queued, in order, and the others' are served. */
 static s_job_t *
 s_take (gw_sql_t *self)
 {
@@ -137,6 +164,8 @@ s_take (gw_sql_t *self)
     for (s_job_t *job = self->head; job; prev = job, job = job->next) {
         s_slot_t *slot = s_slot_find (self, job->session_key);
         if (slot && slot->busy)
+            continue;
+        if (job->kind == S_RUN && s_tenant_full (self, job->session_key))
             continue;
         if (prev)
             prev->next = job->next;
@@ -257,6 +286,7 @@ gw_sql_new (gw_server_t *server, const gw_config_t *config)
     self->server = server;
     self->max_inline_rows = gw_config_int (config, GW_SET_SQL_MAX_INLINE_ROWS);
     self->exec_timeout_s = gw_config_int (config, GW_SET_EXEC_TIMEOUT);
+    self->tenant_workers = gw_config_share (config, GW_SQL_WORKERS);
     self->allow_client_dsn = gw_config_bool (config, GW_SET_ALLOW_CLIENT_SQL_DSN);
     const char *dsn = gw_config_str (config, GW_SET_SQL_DSN);
     char found[1100];

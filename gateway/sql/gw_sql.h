@@ -1,9 +1,11 @@
 /* gw_sql: exec_sql for the gateway. It owns a few worker threads and
  * every session's ODBC connection (opened on the session's first query,
  * closed with the session), runs queries on the workers, one at a time
- * per session and in the order they came, and hands each result back to
- * the loop thread through gw_server_call. The work itself (read-only
- * layers, limits, values, CSV) is gw_sql_conn's.
+ * per session and in the order they came, a tenant's on at most its share
+ * of the workers at once (its further queries wait while the other
+ * tenants' are served), and hands each result back to the loop thread
+ * through gw_server_call. The work itself (read-only layers, limits,
+ * values, CSV) is gw_sql_conn's.
  *
  * The result handed to done is a new JSON object, either
  *   {"statement": "select"|"with"|"values"|"table"|"explain"|"show",
@@ -47,7 +49,9 @@ typedef struct gw_sql gw_sql_t;
 typedef void (gw_sql_done_fn) (json_t *result, void *arg);
 
 typedef struct {
-    const char *session_key;    /* the connection's owner, e.g. "tenant/session-id" */
+    const char *session_key;    /* the connection's owner, "tenant/session-id": the
+                                   tenant (up to the '/') holds at most its share of
+                                   the workers at once */
     const char *dsn;            /* a client's ODBC connection string; NULL: the server's */
     const char *query;
     long max_inline_rows;       /* the client's wish; <= 0: the server's; never above it */

@@ -49,6 +49,61 @@ START_TEST (test_defaults)
 }
 END_TEST
 
+/* CODEBOX_TENANT_MAX_SESSIONS: "auto" is worked out from the other
+ * settings once (half of CODEBOX_MAX_SESSIONS for several tenants, else
+ * all), and a tenant's share of any table is the same fraction. */
+START_TEST (test_tenant_share)
+{
+    ck_assert_int_eq (gw_config_count_tenants (""), 0);
+    ck_assert_int_eq (gw_config_count_tenants ("tok"), 1);
+    ck_assert_int_eq (gw_config_count_tenants ("a:x, a:y ,b:z"), 2);
+    ck_assert_int_eq (gw_config_count_tenants ("x,default:y"), 1);
+    ck_assert_int_eq (gw_config_count_tenants ("x, ,alice:y,bob:z,alice:w"), 3);
+    char err[256] = "";
+    gw_config_t *c = s_config ();
+    ck_assert_str_eq (gw_config_str (c, GW_SET_TENANT_MAX_SESSIONS), "auto");
+    ck_assert_int_eq (gw_config_resolve (c), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_TENANT_MAX_SESSIONS), 64);
+    ck_assert_int_eq (gw_config_share (c, 4), 4);
+    gw_config_destroy (&c);
+
+    c = s_config ();
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_API_TOKENS", "alice:a,bob:b", "t", err,
+                                     sizeof err), 0);
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_MAX_SESSIONS", "4", "t", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_resolve (c), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_TENANT_MAX_SESSIONS), 2);
+    ck_assert_int_eq (gw_config_share (c, 4), 2);
+    ck_assert_int_eq (gw_config_share (c, 8), 4);
+    ck_assert_int_eq (gw_config_share (c, 1), 1);      /* at least one */
+    gw_config_destroy (&c);
+
+    c = s_config ();
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_API_TOKENS", "alice:a,bob:b", "t", err,
+                                     sizeof err), 0);
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_MAX_SESSIONS", "1", "t", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_resolve (c), 0);
+    ck_assert_int_eq (gw_config_int (c, GW_SET_TENANT_MAX_SESSIONS), 1);
+    gw_config_destroy (&c);
+
+    c = s_config ();
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_TENANT_MAX_SESSIONS", "3", "t", err,
+                                     sizeof err), 0);
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_MAX_SESSIONS", "4", "t", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_resolve (c), 0);
+    ck_assert_int_eq (gw_config_share (c, 4), 3);
+    ck_assert_int_eq (gw_config_share (c, 1024), 768);
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_TENANT_MAX_SESSIONS", "99", "t", err,
+                                     sizeof err), 0);
+    ck_assert_int_eq (gw_config_resolve (c), 0);          /* never above the server's */
+    ck_assert_int_eq (gw_config_int (c, GW_SET_TENANT_MAX_SESSIONS), 4);
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_TENANT_MAX_SESSIONS", "0", "t", err,
+                                     sizeof err), -EINVAL);
+    ck_assert_ptr_nonnull (strstr (err, "a positive integer or auto"));
+    gw_config_destroy (&c);
+}
+END_TEST
+
 START_TEST (test_env_file_syntax)
 {
     gw_config_t *c = s_config ();
@@ -586,6 +641,7 @@ config_suite (void)
     Suite *s = suite_create ("config");
     TCase *tc = tcase_create ("config");
     tcase_add_test (tc, test_defaults);
+    tcase_add_test (tc, test_tenant_share);
     tcase_add_test (tc, test_env_file_syntax);
     tcase_add_test (tc, test_env_file_errors);
     tcase_add_test (tc, test_errors_never_echo_values);

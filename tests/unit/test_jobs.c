@@ -53,6 +53,44 @@ START_TEST (test_find_by_id_and_tenant)
 }
 END_TEST
 
+/* Over its count the store evicts the oldest result of the tenant that
+ * holds the most, not simply the oldest: a flood evicts its own. */
+START_TEST (test_a_flood_evicts_its_own_results)
+{
+    gw_jobs_t *jobs = gw_jobs_new ();
+    gw_jobs_set_max_count (jobs, 10);
+    gw_job_t *bob = gw_jobs_add (jobs, NULL, "b", "bob", "1", 0);
+    gw_job_finish (bob, GW_EXEC_COMPLETED);
+    char bob_id[GW_JOB_ID_SIZE], first[GW_JOB_ID_SIZE], last[GW_JOB_ID_SIZE];
+    strcpy (bob_id, gw_job_id (bob));
+    /* one of alice's runs, so it stays whatever the count */
+    gw_job_t *running = gw_jobs_add (jobs, NULL, "a", "alice", "1", 0);
+    for (int i = 0; i < 30; i++) {
+        gw_job_t *a = gw_jobs_add (jobs, NULL, "a", "alice", "1", 0);
+        gw_job_finish (a, GW_EXEC_COMPLETED);
+        strcpy (i == 0 ? first : last, gw_job_id (a));
+        gw_jobs_expire (jobs, 0);
+    }
+    ck_assert_ptr_nonnull (gw_jobs_find (jobs, bob_id, "bob"));
+    ck_assert_ptr_eq (gw_jobs_find (jobs, gw_job_id (running), "alice"), running);
+    ck_assert_ptr_null (gw_jobs_find (jobs, first, "alice"));
+    ck_assert_ptr_nonnull (gw_jobs_find (jobs, last, "alice"));
+    /* bob, now the larger holder, loses his oldest when over */
+    gw_jobs_set_max_count (jobs, 3);
+    gw_job_finish (running, GW_EXEC_COMPLETED);
+    gw_jobs_expire (jobs, 0);
+    ck_assert_ptr_nonnull (gw_jobs_find (jobs, bob_id, "bob"));
+    gw_jobs_set_max_count (jobs, 1);
+    for (int i = 0; i < 3; i++) {
+        gw_job_t *b = gw_jobs_add (jobs, NULL, "b", "bob", "1", 0);
+        gw_job_finish (b, GW_EXEC_COMPLETED);
+    }
+    gw_jobs_expire (jobs, 0);
+    ck_assert_ptr_null (gw_jobs_find (jobs, bob_id, "bob"));
+    gw_jobs_destroy (&jobs);
+}
+END_TEST
+
 START_TEST (test_waits_end_on_time_and_only_theirs)
 {
     gw_jobs_t *jobs = gw_jobs_new ();
@@ -148,6 +186,7 @@ jobs_suite (void)
     Suite *s = suite_create ("jobs");
     TCase *tc = tcase_create ("store");
     tcase_add_test (tc, test_find_by_id_and_tenant);
+    tcase_add_test (tc, test_a_flood_evicts_its_own_results);
     tcase_add_test (tc, test_waits_end_on_time_and_only_theirs);
     tcase_add_test (tc, test_client_outputs_name_their_images);
     suite_add_tcase (s, tc);

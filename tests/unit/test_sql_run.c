@@ -826,6 +826,7 @@ END_TEST
 
 static gw_server_t *s_loop;
 static json_t *s_results[8];
+static int s_order[8];                  /* the args, in the order delivered */
 static int s_delivered, s_expected;
 static pthread_t s_loop_thread;
 static bool s_wrong_thread;
@@ -836,6 +837,7 @@ s_done (json_t *result, void *arg)
     if (!pthread_equal (pthread_self (), s_loop_thread))
         s_wrong_thread = true;
     s_results[(intptr_t) arg] = result;
+    s_order[s_delivered] = (int) (intptr_t) arg;
     if (++s_delivered == s_expected)
         gw_server_stop (s_loop);
 }
@@ -885,6 +887,7 @@ START_TEST (test_async_queries)
     gw_sql_request_t req = {.session_key = "t/a", .query = "SELECT count(*) FROM customers",
                             .input_dir = s_input, .shown_input_dir = "/session/input",
                             .csv_uid = -1, .csv_gid = -1};
+    s_delivered = 0;
     s_expected = 5;
     ck_assert_int_eq (gw_sql_query (sql, &req, s_done, (void *) 0), 0);
     req.query = "DELETE FROM customers";
@@ -924,6 +927,48 @@ START_TEST (test_async_queries)
 }
 END_TEST
 
+/* One tenant's queries hold at most its share of the workers: with half
+ * of the sessions (2 of 4 workers), four runaway queries of tenant a run
+ * two at a time, and tenant b's query, queued after them, is answered
+ * first. */
+START_TEST (test_async_tenant_share)
+{
+    gw_config_t *c = s_async_config ();
+    char err[256];
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_MAX_SESSIONS", "4", "test", err, sizeof err), 0);
+    ck_assert_int_eq (gw_config_set (c, "CODEBOX_TENANT_MAX_SESSIONS", "2", "test", err,
+                                     sizeof err), 0);
+    ck_assert_int_eq (gw_config_resolve (c), 0);
+    gw_sql_t *sql = gw_sql_new (s_loop, c);
+    ck_assert_ptr_nonnull (sql);
+    char keys[4][8];
+    gw_sql_request_t req = {.csv_uid = -1, .csv_gid = -1, .timeout_s = 2,
+                            .query = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+                                     "FROM c WHERE x < 1000000000) SELECT count(*) FROM c"};
+    s_delivered = 0;
+    s_expected = 5;
+    for (int i = 0; i < 4; i++) {
+        snprintf (keys[i], sizeof keys[i], "a/%d", i);
+        req.session_key = keys[i];
+        ck_assert_int_eq (gw_sql_query (sql, &req, s_done, (void *) (intptr_t) i), 0);
+    }
+    req.session_key = "b/1";
+    req.query = "SELECT 1";
+    ck_assert_int_eq (gw_sql_query (sql, &req, s_done, (void *) 4), 0);
+    gw_server_run (s_loop);
+    ck_assert_int_eq (s_delivered, 5);
+    ck_assert_int_eq (s_order[0], 4);
+    ck_assert_int_eq (json_integer_value (s_cell (s_results[4], 0, 0)), 1);
+    for (int i = 0; i < 4; i++)
+        ck_assert_str_eq (s_error_code (s_results[i]), "bad_request");     /* timed out */
+    for (int i = 0; i < 5; i++)
+        json_decref (s_results[i]);
+    gw_sql_destroy (&sql);
+    gw_server_destroy (&s_loop);
+    gw_config_destroy (&c);
+}
+END_TEST
+
 /* Shutting down cancels the running query and answers the queued one;
  * closing a session answers its queued queries. */
 START_TEST (test_async_shutdown)
@@ -934,6 +979,7 @@ START_TEST (test_async_shutdown)
     gw_sql_request_t req = {.session_key = "t/slow", .csv_uid = -1, .csv_gid = -1,
                             .query = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
                                      "FROM c WHERE x < 1000000000) SELECT count(*) FROM c"};
+    s_delivered = 0;
     s_expected = 3;
     ck_assert_int_eq (gw_sql_query (sql, &req, s_done, (void *) 0), 0);
     ck_assert_int_eq (gw_sql_query (sql, &req, s_done, (void *) 1), 0);
@@ -982,6 +1028,7 @@ sql_run_suite (void)
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_async_queries);
     tcase_add_test (tc, test_async_shutdown);
+    tcase_add_test (tc, test_async_tenant_share);
     suite_add_tcase (s, tc);
     tc = tcase_create ("postgresql");
     tcase_add_unchecked_fixture (tc, s_pg_setup, s_pg_teardown);
