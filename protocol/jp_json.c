@@ -158,3 +158,45 @@ jp_json_size (const json_t *value)
     s_value (&o, value, 0);
     return o.failed ? (size_t) -1 : o.len;
 }
+
+/* What jansson allocates for one value (its struct and malloc's header),
+ * for an array's slot, and for an object's entry (beside its key). */
+#define S_NODE_BYTES 48
+#define S_SLOT_BYTES 8
+#define S_ENTRY_BYTES 64
+
+static size_t
+s_weight (const json_t *value, int depth)
+{
+    if (depth > JP_JSON_DEPTH_MAX)
+        return (size_t) -1;
+    size_t total = S_NODE_BYTES, i, part;
+    const char *key;
+    json_t *item;
+    switch (json_typeof (value)) {
+    case JSON_STRING:
+        return total + json_string_length (value) + 1;
+    case JSON_ARRAY:
+        json_array_foreach ((json_t *) value, i, item) {
+            if ((part = s_weight (item, depth + 1)) == (size_t) -1)
+                return part;
+            total += S_SLOT_BYTES + part;
+        }
+        return total;
+    case JSON_OBJECT:
+        json_object_foreach ((json_t *) value, key, item) {
+            if ((part = s_weight (item, depth + 1)) == (size_t) -1)
+                return part;
+            total += S_ENTRY_BYTES + strlen (key) + 1 + part;
+        }
+        return total;
+    default:
+        return total;
+    }
+}
+
+size_t
+jp_json_weight (const json_t *value)
+{
+    return value ? s_weight (value, 0) : (size_t) -1;
+}

@@ -25,4 +25,10 @@ char *jp_json_dump (const json_t *value, size_t *len_p);
  * (size_t) -1 when nested too deep. */
 size_t jp_json_size (const json_t *value);
 
+/* About how many bytes of memory value holds as jansson keeps it: each
+ * value's struct, each array slot and object entry, the text of strings
+ * and keys. A million zeros are 2 MB of text but about 56 MB here: what
+ * a budget of memory must count. (size_t) -1 when nested too deep. */
+size_t jp_json_weight (const json_t *value);
+
 #endif

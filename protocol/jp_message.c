@@ -303,6 +303,57 @@ s_copy_frames (const jp_part_t *parts, size_t n, jp_frame_t **out, size_t *n_out
     return 0;
 }
 
+/* About how many JSON values the text of frame holds (its commas,
+ * colons and openings outside strings, plus one): an upper bound on what
+ * parsing it would allocate, found without allocating. Small frames are
+ * not counted (0). */
+static size_t
+s_count_values (const jp_part_t *frame)
+{
+    if (frame->size < JP_VALUES_MAX)     /* fewer bytes than the bound: fewer values */
+        return 0;
+    const uint8_t *p = frame->data, *end = p + frame->size;
+    size_t count = 1;
+    while (p < end) {
+        const uint8_t *hit = p;
+        while (hit < end && *hit != '"' && *hit != ',' && *hit != ':' && *hit != '['
+               && *hit != '{')
+            hit++;
+        if (hit == end)
+            break;
+        if (*hit != '"') {
+            count++;
+            p = hit + 1;
+            continue;
+        }
+        for (p = hit + 1; p < end && *p != '"'; p++)   /* a string: skip to its end */
+            if (*p == '\\')
+                p++;
+        p++;
+    }
+    return count;
+}
+
+/* True for the message types that carry a MIME bundle to show. */
+static bool
+s_is_display (const char *msg_type)
+{
+    return msg_type && (strcmp (msg_type, "display_data") == 0
+                        || strcmp (msg_type, "execute_result") == 0
+                        || strcmp (msg_type, "update_display_data") == 0);
+}
+
+/* The content that stands for a display too large to hold (new). */
+static json_t *
+s_dropped_display (size_t bytes, size_t values)
+{
+    char note[256];
+    snprintf (note, sizeof note, "[codebox: a display of %zu bytes holding about %zu JSON "
+              "values was not kept: more than %u values take too much memory; save large "
+              "data to a file]", bytes, values, JP_VALUES_MAX);
+    return json_pack ("{s:{s:s}, s:{}}", "data", "text/plain", note, "metadata");
+}
+
 int
 jp_msg_decode (const jp_part_t *frames, size_t n, const uint8_t *key,
                size_t key_len, jp_msg_t **msg_p)
@@ -325,17 +376,27 @@ jp_msg_decode (const jp_part_t *frames, size_t n, const uint8_t *key,
     if (rc)
         return rc == -EBADMSG ? JP_ERR_SIGNATURE : JP_ERR_CRYPTO;
 
+    for (int i = 0; i < 3; i++)
+        if (s_count_values (&parts[i]) > JP_VALUES_MAX)
+            return JP_ERR_TOO_MANY_VALUES;
     jp_msg_t *self = calloc (1, sizeof *self);
     if (!self)
         return JP_ERR_NOMEM;
     self->header = s_parse_object (&parts[0]);
     self->parent_header = s_parse_object (&parts[1]);
     self->metadata = s_parse_object (&parts[2]);
-    self->content = s_parse_object (&parts[3]);
-    if (!self->header || !self->parent_header || !self->metadata || !self->content)
+    size_t values = s_count_values (&parts[3]);
+    if (values <= JP_VALUES_MAX)
+        self->content = s_parse_object (&parts[3]);
+    else if (self->header && s_is_display (json_string_value (json_object_get (self->header,
+                                                                                "msg_type"))))
+        self->content = s_dropped_display (parts[3].size, values);
+    else
+        rc = JP_ERR_TOO_MANY_VALUES;
+    if (!rc && (!self->header || !self->parent_header || !self->metadata || !self->content))
         rc = JP_ERR_JSON;
-    else if (!json_is_string (json_object_get (self->header, "msg_id"))
-             || !json_is_string (json_object_get (self->header, "msg_type")))
+    else if (!rc && (!json_is_string (json_object_get (self->header, "msg_id"))
+                     || !json_is_string (json_object_get (self->header, "msg_type"))))
         rc = JP_ERR_HEADER;
     if (!rc)
         rc = s_copy_frames (frames, delim, &self->ids, &self->n_ids);
@@ -362,6 +423,7 @@ jp_strerror (int code)
     case JP_ERR_JSON: return "a frame is not a JSON object";
     case JP_ERR_HEADER: return "header lacks msg_id or msg_type";
     case JP_ERR_CRYPTO: return "HMAC computation failed";
+    case JP_ERR_TOO_MANY_VALUES: return "a frame holds too many JSON values to keep";
     default: return "unknown error";
     }
 }

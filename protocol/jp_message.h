@@ -30,7 +30,16 @@ typedef enum {
     JP_ERR_JSON = -5,           /* a JSON frame is not a valid JSON object */
     JP_ERR_HEADER = -6,         /* header lacks msg_id or msg_type strings */
     JP_ERR_CRYPTO = -7,         /* OpenSSL failed */
+    JP_ERR_TOO_MANY_VALUES = -8,    /* a frame holds more than JP_VALUES_MAX JSON values */
 } jp_error_t;
+
+/* The most JSON values one frame of a message may hold once parsed. A
+ * value costs jansson about 50 bytes of memory however short its text
+ * ("0,"), so 60 MB of [0, 0, ...] would take 1.5 GB: a display, result or
+ * display update over the bound is kept as a note of what it was (its
+ * content is replaced by one text/plain that says so); any other message
+ * over it is refused with JP_ERR_TOO_MANY_VALUES. */
+#define JP_VALUES_MAX (1u << 20)
 
 /* One owned frame. */
 typedef struct {

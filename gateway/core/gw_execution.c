@@ -287,9 +287,11 @@ s_display_fits (gw_execution_t *self, json_t *data)
     size_t size = 0;
     const char *mime;
     json_t *value;
-    json_object_foreach (data, mime, value)
-        size += strlen (mime) + (json_is_string (value) ? json_string_length (value)
-                                                        : jp_json_size (value));
+    json_object_foreach (data, mime, value) {
+        /* the memory it holds, not its text: [0, 0, ...] weighs 25 times its text */
+        size_t weight = jp_json_weight (value);
+        size += strlen (mime) + (weight == (size_t) -1 ? MAX_DISPLAY_BYTES : weight);
+    }
     if (self->display_used + size <= MAX_DISPLAY_BYTES) {
         self->display_used += size;
         return true;

@@ -246,3 +246,40 @@ def test_huge_displays_are_decoded_off_the_loop(server_factory):
     assert calm_done_while_flooding >= 1
     assert "stopped answering heartbeats" not in s.log()
     assert "dropped a message" not in s.log()
+
+
+@pytest.mark.alone
+def test_memory_follows_what_is_held_not_the_text(server_factory):
+    """A display of 60 MB of [0, 0, ...] (20 M values: jansson would hold
+    ~1 GB of it) is kept as a note of what it was, three times over without
+    growth; displays of a million values each (2 MB of text, ~56 MB held)
+    count what they hold against the display budget, so one execution
+    keeps one of them, and the result store weighs the same."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0"})
+    assert s.post("/sessions", {"session_id": "j"}).status == 201
+    rest_run(s, "j", "x = 5")
+    base = vm_rss_kib(s.proc.pid)
+
+    def three():
+        return [rest_run(s, "j", "display({'application/json': [0] * 20_000_000}, raw=True)")
+                for _ in range(3)]
+    runs, peak = peak_rss_while(s.proc.pid, three)
+    for res in runs:
+        assert res["status"] == "completed", res
+        shown = [o for o in res["output"] if o["type"] == "display"]
+        assert len(shown) == 1 and list(shown[0]["data"]) == ["text/plain"], shown
+        assert "20000011 JSON values was not kept" in shown[0]["data"]["text/plain"], shown
+    after = vm_rss_kib(s.proc.pid)
+    if not asan(s.proc.pid):
+        assert peak - base < 512 * 1024, (base, peak)
+        assert after - base < 128 * 1024, (base, after)
+    res, peak = peak_rss_while(s.proc.pid, lambda: rest_run(
+        s, "j", "for i in range(6):\n    display({'application/json': [0] * 1_000_000}, "
+        "raw=True)\nprint('done')"))
+    shown = [o for o in res["output"] if o["type"] == "display"]
+    assert len(shown) == 1, len(shown)
+    assert "the rest were dropped" in stream_of(res, "stderr"), res["output"][-2:]
+    assert stream_of(res) == "done\n"
+    if not asan(s.proc.pid):
+        assert peak - base < 512 * 1024, (base, peak)
+    assert stream_of(rest_run(s, "j", "print(x)")) == "5\n"

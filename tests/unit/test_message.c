@@ -502,6 +502,87 @@ END_TEST
 /* jp_log_escape: control characters become \xHH, everything else (UTF-8
  * included) passes, and nothing is written past cap, not even half an
  * escape. */
+/* A content frame "{\"data\":{\"application/json\":[0,0,...]}}" of n zeros (malloc'd). */
+static char *
+s_zeros_content (size_t n)
+{
+    const char *head = "{\"data\":{\"application/json\":[", *tail = "]},\"metadata\":{}}";
+    char *text = malloc (strlen (head) + 2 * n + strlen (tail) + 1);
+    char *p = stpcpy (text, head);
+    for (size_t i = 0; i < n; i++) {
+        *p++ = '0';
+        *p++ = ',';
+    }
+    p[-1] = '\0';
+    p--;
+    strcpy (p, tail);
+    return text;
+}
+
+START_TEST (test_decode_bounds_the_values_it_keeps)
+{
+    /* a display over the bound is kept as a note; another message is refused */
+    char *content = s_zeros_content (JP_VALUES_MAX + 10);
+    jp_part_t parts[6];
+    char sig[65];
+    s_signed (parts, sig, "{\"msg_id\":\"m1\",\"msg_type\":\"display_data\"}", "{}", "{}",
+              content);
+    jp_msg_t *msg = NULL;
+    ck_assert_int_eq (jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg), 0);
+    const char *note = json_string_value (
+        json_object_get (json_object_get (msg->content, "data"), "text/plain"));
+    ck_assert_ptr_nonnull (note);
+    ck_assert_ptr_nonnull (strstr (note, "JSON values was not kept"));
+    ck_assert_int_eq (json_object_size (json_object_get (msg->content, "data")), 1);
+    jp_msg_destroy (&msg);
+    s_signed (parts, sig, "{\"msg_id\":\"m1\",\"msg_type\":\"execute_reply\"}", "{}", "{}",
+              content);
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_TOO_MANY_VALUES);
+    s_signed (parts, sig, GOOD_HEADER, "{}", content, "{}");
+    s_expect_error (parts, 6, KEY, KEY_LEN, JP_ERR_TOO_MANY_VALUES);
+    free (content);
+    /* under the bound: kept whole; strings full of commas are one value */
+    content = s_zeros_content (JP_VALUES_MAX - 10);
+    s_signed (parts, sig, "{\"msg_id\":\"m1\",\"msg_type\":\"display_data\"}", "{}", "{}",
+              content);
+    ck_assert_int_eq (jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg), 0);
+    ck_assert_int_eq (json_array_size (json_object_get (json_object_get (msg->content, "data"),
+                                                        "application/json")),
+                      JP_VALUES_MAX - 10);
+    jp_msg_destroy (&msg);
+    free (content);
+    size_t big = 3 * JP_VALUES_MAX;
+    char *text = malloc (big + 64);
+    strcpy (text, "{\"text\":\"");
+    memset (text + 9, ',', big);
+    strcpy (text + 9 + big, "\\\"\"}");
+    s_signed (parts, sig, "{\"msg_id\":\"m1\",\"msg_type\":\"stream\"}", "{}", "{}", text);
+    ck_assert_int_eq (jp_msg_decode (parts, 6, KEY, KEY_LEN, &msg), 0);
+    ck_assert_uint_eq (strlen (json_string_value (json_object_get (msg->content, "text"))),
+                       big + 1);
+    jp_msg_destroy (&msg);
+    free (text);
+}
+END_TEST
+
+START_TEST (test_json_weight_counts_what_is_held)
+{
+    json_t *zeros = json_array ();
+    for (int i = 0; i < 1000; i++)
+        json_array_append_new (zeros, json_integer (0));
+    size_t text = jp_json_size (zeros), weight = jp_json_weight (zeros);
+    ck_assert_uint_eq (text, 2000 - 1 + 2);
+    ck_assert_uint_ge (weight, 1000 * 50);     /* 25 times its text */
+    json_t *s = json_string ("abcdef");
+    ck_assert_uint_ge (jp_json_weight (s), 7);
+    ck_assert_uint_le (jp_json_weight (s), 7 + 64);
+    json_t *obj = json_pack ("{s:o, s:O}", "k", zeros, "s", s);
+    ck_assert_uint_gt (jp_json_weight (obj), weight);
+    json_decref (obj);
+    json_decref (s);
+}
+END_TEST
+
 START_TEST (test_log_escape)
 {
     char out[64];
@@ -707,6 +788,8 @@ message_suite (void)
     tcase_add_test (tc, test_log_quote);
     tcase_add_test (tc, test_log_fields_quoted);
     tcase_add_test (tc, test_json_dump_is_janssons);
+    tcase_add_test (tc, test_decode_bounds_the_values_it_keeps);
+    tcase_add_test (tc, test_json_weight_counts_what_is_held);
     suite_add_tcase (s, tc);
     return s;
 }
