@@ -17,7 +17,10 @@
  * (starting, or its queue full), waits in the client's gw_waiting_t, and a
  * client whose waiting messages reach their bound is not read until they
  * go: nothing it sends is dropped. At most S_MAX_CLIENTS websockets in all
- * and S_MAX_PER_KERNEL per kernel.
+ * and S_MAX_PER_KERNEL per kernel. A client silent for
+ * CODEBOX_WS_PING_INTERVAL is pinged (browsers and websocket libraries
+ * answer by themselves); one still silent after as long again is closed
+ * (1001), so a connection whose peer is gone does not stay for good.
  *
  * Threads: the loop thread, except s_handed_over (libmicrohttpd's). */
 #include "gw_jupyter_internal.h"
@@ -67,6 +70,8 @@ struct gw_ws_client {
     bool starved;               /* a read was refused while it was held */
     bool dead;                  /* to be freed in tick */
     int64_t close_by_ms;        /* a close was queued: freed by then at the latest */
+    int64_t heard_ms;           /* its last frame of any kind (a pong too) */
+    bool pinged;                /* a ping went since then */
     size_t extra_at;            /* bytes of conn->extra already read */
     char recent[S_RECENT][64];  /* msg_ids of requests it sent */
     int recent_at;
@@ -280,6 +285,8 @@ s_on_msg (wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg 
 {
     (void) ctx;
     gw_ws_client_t *c = user;
+    c->heard_ms = jp_time_now_ms ();
+    c->pinged = false;
     if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
         return;     /* ping, pong and close are libwslay's */
     char err[200];
@@ -390,6 +397,38 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
     }
 }
 
+/* When a client's silence is next looked at: its ping, or its close. */
+static int64_t
+s_silence_due (const gw_jupyter_t *self, const gw_ws_client_t *c)
+{
+    return c->heard_ms + (c->pinged ? 2 : 1) * self->ping_ms;
+}
+
+/* Pings a client silent for ping_ms, closes one that did not answer. A
+ * client held (not read while it is behind) cannot be heard: its silence
+ * does not count. */
+static void
+s_check_silence (gw_jupyter_t *self, gw_ws_client_t *c, int64_t now)
+{
+    if (c->dead || c->close_by_ms)
+        return;
+    if (s_held (c)) {
+        c->heard_ms = now;
+        c->pinged = false;
+        return;
+    }
+    if (now < s_silence_due (self, c))
+        return;
+    if (c->pinged) {
+        s_close (c, 1001, "no answer to a ping");
+        return;
+    }
+    struct wslay_event_msg ping = {WSLAY_PING, (const uint8_t *) "", 0};
+    if (wslay_event_queue_msg (c->ws, &ping))
+        c->dead = true;
+    c->pinged = true;
+}
+
 static int64_t
 s_deadline (void *arg, int64_t now)
 {
@@ -405,6 +444,9 @@ s_deadline (void *arg, int64_t now)
         int64_t t = c->waiting.n ? now + 100 : c->close_by_ms;
         if (t && (d < 0 || t < d))
             d = t;
+        int64_t silent = c->close_by_ms ? -1 : s_silence_due (self, c);
+        if (silent >= 0 && (d < 0 || silent < d))
+            d = silent;
     }
     return d;
 }
@@ -421,6 +463,7 @@ s_tick (void *arg, int64_t now)
             if (session)
                 s_flush_waiting (c, session);
         }
+        s_check_silence (self, c, now);
         bool resume = c->starved && !s_held (c);
         if (resume)
             c->starved = false;
@@ -613,6 +656,7 @@ s_attach (gw_server_t *server, void *arg)
         return;
     }
     c->owner = self;
+    c->heard_ms = jp_time_now_ms ();
     snprintf (c->route, sizeof c->route, "ws-%llu", ++self->clients_made);
     c->conn = h->conn;
     c->v1 = h->v1;
@@ -744,6 +788,7 @@ gw_jupyter_new (gw_server_t *server)
     if (!self)
         return NULL;
     self->server = server;
+    self->ping_ms = gw_config_int (gw_server_config (server), GW_SET_WS_PING_INTERVAL) * 1000;
     if (gw_loop_add_source (gw_server_loop (server), &s_source, self)) {
         free (self);
         return NULL;

@@ -34,6 +34,7 @@ struct gw_jupyter {
     size_t queued_total;            /* every client's unsent output (gw_jupyter.c) */
     unsigned long long clients_made;    /* websockets so far (their marks) */
     bool answered;                  /* a kernel answered or restarted since the last tick */
+    int64_t ping_ms;                /* a silent client is pinged after this, closed after twice */
     bool closed;
     atomic_bool closing;            /* set by gw_jupyter_close: hand-overs close at once */
     atomic_int handing_over;        /* hand-overs between their check and their post */

@@ -740,3 +740,51 @@ def test_tenants_do_not_see_each_others_kernels(server_factory):
     kb = start_kernel(s, **b)
     assert s.post("/api/sessions", {"path": "b.ipynb", "kernel": {"id": kb["id"]}},
                   **b).status == 201
+
+
+def test_a_silent_websocket_is_pinged_then_closed(server_factory):
+    """A client silent for CODEBOX_WS_PING_INTERVAL is pinged; one that
+    answers (websocket libraries and browsers answer by themselves) stays,
+    one that does not is closed (1001) and freed: a peer that vanished
+    without a FIN no longer holds a websocket for good."""
+    s = server_factory(env=dict(ENV, CODEBOX_WS_PING_INTERVAL="2"))
+    k = start_kernel(s)
+    # the silent one: a handshake over a raw socket, then nothing
+    raw = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    raw.sendall(("GET /api/kernels/%s/channels HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+                 % (k["id"], s.port)).encode())
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += raw.recv(4096)
+    assert got.startswith(b"HTTP/1.1 101"), got
+    frames = got.split(b"\r\n\r\n", 1)[1]
+    alive = Client(ws_url(s, k["id"]))
+    pings = 0
+    for _ in range(60):     # each a read of at most a second; ends at the close
+        try:
+            chunk = raw.recv(4096)
+        except socket.timeout:
+            chunk = None
+        if chunk == b"":
+            break
+        frames += chunk or b""
+        alive.ws.settimeout(0.2)
+        try:            # the live client reads, so its library answers pings
+            op, _ = alive.ws.recv_data(control_frame=True)
+            pings += op == websocket.ABNF.OPCODE_PING
+        except websocket.WebSocketTimeoutException:
+            pass
+    else:
+        raise AssertionError("the silent client was never closed: %r" % frames[:64])
+    assert frames[:2] == b"\x89\x00", frames[:16]           # a ping first
+    close = frames.index(b"\x88")
+    assert struct.unpack("!H", frames[close + 2:close + 4])[0] == 1001, frames[close:]
+    assert "code=1001" in s.log()
+    raw.close()
+    # the one that answered is still served
+    alive.ws.settimeout(60)
+    reply, out = alive.run("print('still here')")
+    assert text_of(out) == "still here\n"
+    assert pings >= 1, pings
