@@ -14,7 +14,8 @@
 #include <stdio.h>
 
 /* X(ID, NAME, DEFAULT, KIND, HELP). KIND: STR, INT (a positive integer),
- * UINT (zero or more), BOOL (0/1), or a word list "a|b|c" for ENUM. */
+ * UINT (zero or more), BOOL (0/1), CORES (a positive number of CPU cores,
+ * such as 0.5), or a word list "a|b|c" for ENUM. */
 #define GW_SETTINGS(X) \
     X (HOST, "CODEBOX_HOST", "127.0.0.1", STR, "HTTP bind address") \
     X (PORT, "CODEBOX_PORT", "8000", UINT, "HTTP port (0 picks a free one)") \
@@ -28,6 +29,7 @@
     X (CLEANUP_INTERVAL, "CODEBOX_CLEANUP_INTERVAL", "30", INT, "seconds between reaper passes") \
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, "seconds one execution may run; then interrupt, then restart") \
     X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \
+    X (CPU_LIMIT, "CODEBOX_CPU_LIMIT", "1", CORES, "CPU cores a session's processes may use together, at every moment (between executions too): a CFS quota on the kernel's cpu cgroup from its start (as root, cgroup v1); execution_options.cpu_limit is clamped to it") \
     X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, "live sessions at once") \
     X (NODE_NAME, "CODEBOX_NODE_NAME", "", STR, "this node's name among many (default: the host name)") \
     X (DIRECTORY_URL, "CODEBOX_DIRECTORY_URL", "", STR, "redis://HOST[:PORT][/DB]: the session directory many nodes share (listings span the nodes; a session another node holds is refused naming it)") \
