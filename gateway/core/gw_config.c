@@ -23,6 +23,7 @@ typedef struct {
 #define UINT "UINT"
 #define BOOL "BOOL"
 #define AUTO "AUTO"
+#define CORES "CORES"
 #define GW_SETTING_ROW(id, name, def, kind, help) {name, def, kind, help},
 static const s_setting_t s_table[] = {GW_SETTINGS (GW_SETTING_ROW)};
 #undef GW_SETTING_ROW
@@ -122,6 +123,19 @@ s_parse_long (const char *value, long min, long *out)
     return true;
 }
 
+/* True for a positive decimal number of cores, at least a thousandth
+ * and at most a million ("1", "0.5", "2.25"). */
+static bool
+s_cores_ok (const char *value)
+{
+    if (!value || !isdigit ((unsigned char) value[0]))
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod (value, &end);
+    return !errno && *end == '\0' && v >= 0.001 && v <= 1e6;
+}
+
 /* True when value is one of the '|'-separated words of kind. */
 static bool
 s_in_words (const char *kind, const char *value)
@@ -158,6 +172,8 @@ gw_config_set (gw_config_t *self, const char *name, const char *value,
     else if (strcmp (kind, AUTO) == 0 && strcmp (value, "auto") != 0
              && !(s_parse_long (value, 1, &number) && number <= INT_MAX))
         problem = "a positive integer or auto";
+    else if (strcmp (kind, CORES) == 0 && !s_cores_ok (value))
+        problem = "a positive number of CPU cores (such as 1 or 0.5)";
     else if (strcmp (kind, BOOL) == 0 && !s_in_words ("0|1|true|false|on|off|yes|no", value))
         problem = "0 or 1";
     else if (strchr (kind, '|') && !s_in_words (kind, value))

@@ -15,8 +15,8 @@
 
 /* X(ID, NAME, DEFAULT, KIND, HELP). KIND: STR, INT (a positive integer),
  * UINT (zero or more), BOOL (0/1), AUTO (a positive integer, or "auto":
- * worked out from other settings by gw_config_resolve), or a word list
- * "a|b|c" for ENUM. */
+ * worked out from other settings by gw_config_resolve), CORES (a positive
+ * number of CPU cores, such as 0.5), or a word list "a|b|c" for ENUM. */
 #define GW_SETTINGS(X) \
     X (HOST, "CODEBOX_HOST", "127.0.0.1", STR, "HTTP bind address") \
     X (PORT, "CODEBOX_PORT", "8000", UINT, "HTTP port (0 picks a free one)") \
@@ -30,6 +30,7 @@
     X (CLEANUP_INTERVAL, "CODEBOX_CLEANUP_INTERVAL", "30", INT, "seconds between reaper passes") \
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, "seconds one execution may run; then interrupt, then restart") \
     X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \
+    X (CPU_LIMIT, "CODEBOX_CPU_LIMIT", "1", CORES, "CPU cores a session's processes may use together, at every moment (between executions too): a CFS quota on the kernel's cpu cgroup from its start (as root, cgroup v1); execution_options.cpu_limit is clamped to it") \
     X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, "live sessions at once") \
     X (TENANT_MAX_SESSIONS, "CODEBOX_TENANT_MAX_SESSIONS", "auto", AUTO, "live sessions one tenant may hold (auto: half of CODEBOX_MAX_SESSIONS when CODEBOX_API_TOKENS names several tenants, else all); the same fraction of every other table a tenant fills (MCP sessions, kept results, SQL workers, MCP tasks) is its share there, so one tenant never locks out another") \
     X (NODE_NAME, "CODEBOX_NODE_NAME", "", STR, "this node's name among many (default: the host name)") \

@@ -45,7 +45,9 @@ struct gw_sandbox {
     char stage_exe[300];
     char stage_work[300];
     char stage_mounts[GW_EXEC_MAX_MOUNTS][300];    /* for execution_options mounts */
-    bool cgroup_cpu;            /* a cpu hierarchy for CPU quotas (cpu_limit) */
+    bool cgroup_cpu;            /* a cpu hierarchy for CPU quotas */
+    long cpu_milli;             /* CODEBOX_CPU_LIMIT in thousandths of a core: every
+                                   kernel's quota, from its start */
     int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
     /* the /etc entries installed software under /usr links to (R's
        /usr/lib/R/etc -> /etc/R, octave's octaverc...), shown read-only */
@@ -329,6 +331,9 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
     self->cpu_time_s = gw_config_int (config, GW_SET_CPU_TIME_LIMIT);
     self->max_processes = gw_config_int (config, GW_SET_MAX_PROCESSES);
     self->quota_mb = gw_config_int (config, GW_SET_DISK_QUOTA_MB);
+    self->cpu_milli = gw_exec_parse_cpu (gw_config_str (config, GW_SET_CPU_LIMIT));
+    if (self->cpu_milli <= 0)
+        self->cpu_milli = 1000;
     const char *mode = gw_config_str (config, GW_SET_SANDBOX);
     if (geteuid () == 0) {
         const char *name = gw_config_str (config, GW_SET_KERNEL_USER);
@@ -350,6 +355,12 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
         self->cgroup_cpu = access (CGROUP_ROOT "/cpu/cpu.cfs_quota_us", F_OK) == 0
                            && s_cgroup_ready ("cpu");
     }
+    /* said once: the CPU share is not held where there is no cpu cgroup */
+    if (!self->cgroup_cpu)
+        jp_log_warn ("cpu_limit=off why=\"%s\": CODEBOX_CPU_LIMIT is not applied; a "
+                     "session's processes may use every core", geteuid () != 0
+                     ? "not root: no cgroups are made"
+                     : "no cgroup v1 cpu hierarchy with CFS quotas at " CGROUP_ROOT "/cpu");
     if (!self->user[0]) {
         struct passwd *pw = getpwuid (geteuid ());
         snprintf (self->user, sizeof self->user, "%s", pw ? pw->pw_name : "?");
@@ -532,14 +543,18 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         if (mkdir (dir, 0755) == 0)
             x->cgroups[cg++] = dir;
     }
-    if (exec && exec->cpu_milli && self->cgroup_cpu && cg < KS_MAX_CGROUPS) {
-        /* cpu_limit: a CFS quota of cpu_milli thousandths of a core */
+    if (self->cgroup_cpu && cg < KS_MAX_CGROUPS) {
+        /* CODEBOX_CPU_LIMIT (or a lower execution_options.cpu_limit): a CFS
+           quota of cpu_milli thousandths of a core on everything the kernel
+           runs, from its start, whether an execution runs or not */
+        long cpu_milli = exec && exec->cpu_milli && exec->cpu_milli < self->cpu_milli
+                         ? exec->cpu_milli : self->cpu_milli;
         char *dir = launch->cgroups[cg];
         snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpu/codebox/%s", kernel_id);
         char period[320], quota[320], value[32];
         snprintf (period, sizeof period, "%s/cpu.cfs_period_us", dir);
         snprintf (quota, sizeof quota, "%s/cpu.cfs_quota_us", dir);
-        snprintf (value, sizeof value, "%ld", exec->cpu_milli * 100);
+        snprintf (value, sizeof value, "%ld", cpu_milli * 100);
         bool ok = mkdir (dir, 0755) == 0 && s_write_text (period, "100000")
                   && s_write_text (quota, value);
         if (ok)
@@ -648,7 +663,8 @@ gw_sandbox_exec_rules (const gw_sandbox_t *self, const gw_config_t *config)
     long cpus = sysconf (_SC_NPROCESSORS_ONLN);
     return (gw_exec_rules_t) {
         .max_memory_mb = self->memory_mb,
-        .max_cpu_milli = (cpus > 0 ? cpus : 1) * 1000,
+        .max_cpu_milli = (cpus > 0 ? cpus : 1) * 1000 < self->cpu_milli
+                         ? (cpus > 0 ? cpus : 1) * 1000 : self->cpu_milli,
         .mount_roots = gw_config_str (config, GW_SET_MOUNT_ROOTS),
         .sandbox = self->bwrap,
     };
@@ -716,6 +732,9 @@ gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
         json_object_set_new (d, "cpu_time_limit_s", json_integer (self->cpu_time_s));
         json_object_set_new (d, "cpu_time_by", json_string (self->cgroup_cpuacct
                                                                 ? "cgroup" : "none"));
+        json_object_set_new (d, "cpu_limit", json_real ((double) self->cpu_milli / 1000));
+        json_object_set_new (d, "cpu_limit_by", json_string (self->cgroup_cpu
+                                                                 ? "cgroup" : "none"));
     }
     if (d && !self->bwrap)
         json_object_set_new (d, "why", json_string (self->why_none));

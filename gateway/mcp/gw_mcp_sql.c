@@ -1,7 +1,9 @@
 /* gw_mcp_sql: the exec_sql MCP tool, on top of gw_sql (which classifies,
  * runs on its worker threads and answers in the loop thread; POST /sql is
  * gw_rest_sql.c). Rows come back inline when few; otherwise as a CSV under
- * the session's input/ with the first rows.
+ * the session's input/ with the first rows. A call that is cancelled
+ * (notifications/cancelled, tasks/cancel, a client that left) cancels
+ * its query.
  *
  * Threads: the loop thread only. */
 #include <stdio.h>
@@ -47,12 +49,31 @@ s_render (json_t *result)
     return text;
 }
 
+/* A call waiting for its query. */
+typedef struct {
+    gw_mcp_call_t *call;
+    gw_sql_t *sql;
+    uint64_t query_id;
+} s_sql_call_t;
+
+/* The call was cancelled (notifications/cancelled, tasks/cancel, or its
+ * client left): so is its query, which frees its worker; s_mcp_done
+ * still comes, with the "cancelled" error. */
+static void
+s_cancel (void *arg)
+{
+    s_sql_call_t *sc = arg;
+    gw_sql_cancel (sc->sql, sc->query_id);
+}
+
 /* The query ended: answer the call (a plain one, or a task's), unless it
  * was cancelled or its client left. */
 static void
 s_mcp_done (json_t *result, void *arg)
 {
-    gw_mcp_call_t *call = arg;
+    s_sql_call_t *sc = arg;
+    gw_mcp_call_t *call = sc->call;
+    free (sc);
     json_t *error = json_object_get (result, "error");
     json_t *tool;
     if (error)
@@ -92,20 +113,28 @@ s_exec_sql (gw_mcp_ctx_t *ctx, json_t *args)
     /* on the core's call list: keep-alives, a client leaving, and a task
        when it runs long */
     gw_mcp_call_t *call = calloc (1, sizeof *call);
-    if (!call)
+    s_sql_call_t *sc = call ? calloc (1, sizeof *sc) : NULL;
+    if (!sc) {
+        free (call);
         return gw_mcp_tool_error ("out of memory");
+    }
+    *sc = (s_sql_call_t) {.call = call, .sql = gw_server_sql (server)};
     long max_rows = gw_caller_clamp (json_is_integer (rows) ? (long) json_integer_value (rows) : 0,
                                        ctx->overrides ? ctx->overrides->sql_max_inline_rows : 0);
     gw_sql_request_t r;
     char key[140];
     gw_sql_request_for (&r, server, session, key, sizeof key, NULL, query, max_rows,
                ctx->overrides ? ctx->overrides->exec_timeout : 0);
+    r.query_id = &sc->query_id;
     gw_mcp_call_attach (call, ctx);
-    if (gw_sql_query (gw_server_sql (server), &r, s_mcp_done, call) != 0) {
+    if (gw_sql_query (sc->sql, &r, s_mcp_done, sc) != 0) {
         call->reply = NULL;
         gw_mcp_call_drop (call);
+        free (sc);
         return gw_mcp_tool_error ("the SQL workers are not running");
     }
+    call->on_cancel = s_cancel;
+    call->cancel_arg = sc;
     return NULL;    /* answered by s_mcp_done, in a later turn of the loop */
 }
 

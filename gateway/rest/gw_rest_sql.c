@@ -1,7 +1,7 @@
 /* gw_rest_sql: POST /sql, on top of gw_sql (which classifies, runs on its
  * worker threads and answers in the loop thread). Rows come back inline
  * when few; otherwise as a CSV under the session's input/ with the first
- * rows.
+ * rows. A client that leaves before the answer cancels its query.
  *
  * Threads: the loop thread only. */
 #include <string.h>
@@ -9,6 +9,14 @@
 #include "gw_rest.h"
 #include "gw_session.h"
 #include "gw_sql.h"
+
+/* Whether the client of a waiting POST /sql closed its connection: the
+ * query is then cancelled (gw_sql asks every GW_SQL_PROBE_MS). */
+static bool
+s_client_gone (void *arg)
+{
+    return gw_request_client_gone (arg);
+}
 
 /* POST /sql: answers when the query is done. */
 static void
@@ -54,6 +62,8 @@ gw_sql_rest_handle (gw_server_t *server, gw_request_t *req)
             char key[140];
             gw_sql_request_for (&r, server, session, key, sizeof key, gw_request_header (req, "X-Codebox-Sql-Dsn"), query, max_rows,
                        req->overrides.exec_timeout);
+            r.gone = s_client_gone;
+            r.gone_arg = req;
             if (gw_sql_query (gw_server_sql (server), &r, s_rest_done, req) != 0)
                 gw_request_reply_error (req, GW_E_INTERNAL, "the SQL workers are not running");
         }

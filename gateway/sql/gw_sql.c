@@ -8,7 +8,14 @@
  * workers (gw_config_share of GW_SQL_WORKERS), so another tenant's query
  * finds a worker while runaway ones of the first run to their timeout. Threads and a condition variable, not CZMQ actors:
  * a free worker takes the first job whose session is not busy, which one
- * shared queue expresses and a pipe's round robin does not. */
+ * shared queue expresses and a pipe's round robin does not.
+ *
+ * A query whose transport gave a gone probe is on the loop thread's list
+ * of waits; gw_sql is a loop source that asks each probe every
+ * GW_SQL_PROBE_MS while its query is queued or running (never after: a
+ * query neither queued nor running has answered, or is about to, and its
+ * probe's argument may be gone) and cancels the query of a client that
+ * left. */
 #include "gw_sql.h"
 
 #include <errno.h>
@@ -23,6 +30,8 @@
 #include "gw_session.h"
 #include "gw_sql_conn.h"
 #include "gw_sql_value.h"
+#include "jp_log.h"
+#include "jp_time.h"
 
 #define GW_SQL_WORKERS 4
 
@@ -31,6 +40,7 @@ typedef enum { S_RUN, S_CLOSE } s_kind_t;
 typedef struct s_job {
     struct s_job *next;
     s_kind_t kind;
+    uint64_t id;                /* for gw_sql_cancel; 0 for S_CLOSE */
     char *session_key;
     char *dsn;                  /* NULL: the server's */
     char *query;
@@ -46,8 +56,18 @@ typedef struct s_slot {
     char *session_key;
     gw_sql_conn_t *conn;        /* the worker's while busy */
     gw_sql_conn_t *active;      /* conn while a query runs on it (for cancel) */
+    uint64_t running_id;        /* the query a worker took, until its answer is posted */
+    bool cancel;                /* gw_sql_cancel came before active was set */
     bool busy;
 } s_slot_t;
+
+/* A query whose client may leave (loop thread only). */
+typedef struct s_wait {
+    struct s_wait *next;
+    uint64_t id;
+    gw_sql_gone_fn *gone;
+    void *arg;
+} s_wait_t;
 
 struct gw_sql {
     gw_server_t *server;
@@ -56,6 +76,11 @@ struct gw_sql {
     char missing[1100];         /* where the sample database was looked for */
     long max_inline_rows, exec_timeout_s;
     long tenant_workers;        /* workers one tenant's queries may hold at once */
+    long long csv_max_bytes;    /* CODEBOX_DISK_QUOTA_MB */
+    uint64_t next_id;
+    s_wait_t *waits;            /* loop thread only */
+    int64_t next_probe_ms;
+    bool sourced;               /* its loop source is on the loop */
     bool allow_client_dsn;
     pthread_mutex_t mutex;
     pthread_cond_t cond;
@@ -199,8 +224,11 @@ s_run (gw_sql_t *self, s_slot_t *slot, s_job_t *job)
             return error;
     }
     pthread_mutex_lock (&self->mutex);
-    slot->active = slot->conn;
+    bool cancelled = slot->cancel;
+    slot->active = cancelled ? NULL : slot->conn;
     pthread_mutex_unlock (&self->mutex);
+    if (cancelled)
+        return gw_sql_error (gw_error_code (GW_E_BAD_REQUEST), "The query was cancelled.");
     json_t *result = gw_sql_conn_run (slot->conn, job->query, &job->opts);
     pthread_mutex_lock (&self->mutex);
     slot->active = NULL;
@@ -243,6 +271,8 @@ s_worker_main (void *arg)
             self->slots = slot;
         }
         slot->busy = true;
+        slot->running_id = job->id;
+        slot->cancel = false;
         pthread_mutex_unlock (&self->mutex);
 
         if (job->kind == S_RUN)
@@ -252,6 +282,7 @@ s_worker_main (void *arg)
 
         pthread_mutex_lock (&self->mutex);
         slot->busy = false;
+        slot->running_id = 0;
         if (job->kind == S_CLOSE)
             s_slot_remove (self, slot);
         pthread_cond_broadcast (&self->cond);   /* the session's next job may go */
@@ -277,6 +308,62 @@ s_session_end (void *arg, gw_session_t *session)
 
 static const gw_session_hooks_t s_hooks = {.session_end = s_session_end};
 
+/* True while query id is queued or a worker has it (mutex held). */
+static bool
+s_live (gw_sql_t *self, uint64_t id)
+{
+    for (s_job_t *job = self->head; job; job = job->next)
+        if (job->id == id)
+            return true;
+    for (s_slot_t *s = self->slots; s; s = s->next)
+        if (s->running_id == id)
+            return true;
+    return false;
+}
+
+static int64_t
+s_deadline (void *arg, int64_t now)
+{
+    (void) now;
+    gw_sql_t *self = arg;
+    return self->waits ? self->next_probe_ms : -1;
+}
+
+/* Asks each waiting query's probe; cancels the queries whose client left
+ * and forgets those that answered. */
+static void
+s_tick (void *arg, int64_t now)
+{
+    gw_sql_t *self = arg;
+    if (!self->waits || now < self->next_probe_ms)
+        return;
+    self->next_probe_ms = now + GW_SQL_PROBE_MS;
+    s_wait_t **p = &self->waits;
+    while (*p) {
+        s_wait_t *w = *p;
+        pthread_mutex_lock (&self->mutex);
+        bool live = s_live (self, w->id);
+        pthread_mutex_unlock (&self->mutex);
+        bool gone = live && w->gone (w->arg);
+        if (live && !gone) {
+            p = &w->next;
+            continue;
+        }
+        *p = w->next;
+        if (gone) {
+            jp_log_info ("sql event=cancelled reason=client-gone query=%llu",
+                         (unsigned long long) w->id);
+            gw_sql_cancel (self, w->id);
+        }
+        free (w);
+    }
+}
+
+static const gw_loop_source_t s_source = {
+    .deadline = s_deadline,
+    .tick = s_tick,
+};
+
 gw_sql_t *
 gw_sql_new (gw_server_t *server, const gw_config_t *config)
 {
@@ -287,6 +374,7 @@ gw_sql_new (gw_server_t *server, const gw_config_t *config)
     self->max_inline_rows = gw_config_int (config, GW_SET_SQL_MAX_INLINE_ROWS);
     self->exec_timeout_s = gw_config_int (config, GW_SET_EXEC_TIMEOUT);
     self->tenant_workers = gw_config_share (config, GW_SQL_WORKERS);
+    self->csv_max_bytes = (long long) gw_config_int (config, GW_SET_DISK_QUOTA_MB) << 20;
     self->allow_client_dsn = gw_config_bool (config, GW_SET_ALLOW_CLIENT_SQL_DSN);
     const char *dsn = gw_config_str (config, GW_SET_SQL_DSN);
     char found[1100];
@@ -313,6 +401,11 @@ gw_sql_new (gw_server_t *server, const gw_config_t *config)
         return NULL;
     }
     self->hooked = true;
+    if (gw_loop_add_source (gw_server_loop (server), &s_source, self) < 0) {
+        gw_sql_destroy (&self);
+        return NULL;
+    }
+    self->sourced = true;
     return self;
 }
 
@@ -355,6 +448,13 @@ gw_sql_destroy (gw_sql_t **self_p)
         return;
     if (self->hooked)
         gw_server_remove_hooks (self->server, &s_hooks, self);
+    if (self->sourced)
+        gw_loop_remove_source (gw_server_loop (self->server), &s_source, self);
+    while (self->waits) {
+        s_wait_t *w = self->waits;
+        self->waits = w->next;
+        free (w);
+    }
     pthread_mutex_lock (&self->mutex);
     self->stopping = true;
     s_drop (self, NULL, GW_E_SHUTTING_DOWN, "The gateway is shutting down; the query was not run.");
@@ -406,6 +506,7 @@ gw_sql_query (gw_sql_t *self, const gw_sql_request_t *req, gw_sql_done_fn *done,
     if (!job)
         return -ENOMEM;
     job->kind = S_RUN;
+    job->id = ++self->next_id;
     job->done = done;
     job->arg = arg;
     job->session_key = strdup (req->session_key ? req->session_key : "");
@@ -425,6 +526,7 @@ gw_sql_query (gw_sql_t *self, const gw_sql_request_t *req, gw_sql_done_fn *done,
     job->opts.csv_shown_dir = job->shown_input_dir;
     job->opts.csv_uid = req->csv_uid;
     job->opts.csv_gid = req->csv_gid;
+    job->opts.csv_max_bytes = self->csv_max_bytes;
     job->opts.client_dsn = req->dsn != NULL;
     if (req->dsn && !self->allow_client_dsn) {
         job->result = gw_sql_error (gw_error_code (GW_E_FORBIDDEN), "This server does not take "
@@ -434,16 +536,56 @@ gw_sql_query (gw_sql_t *self, const gw_sql_request_t *req, gw_sql_done_fn *done,
         s_post (self, job);
         return 0;
     }
+    s_wait_t *w = NULL;
+    if (req->gone && !(w = calloc (1, sizeof *w))) {
+        s_job_free (job);
+        return -ENOMEM;
+    }
+    if (req->query_id)
+        *req->query_id = job->id;
+    if (w) {
+        *w = (s_wait_t) {.next = self->waits, .id = job->id, .gone = req->gone,
+                         .arg = req->gone_arg};
+        if (!self->waits)
+            self->next_probe_ms = jp_time_now_ms () + GW_SQL_PROBE_MS;
+        self->waits = w;
+    }
     s_enqueue (self, job);
     return 0;
 }
 
 void
-gw_sql_cancel (gw_sql_t *self, const char *session_key)
+gw_sql_cancel (gw_sql_t *self, uint64_t query_id)
 {
+    if (!self || !query_id)
+        return;
+    s_job_t *dropped = NULL;
     pthread_mutex_lock (&self->mutex);
-    s_drop (self, session_key, GW_E_BAD_REQUEST, "The query was cancelled before it ran.");
+    s_job_t *prev = NULL;
+    for (s_job_t *job = self->head; job; prev = job, job = job->next)
+        if (job->id == query_id) {
+            if (prev)
+                prev->next = job->next;
+            else
+                self->head = job->next;
+            if (self->tail == job)
+                self->tail = prev;
+            job->next = NULL;
+            dropped = job;
+            break;
+        }
+    for (s_slot_t *s = self->slots; !dropped && s; s = s->next)
+        if (s->running_id == query_id) {
+            s->cancel = true;
+            if (s->active)
+                gw_sql_conn_cancel (s->active);
+        }
     pthread_mutex_unlock (&self->mutex);
+    if (dropped) {
+        dropped->result = gw_sql_error (gw_error_code (GW_E_BAD_REQUEST),
+                                        "The query was cancelled before it ran.");
+        s_post (self, dropped);
+    }
 }
 
 void

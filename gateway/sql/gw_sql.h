@@ -18,6 +18,10 @@
  *                                 header line, in the session's input/
  *                                 folder as kernel code sees it
  *    "row_limit_reached": true,   fetching stopped at GW_SQL_MAX_ROWS
+ *    "rows_cut": N,               inline rows left out (only in the CSV):
+ *                                 their values passed GW_SQL_MAX_RESULT_BYTES
+ *    "csv_cut": true,             the CSV stopped before passing the
+ *                                 session's disk quota (CODEBOX_DISK_QUOTA_MB)
  *    "cells_cut": N,              values cut at GW_SQL_MAX_CELL_BYTES
  *    "note": TEXT}                a sentence on any of the above
  * with values as JSON: integers, numbers, null, true/false, strings
@@ -31,10 +35,17 @@
  * made read-only), "session_not_found" (the session ended first),
  * "shutting_down". Messages never hold a password.
  *
- * Threads: every function here is for the loop thread; done runs in the
- * loop thread too. */
+ * A query whose client leaves is cancelled: a transport gives a probe
+ * (gone), which a timer of gw_sql (a loop source) asks every
+ * GW_SQL_PROBE_MS, or calls gw_sql_cancel itself (an MCP call's cancel).
+ *
+ * Threads: every function here is for the loop thread; done and gone run
+ * in the loop thread too. */
 #ifndef GW_SQL_H
 #define GW_SQL_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -48,6 +59,13 @@ typedef struct gw_sql gw_sql_t;
  * thread. */
 typedef void (gw_sql_done_fn) (json_t *result, void *arg);
 
+/* True when whoever waits for the result has left (an HTTP client that
+ * closed its connection); asked in the loop thread every
+ * GW_SQL_PROBE_MS while the query waits or runs. */
+typedef bool (gw_sql_gone_fn) (void *arg);
+
+#define GW_SQL_PROBE_MS 500
+
 typedef struct {
     const char *session_key;    /* the connection's owner, "tenant/session-id": the
                                    tenant (up to the '/') holds at most its share of
@@ -59,6 +77,9 @@ typedef struct {
     const char *input_dir;      /* host path of the session's input/ (NULL: no CSV) */
     const char *shown_input_dir; /* input/ as kernel code sees it (NULL: input_dir) */
     int csv_uid, csv_gid;       /* owner for the CSV file (the kernel user); -1: leave */
+    gw_sql_gone_fn *gone;       /* optional: the query is cancelled once it says true */
+    void *gone_arg;
+    uint64_t *query_id;         /* optional: gets the query's id, for gw_sql_cancel */
 } gw_sql_request_t;
 
 /* Starts the workers. The server's DSN is CODEBOX_SQL_DSN, or the bundled
@@ -77,9 +98,11 @@ void gw_sql_destroy (gw_sql_t **self_p);
  * Returns 0, or -ENOMEM (then done is not called). */
 int gw_sql_query (gw_sql_t *self, const gw_sql_request_t *req, gw_sql_done_fn *done, void *arg);
 
-/* Cancels the session's running query and drops its queued ones (each
- * answered with a bad_request "cancelled" error). */
-void gw_sql_cancel (gw_sql_t *self, const char *session_key);
+/* Cancels one query (its id from gw_sql_request_t.query_id): dropped
+ * when still queued, stopped with SQLCancel when it runs, so its worker
+ * is free again; done gets a bad_request "cancelled" error. A query
+ * that has already answered is left alone. */
+void gw_sql_cancel (gw_sql_t *self, uint64_t query_id);
 
 /* The session ended: cancels and drops its queries (answered with
  * "session_not_found") and closes its connection on a worker. */

@@ -39,6 +39,9 @@ struct gw_sql_conn {
     size_t n_secrets;
     char dbms[64];
     gw_sql_dialect_t dialect;
+    bool own_tx;                    /* layer (c) by BEGIN and ROLLBACK statements, autocommit
+                                       left on: SQLite's driver streams rows (StepAPI) only
+                                       outside a transaction of its own */
     pthread_mutex_t mutex;          /* guards running */
     SQLHSTMT running;               /* the statement SQLCancel may reach */
     atomic_bool cancelled;          /* gw_sql_conn_cancel was called during this run */
@@ -151,9 +154,10 @@ s_has_key (const char *dsn, const char *key)
 }
 
 /* The connection string with the options that make PostgreSQL's driver
- * hand rows over through a cursor, a thousand at a time, instead of
- * loading the whole result set into the gateway's memory (the caller's
- * own value wins). Returns a new string. */
+ * hand rows over through a cursor, a thousand at a time, and SQLite's
+ * step through rows one at a time, instead of loading the whole result
+ * set into the gateway's memory (the caller's own value wins). Returns a
+ * new string. */
 static char *
 s_streaming_dsn (const char *dsn)
 {
@@ -161,6 +165,10 @@ s_streaming_dsn (const char *dsn)
     if ((strcasestr (dsn, "postgres") || strcasestr (dsn, "psqlodbc"))
         && !s_has_key (dsn, "UseDeclareFetch"))
         extra = ";UseDeclareFetch=1;Fetch=1000";
+    /* SQLite's driver reads a whole result set into memory (BLOBs as hex,
+       twice their size) unless it may step through it row by row */
+    else if (strcasestr (dsn, "sqlite") && !s_has_key (dsn, "StepAPI"))
+        extra = ";StepAPI=1";
     size_t len = strlen (dsn);
     while (len && (dsn[len - 1] == ';' || dsn[len - 1] == ' '))
         len--;
@@ -259,8 +267,11 @@ gw_sql_conn_open (const char *dsn, const gw_sql_options_t *opts, json_t **error_
         gw_sql_conn_destroy (&self);
         return NULL;
     }
-    /* layer (c): every statement in a transaction that is rolled back */
-    if (!SQL_SUCCEEDED (SQLSetConnectAttr (self->dbc, SQL_ATTR_AUTOCOMMIT,
+    /* layer (c): every statement in a transaction that is rolled back;
+       SQLite's by statements of ours, since its driver loads whole result
+       sets into memory inside a transaction it began itself */
+    self->own_tx = self->dialect == GW_SQL_DIALECT_SQLITE;
+    if (!self->own_tx && !SQL_SUCCEEDED (SQLSetConnectAttr (self->dbc, SQL_ATTR_AUTOCOMMIT,
                                            (SQLPOINTER) SQL_AUTOCOMMIT_OFF, 0))) {
         gw_sql_diag (SQL_HANDLE_DBC, self->dbc, err, sizeof err, NULL);
         s_scrub (self, err, sizeof err);
@@ -423,9 +434,13 @@ s_execute (gw_sql_conn_t *self, const char *query, const gw_sql_options_t *opts,
     pthread_mutex_unlock (&self->mutex);
 
     json_t *result = NULL;
-    SQLRETURN r = SQLExecDirect (st, (SQLCHAR *) query, SQL_NTS);
+    /* a cancel that came before the statement was published */
+    SQLRETURN r = atomic_load (&self->cancelled) ? SQL_ERROR
+                                                 : SQLExecDirect (st, (SQLCHAR *) query, SQL_NTS);
     if (SQL_SUCCEEDED (r) || r == SQL_NO_DATA) {
-        result = gw_sql_result_read (st, opts, fired, err, sizeof err, state);
+        gw_sql_options_t o = *opts;
+        o.sqlite_step = self->dialect == GW_SQL_DIALECT_SQLITE;
+        result = gw_sql_result_read (st, &o, fired, &self->cancelled, err, sizeof err, state);
     } else
         gw_sql_diag (SQL_HANDLE_STMT, st, err, sizeof err, state);
 
@@ -436,6 +451,8 @@ s_execute (gw_sql_conn_t *self, const char *query, const gw_sql_options_t *opts,
     if (result)
         return result;
     s_scrub (self, err, sizeof err);
+    if (atomic_load (&self->cancelled) || atomic_load (fired))
+        self->broken = true;    /* the driver closed the statement under its feet: start over */
     if (atomic_load (&self->cancelled) && !atomic_load (fired))
         return s_with_state (gw_sql_error (bad, "The query was cancelled."), state);
     if (atomic_load (fired) || strcmp (state, "HYT00") == 0 || strcmp (state, "57014") == 0)
@@ -471,7 +488,19 @@ gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_options_t 
         snprintf (trimmed, end + 32, values ? "SELECT * FROM (%.*s)" : "%.*s", (int) end, query);
         query = trimmed;
     }
-    atomic_store (&self->cancelled, false);
+    /* a cancel is for good: the connection is replaced (broken) */
+    if (atomic_load (&self->cancelled)) {
+        self->broken = true;
+        free (trimmed);
+        return gw_sql_error (gw_error_code (GW_E_BAD_REQUEST), "The query was cancelled.");
+    }
+    if (self->own_tx && s_exec_simple (self, "BEGIN", err, sizeof err) != 0) {
+        s_scrub (self, err, sizeof err);
+        self->broken = true;
+        free (trimmed);
+        return gw_sql_error (gw_error_code (GW_E_INTERNAL), "Cannot begin the transaction the "
+                             "query runs in (%s); the query was not run.", err);
+    }
     s_watchdog_t watchdog;
     pthread_t thread;
     bool watching = opts->timeout_s > 0
@@ -482,10 +511,14 @@ gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_options_t 
     if (watching)
         s_watchdog_stop (&watchdog, thread);
     /* layer (c): roll back, whatever happened */
-    if (!SQL_SUCCEEDED (SQLEndTran (SQL_HANDLE_DBC, self->dbc, SQL_ROLLBACK))) {
+    bool rolled_back = self->own_tx ? s_exec_simple (self, "ROLLBACK", err, sizeof err) == 0
+                                    : SQL_SUCCEEDED (SQLEndTran (SQL_HANDLE_DBC, self->dbc,
+                                                                 SQL_ROLLBACK));
+    if (!rolled_back) {
         self->broken = true;
         if (result && !json_object_get (result, "error")) {
-            gw_sql_diag (SQL_HANDLE_DBC, self->dbc, err, sizeof err, NULL);
+            if (!self->own_tx)
+                gw_sql_diag (SQL_HANDLE_DBC, self->dbc, err, sizeof err, NULL);
             s_scrub (self, err, sizeof err);
             json_decref (result);
             result = gw_sql_error (gw_error_code (GW_E_INTERNAL), "The rollback after the "

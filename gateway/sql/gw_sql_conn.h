@@ -11,15 +11,21 @@
  *       TRANSACTION READ ONLY before each statement); on SQLite PRAGMA
  *       query_only=1 (at connect and before each statement); on MySQL
  *       SET SESSION TRANSACTION READ ONLY;
- *   (c) autocommit off and a rollback after every statement, whether it
- *       succeeded or failed.
+ *   (c) every statement in a transaction rolled back after it, whether it
+ *       succeeded or failed: autocommit off and SQLEndTran, or, on SQLite,
+ *       BEGIN and ROLLBACK statements of ours (its driver steps through a
+ *       result row by row, StepAPI=1, only outside a transaction it began
+ *       itself; inside one it loads the whole result into memory).
  * A connection whose guard cannot be set up is not used. For the
  * strongest setup, give CODEBOX_SQL_DSN a database user that may only
  * read.
  *
  * Limits: a query timeout (SQL_ATTR_QUERY_TIMEOUT, and a watchdog thread
  * that calls SQLCancel, since some drivers ignore the attribute), at most
- * max_rows rows fetched, at most max_cell_bytes bytes kept per cell.
+ * max_rows rows fetched, at most max_cell_bytes bytes kept per cell, at
+ * most GW_SQL_MAX_RESULT_BYTES of values kept in memory for the inline
+ * rows, at most csv_max_bytes written to the CSV (rows are written as
+ * they are fetched, never kept).
  *
  * Results and errors are JSON objects in the exec_sql shape (documented
  * in gw_sql.h). No message ever holds the connection string's password:
@@ -39,6 +45,7 @@
 
 #define GW_SQL_MAX_ROWS 100000          /* rows fetched at most */
 #define GW_SQL_MAX_CELL_BYTES 65536     /* bytes kept per cell */
+#define GW_SQL_MAX_RESULT_BYTES (64L << 20) /* bytes of values the inline rows keep in all */
 
 typedef struct gw_sql_conn gw_sql_conn_t;
 
@@ -50,8 +57,15 @@ typedef struct {
     const char *csv_dir;        /* folder for the CSV of a larger result; NULL: no CSV */
     const char *csv_shown_dir;  /* csv_dir as the client sees it (NULL: csv_dir) */
     int csv_uid, csv_gid;       /* owner given to the CSV file; -1 leaves it */
+    long long csv_max_bytes;    /* the CSV stops before passing this (the session's disk
+                                   quota); 0: no bound */
+    long long max_result_bytes; /* bytes of values the inline rows keep; 0 means
+                                   GW_SQL_MAX_RESULT_BYTES */
     bool client_dsn;            /* the DSN came from the client (its failures are bad_request) */
     bool unsafe_skip_classifier; /* TESTS ONLY: skip layer (a) to show (b) and (c) hold alone */
+    bool sqlite_step;           /* set by gw_sql_conn: SQLite's driver steps through rows and
+                                   calls every column without a declared type "varchar"; such a
+                                   value's kind is read from the value (gw_sql_result) */
 } gw_sql_options_t;
 
 /* Options with the defaults: 30 inline rows, the row and cell limits, no
@@ -85,7 +99,9 @@ json_t *gw_sql_conn_run (gw_sql_conn_t *self, const char *query, const gw_sql_op
 json_t *gw_sql_run_sync (gw_sql_conn_t **conn_p, const char *dsn, const char *query,
                          const gw_sql_options_t *opts);
 
-/* Cancels the statement the connection is running, if any (any thread). */
+/* Cancels the statement the connection is running, if any (any thread),
+ * and every later one: a cancelled connection is broken, and is replaced
+ * before the next query. */
 void gw_sql_conn_cancel (gw_sql_conn_t *self);
 
 /* Writes the default connection string: the bundled SQLite sample

@@ -20,12 +20,15 @@
 /* Reads every result row of stmt (executed, with a result set or none):
  * returns a new object {"columns":[{"name","type","db_type"}...],
  * "rows":[[...]], "row_count", and as they apply "truncated", "csv_path",
- * "row_limit_reached", "cells_cut", "note"}. Stops early when *stop turns
- * true (the watchdog fired). NULL with a sentence in err (and the
- * SQLSTATE in sqlstate, "" when none) on failure; a partly written CSV is
- * removed. */
+ * "row_limit_reached", "cells_cut", "rows_cut" (inline rows left out at
+ * the byte budget), "csv_cut" (the CSV stopped at csv_max_bytes), "note"}.
+ * Rows past the inline ones are written to the CSV as they come, never
+ * kept. Stops early when *stop (the watchdog fired) or *cancelled turns
+ * true. NULL with a sentence in err (and the SQLSTATE in sqlstate, ""
+ * when none) on failure; a partly written CSV is removed. */
 json_t *gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *stop,
-                            char *err, size_t err_len, char sqlstate[6]);
+                            atomic_bool *cancelled, char *err, size_t err_len,
+                            char sqlstate[6]);
 
 /* The diagnostic records of a handle as one line: vendor prefixes such
  * as "[unixODBC][Driver Manager]" dropped, line breaks made spaces, the
