@@ -251,6 +251,7 @@ gw_cmd_serve (int argc, char **argv)
         gw_http_limits_t limits = {
             .per_address = (unsigned) gw_config_int (config, GW_SET_MAX_CONNECTIONS_PER_ADDRESS),
             .idle_s = (unsigned) gw_config_int (config, GW_SET_HTTP_IDLE_TIMEOUT),
+            .request_s = (unsigned) gw_config_int (config, GW_SET_HTTP_REQUEST_TIMEOUT),
         };
         http = gw_http_new (listen_fd, &limits, auth, origin, gw_router_post, gw_router_gone,
                             router, err, sizeof err);

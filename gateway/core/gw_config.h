@@ -71,6 +71,7 @@
     X (MCP_SESSION_IDLE_TIMEOUT, "CODEBOX_MCP_SESSION_IDLE_TIMEOUT", "3600", INT, "seconds an MCP session over HTTP may stay unused before it expires (then 404: initialize again)") \
     X (MAX_CONNECTIONS_PER_ADDRESS, "CODEBOX_MAX_CONNECTIONS_PER_ADDRESS", "1024", INT, "HTTP connections one client address may hold at once (4000 in all)") \
     X (HTTP_IDLE_TIMEOUT, "CODEBOX_HTTP_IDLE_TIMEOUT", "30", INT, "seconds an HTTP connection may sit idle (no request under way) before it is closed") \
+    X (HTTP_REQUEST_TIMEOUT, "CODEBOX_HTTP_REQUEST_TIMEOUT", "30", INT, "seconds a connection has to deliver a whole request (headers and body) once it is ready for one; then it is cut (a client that trickles its headers or body holds no connection for good)") \
     X (WS_PING_INTERVAL, "CODEBOX_WS_PING_INTERVAL", "30", INT, "seconds a websocket client may stay silent before it is pinged; one that does not answer within as long again is closed") \
     X (MOUNT_ROOTS, "CODEBOX_MOUNT_ROOTS", "", STR, "':'-separated host folders clients may mount into sessions (execution_options.mount_points), read-only; ROOT=rw also allows read-write") \
     X (ALLOWED_ORIGINS, "CODEBOX_ALLOWED_ORIGINS", "", STR, "comma-separated browser origins (https://app.example.com) that may call the API, with CORS; every other Origin is refused") \

@@ -31,6 +31,7 @@
 
 #include <microhttpd.h>
 
+#include "gw_conns.h"
 #include "gw_routes.h"
 #include "gw_stream.h"
 #include "jp_json.h"
@@ -42,6 +43,7 @@
 #define S_DRAIN_MS 3000         /* how long shutdown waits for answers to go out */
 #define S_SMALL_ANSWER (64u << 10)          /* always answered */
 #define S_ANSWERS_HELD ((size_t) 1 << 30)   /* bodies in memory not yet sent, in all */
+#define S_SWEEP_MS 1000         /* request deadlines are looked at this often */
 
 struct gw_http {
     struct MHD_Daemon *daemon;
@@ -57,6 +59,8 @@ struct gw_http {
     atomic_size_t held;         /* bytes of answer bodies in memory, not yet sent */
     gw_http_state_fn *draining; /* /healthz asks it (any thread), or NULL */
     void *draining_arg;
+    gw_conns_t *conns;          /* request deadlines, the fair per-address bound */
+    int64_t next_sweep_ms;
 };
 
 /* A 101 answer's hand-over, shared by the connection (which may end
@@ -585,6 +589,11 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         *upload_data_size = 0;
         return MHD_YES;
     }
+    /* the request is whole: from here it is being answered (no deadline) */
+    const union MHD_ConnectionInfo *sc =
+        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (sc)
+        gw_conns_request_done (sc->socket_context);
     if (c->early)
         return s_send_error (c, c->early, c->early_message);
     if (c->too_large)
@@ -642,8 +651,14 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
     (void) cls;
-    (void) mc;
+    (void) toe;
     s_conn_t *c = *con_cls;
+    const union MHD_ConnectionInfo *sc =
+        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    /* ready for the next request: its deadline starts now (a switched
+       connection, a websocket, never is) */
+    if (sc && !(c && c->req.upgrade && c->req.status == 101))
+        gw_conns_answer_done (sc->socket_context, jp_time_now_ms ());
     if (!c)
         return;
     if (atomic_load (&c->done))
@@ -694,20 +709,45 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     *con_cls = NULL;
 }
 
-/* Sets TCP_NODELAY on every new connection: answers go out at once. */
+/* Sets TCP_NODELAY on every new connection (answers go out at once) and
+ * watches it for its request deadline (gw_conns), until it closes. */
 static void
 s_notify_connection (void *cls, struct MHD_Connection *mc, void **socket_context,
                      enum MHD_ConnectionNotificationCode toe)
 {
-    (void) cls;
-    (void) socket_context;
+    gw_http_t *self = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        gw_conns_closed (self->conns, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
     if (toe != MHD_CONNECTION_NOTIFY_STARTED)
         return;
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info (mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *addr =
+        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     int one = 1;
-    if (info)
+    if (info) {
         setsockopt (info->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        const struct sockaddr *sa = addr ? addr->client_addr : NULL;
+        socklen_t len = !sa ? 0 : sa->sa_family == AF_INET6 ? sizeof (struct sockaddr_in6)
+                                                            : sizeof (struct sockaddr_in);
+        *socket_context = gw_conns_opened (self->conns, info->connect_fd, sa, len,
+                                           jp_time_now_ms ());
+    }
+}
+
+/* libmicrohttpd's accept policy: the per-address bound, fair to clients
+ * that behave (a slow connection of the address makes room). */
+static enum MHD_Result
+s_admit (void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    gw_http_t *self = cls;
+    if (gw_conns_admit (self->conns, addr, len, jp_time_now_ms ()))
+        return MHD_YES;
+    jp_log_info ("http event=refused why=\"too many connections from one address\"");
+    return MHD_NO;
 }
 
 /* libmicrohttpd's own messages, as log lines like every other (one line,
@@ -763,14 +803,23 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
         self->port = ntohs (addr.ss_family == AF_INET6
                                 ? ((struct sockaddr_in6 *) &addr)->sin6_port
                                 : ((struct sockaddr_in *) &addr)->sin_port);
+    /* a connection must deliver its request within request_s, and within
+       the idle timeout when that is longer (a keep-alive wait is idle) */
+    unsigned request_s = limits->request_s > limits->idle_s ? limits->request_s : limits->idle_s;
+    self->conns = gw_conns_new (limits->per_address, (int64_t) request_s * 1000);
+    if (!self->conns) {
+        snprintf (err, err_len, "out of memory");
+        close (listen_fd);
+        free (self);
+        return NULL;
+    }
     self->daemon = MHD_start_daemon (
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_ITC
         | MHD_USE_ERROR_LOG,
-        0, NULL, NULL, s_access, self,
+        0, s_admit, self, s_access, self,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, listen_fd,
         MHD_OPTION_CONNECTION_LIMIT, 4000u,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->per_address,
         MHD_OPTION_CONNECTION_TIMEOUT, limits->idle_s,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
@@ -779,6 +828,7 @@ gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *aut
     if (!self->daemon) {
         snprintf (err, err_len, "cannot start the HTTP server: %s", strerror (errno));
         close (listen_fd);
+        gw_conns_destroy (&self->conns);
         free (self);
         return NULL;
     }
@@ -816,6 +866,14 @@ gw_http_run (gw_http_t *self)
 void
 gw_http_tick (gw_http_t *self)
 {
+    int64_t now = jp_time_now_ms ();
+    if (gw_conns_count (self->conns) && now >= self->next_sweep_ms) {
+        self->next_sweep_ms = now + S_SWEEP_MS;
+        if (gw_conns_sweep (self->conns, now)) {
+            jp_log_info ("http event=cut why=\"no whole request in time\"");
+            gw_http_run (self);     /* libmicrohttpd closes them now */
+        }
+    }
     if (atomic_load (&self->resumed) || gw_http_timeout_ms (self) == 0)
         gw_http_run (self);
 }
@@ -825,10 +883,16 @@ gw_http_timeout_ms (gw_http_t *self)
 {
     if (atomic_load (&self->resumed))
         return 0;       /* resumed after this turn's tick: the next turn sends */
+    int64_t sweep = -1;
+    if (gw_conns_count (self->conns)) {
+        int64_t now = jp_time_now_ms ();
+        sweep = self->next_sweep_ms > now ? self->next_sweep_ms - now : 0;
+    }
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout (self->daemon, &ms) != MHD_YES)
-        return -1;
-    return ms > INT64_MAX ? INT64_MAX : (int64_t) ms;
+        return sweep;
+    int64_t mhd = ms > INT64_MAX ? INT64_MAX : (int64_t) ms;
+    return sweep >= 0 && sweep < mhd ? sweep : mhd;
 }
 
 int
@@ -855,6 +919,7 @@ gw_http_destroy (gw_http_t **self_p)
         if (listener != MHD_INVALID_SOCKET)
             close (listener);
     }
+    gw_conns_destroy (&self->conns);
     free (*self_p);
     *self_p = NULL;
 }

@@ -34,6 +34,9 @@ typedef struct {
     unsigned per_address;       /* connections one client address may hold */
     unsigned idle_s;            /* a connection idle this long is closed (long polls
                                    and streams, suspended, are not idle) */
+    unsigned request_s;         /* a connection that has not delivered a whole request
+                                   this long after it was ready for one is cut
+                                   (gw_conns); the idle timeout when that is longer */
 } gw_http_limits_t;
 
 gw_http_t *gw_http_new (int listen_fd, const gw_http_limits_t *limits, const gw_auth_t *auth,

@@ -447,3 +447,94 @@ def test_hostile_tenant_names_are_refused(tmp_path):
                            env=dict(os.environ, CODEBOX_API_TOKENS=tokens),
                            capture_output=True, text=True, timeout=30, cwd=tmp_path)
         assert r.returncode != 0 and "bad tenant name" in r.stderr, (tokens, r.stderr)
+
+
+def _until_closed(sock, limit_s):
+    """Reads sock until the server closes it; the seconds that took, or
+    None when it stayed open for limit_s (a bound on the loop, not an
+    assertion on speed)."""
+    start = time.monotonic()
+    sock.settimeout(0.5)
+    while time.monotonic() - start < limit_s:
+        try:
+            if sock.recv(4096) == b"":
+                return time.monotonic() - start
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return time.monotonic() - start
+    return None
+
+
+def test_a_request_must_arrive_whole_in_time(server_factory):
+    """A client that trickles its header lines or its body (each line
+    resetting any idle timeout) is cut CODEBOX_HTTP_REQUEST_TIMEOUT after
+    its connection was ready for a request; what is answered for longer
+    (a long poll, an event stream, a websocket) is not."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0", "CODEBOX_HTTP_REQUEST_TIMEOUT": "3",
+                            "CODEBOX_HTTP_IDLE_TIMEOUT": "3"})
+    assert s.post("/sessions", {"session_id": "t"}).status == 201
+    rid = s.post("/execute", {"session_id": "t", "code": "import time; time.sleep(6); print('slept')"}
+                 ).json()["request_id"]
+    heads = socket.create_connection(("127.0.0.1", s.port))
+    heads.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    body = socket.create_connection(("127.0.0.1", s.port))
+    body.sendall(b"POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 1000\r\n\r\n{")
+    trickled = 0
+    for _ in range(40):         # a line or a byte every 0.25 s: never idle
+        try:
+            heads.sendall(b"X-Slow-%d: y\r\n" % trickled)
+            body.sendall(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        trickled += 1
+        time.sleep(0.25)
+    assert _until_closed(heads, 10) is not None, "the trickling headers were never cut"
+    assert _until_closed(body, 10) is not None, "the trickling body was never cut"
+    assert trickled < 40, trickled
+    # the long poll outlived the deadline and got its answer
+    res = s.get("/execute/%s/results?wait=30" % rid).json()
+    assert res["status"] == "completed" and res["output"][0]["content"] == "slept\n", res
+    # an event stream and a websocket live past it too
+    import websocket
+    ws = websocket.create_connection("ws://127.0.0.1:%d/api/kernels/t/channels" % s.port,
+                                     timeout=30)
+    rid = s.post("/execute", {"session_id": "t", "code": "import time; time.sleep(5); print(1)"}
+                 ).json()["request_id"]
+    events = socket.create_connection(("127.0.0.1", s.port))
+    events.sendall(b"GET /execute/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % rid.encode())
+    streamed = b""
+    events.settimeout(30)
+    while b"event: end" not in streamed:
+        chunk = events.recv(65536)
+        assert chunk, streamed[-200:]
+        streamed += chunk
+    events.close()
+    ws.send(json.dumps({"header": {"msg_id": "k1", "msg_type": "kernel_info_request",
+                                   "session": "x", "username": "u", "version": "5.3"},
+                        "parent_header": {}, "metadata": {}, "content": {}, "channel": "shell"}))
+    while json.loads(ws.recv()).get("msg_type") != "kernel_info_reply":
+        pass
+    ws.close()
+    assert "no whole request in time" in s.log()
+    assert s.get("/healthz").status == 200
+
+
+def test_the_per_address_bound_makes_room_for_clients_that_behave(server_factory):
+    """An address at CODEBOX_MAX_CONNECTIONS_PER_ADDRESS: a new connection
+    takes the place of its oldest slow one (waiting for its request over a
+    second), so clients that behave are not locked out by ones that trickle."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "0", "CODEBOX_MAX_CONNECTIONS_PER_ADDRESS": "8"})
+    slow = []
+    for _ in range(8):
+        c = socket.create_connection(("127.0.0.1", s.port))
+        c.sendall(b"GET /healthz HTTP/1.1\r\n")     # never finished
+        slow.append(c)
+    time.sleep(1.5)             # they are now slow ones (waiting over a second)
+    for _ in range(3):
+        assert s.get("/healthz").status == 200
+    closed = sum(_until_closed(c, 0.5) is not None for c in slow)
+    assert closed >= 1, closed
+    for c in slow:
+        c.close()

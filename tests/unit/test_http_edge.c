@@ -7,6 +7,8 @@
  * text (gw_metrics: escaped labels, bounded series, a tenant's view). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "gw_routes.h"
 #include "gw_stream.h"
 #include "ks_search.h"
+#include "gw_conns.h"
 #include "suites.h"
 
 static gw_origin_t *
@@ -419,6 +422,97 @@ START_TEST (test_metrics)
 }
 END_TEST
 
+/* A connection's two ends: ours (watched) and the client's. */
+static void
+s_pair (int fds[2])
+{
+    ck_assert_int_eq (socketpair (AF_UNIX, SOCK_STREAM, 0, fds), 0);
+}
+
+/* True when the client's end sees the connection shut down. */
+static bool
+s_was_shut (int client_fd)
+{
+    char b;
+    return recv (client_fd, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+START_TEST (test_conns_request_deadline)
+{
+    gw_conns_t *conns = gw_conns_new (100, 3000);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl (0x7f000001)};
+    int slow[2], busy[2], fresh[2];
+    s_pair (slow);
+    s_pair (busy);
+    s_pair (fresh);
+    gw_conn_t *cs = gw_conns_opened (conns, slow[0], (struct sockaddr *) &a, sizeof a, 0);
+    gw_conn_t *cb = gw_conns_opened (conns, busy[0], (struct sockaddr *) &a, sizeof a, 0);
+    gw_conn_t *cf = gw_conns_opened (conns, fresh[0], (struct sockaddr *) &a, sizeof a, 2000);
+    gw_conns_request_done (cb);         /* being answered: no deadline */
+    ck_assert_int_eq (gw_conns_deadline (conns), 3000);
+    ck_assert_int_eq (gw_conns_sweep (conns, 2999), 0);
+    ck_assert_int_eq (gw_conns_sweep (conns, 3000), 1);
+    ck_assert (s_was_shut (slow[1]));
+    ck_assert (!s_was_shut (busy[1]));
+    ck_assert (!s_was_shut (fresh[1]));
+    ck_assert_int_eq (gw_conns_deadline (conns), 5000);
+    /* an answered one waits for its next request from then */
+    gw_conns_answer_done (cb, 4000);
+    ck_assert_int_eq (gw_conns_sweep (conns, 6000), 1);     /* fresh: 2000 + 3000 */
+    ck_assert (s_was_shut (fresh[1]));
+    ck_assert (!s_was_shut (busy[1]));
+    ck_assert_int_eq (gw_conns_sweep (conns, 7000), 1);
+    ck_assert (s_was_shut (busy[1]));
+    ck_assert_int_eq (gw_conns_count (conns), 3);
+    gw_conns_closed (conns, cs);
+    gw_conns_closed (conns, cf);
+    gw_conns_closed (conns, cb);
+    ck_assert_int_eq (gw_conns_count (conns), 0);
+    ck_assert_int_eq (gw_conns_deadline (conns), -1);
+    gw_conns_destroy (&conns);
+    ck_assert_ptr_null (conns);
+    for (int i = 0; i < 2; i++) {
+        close (slow[i]);
+        close (busy[i]);
+        close (fresh[i]);
+    }
+}
+END_TEST
+
+START_TEST (test_conns_fair_per_address)
+{
+    gw_conns_t *conns = gw_conns_new (2, 30000);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl (0x7f000001)};
+    struct sockaddr_in b = {.sin_family = AF_INET, .sin_addr.s_addr = htonl (0x7f000002)};
+    int c1[2], c2[2];
+    s_pair (c1);
+    s_pair (c2);
+    const struct sockaddr *sa = (struct sockaddr *) &a;
+    ck_assert (gw_conns_admit (conns, sa, sizeof a, 0));
+    gw_conn_t *x = gw_conns_opened (conns, c1[0], sa, sizeof a, 0);
+    ck_assert (gw_conns_admit (conns, sa, sizeof a, 0));
+    gw_conn_t *y = gw_conns_opened (conns, c2[0], sa, sizeof a, 500);
+    /* at the bound; nobody slow yet (under a second): refused */
+    ck_assert (!gw_conns_admit (conns, sa, sizeof a, 900));
+    /* another address is not counted */
+    ck_assert (gw_conns_admit (conns, (struct sockaddr *) &b, sizeof b, 900));
+    /* the oldest slow one makes room */
+    ck_assert (gw_conns_admit (conns, sa, sizeof a, 1200));
+    ck_assert (s_was_shut (c1[1]));
+    ck_assert (!s_was_shut (c2[1]));
+    /* one being answered is never the one to go */
+    gw_conns_request_done (y);
+    gw_conns_closed (conns, x);
+    ck_assert (gw_conns_admit (conns, sa, sizeof a, 5000));     /* one held of two */
+    ck_assert (!s_was_shut (c2[1]));
+    gw_conns_destroy (&conns);
+    for (int i = 0; i < 2; i++) {
+        close (c1[i]);
+        close (c2[i]);
+    }
+}
+END_TEST
+
 Suite *
 http_edge_suite (void)
 {
@@ -435,6 +529,10 @@ http_edge_suite (void)
     tcase_add_test (tc, test_metrics);
     suite_add_tcase (s, tc);
     /* moves a few hundred MiB (the bound is what it is): slow under ASan */
+    TCase *conns = tcase_create ("conns");
+    tcase_add_test (conns, test_conns_request_deadline);
+    tcase_add_test (conns, test_conns_fair_per_address);
+    suite_add_tcase (s, conns);
     TCase *stream = tcase_create ("stream");
     tcase_set_timeout (stream, 60);
     tcase_add_test (stream, test_stream_cut_when_unread);
