@@ -260,3 +260,21 @@ def test_an_upload_replaces_whole_or_not_at_all(server_factory):
     r = s.request("PUT", "/sessions/%s/files/output/empty" % sid, body=b"")
     assert r.status == 201 and r.json()["size"] == 0, r
     assert os.path.getsize(os.path.join(s.state_dir, sid, "output", "empty")) == 0
+    # a client that asks first gets its 100 Continue once the upload is
+    # accepted, and the connection serves on after the answer
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    try:
+        sock.sendall(("PUT /sessions/%s/files/input/asked.txt HTTP/1.1\r\nHost: localhost\r\n"
+                      "Content-Length: 5\r\nExpect: 100-continue\r\n\r\n" % sid).encode())
+        got = b""
+        while b"\r\n\r\n" not in got:
+            got += sock.recv(4096)
+        assert got.startswith(b"HTTP/1.1 100 Continue"), got
+        sock.sendall(b"asked")
+        assert raw_response(sock).startswith(b"HTTP/1.1 201"), "no 201"
+        sock.sendall(("GET /sessions/%s/files/input/asked.txt HTTP/1.1\r\nHost: localhost\r\n"
+                      "\r\n" % sid).encode())
+        got = raw_response(sock)
+        assert got.startswith(b"HTTP/1.1 200") and got.endswith(b"\r\n\r\nasked"), got
+    finally:
+        sock.close()
