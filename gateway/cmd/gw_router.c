@@ -217,7 +217,7 @@ s_api_session (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 }
 
 static s_route_fn *const s_handlers[GW_ROUTE_COUNT] = {
-#define GW_ROUTE_HANDLER(name, methods, pattern, label) [GW_ROUTE_##name] = s_##name,
+#define GW_ROUTE_HANDLER(name, methods, pattern, label, body) [GW_ROUTE_##name] = s_##name,
     GW_ROUTE_TABLE (GW_ROUTE_HANDLER)
 #undef GW_ROUTE_HANDLER
 };

@@ -362,3 +362,54 @@ gw_path_create_beneath (int dirfd, const char *path, int flags, mode_t mode, uid
     s_owner_t owner = {uid, gid};
     return s_open_beneath (dirfd, path, flags | O_CREAT, mode, &owner);
 }
+
+/* Without openat2: walks the folders of prefix (a checked relative path)
+ * from dirfd one component at a time, never following a symlink, making
+ * each missing one (given to owner). Returns the last one's descriptor or
+ * a negative errno. */
+static int
+s_walk_dirs (int dirfd, const char *prefix, const s_owner_t *owner)
+{
+    char copy[GW_PATH_MAX + 1];
+    snprintf (copy, sizeof copy, "%s", prefix);
+    int cur = dirfd;
+    for (char *name = copy, *slash; name; name = slash ? slash + 1 : NULL) {
+        slash = strchr (name, '/');
+        if (slash)
+            *slash = '\0';
+        int fd = s_walk_dir (cur, name, true, owner);
+        if (cur != dirfd)
+            close (cur);
+        if (fd < 0)
+            return fd;
+        cur = fd;
+    }
+    return cur;
+}
+
+int
+gw_path_parent_beneath (int dirfd, const char *path, uid_t uid, gid_t gid, const char **name)
+{
+    if (gw_path_check_relative (path, NULL, 0) < 0)
+        return -EINVAL;
+    size_t len = strlen (path);
+    if (path[len - 1] == '/')
+        return -EISDIR;     /* names a folder: there is no last name to give */
+    const char *last = strrchr (path, '/');
+    *name = last ? last + 1 : path;
+    if (!last) {
+        int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 0);
+        return fd < 0 ? -errno : fd;
+    }
+    char prefix[GW_PATH_MAX + 1];
+    memcpy (prefix, path, (size_t) (last - path));
+    prefix[last - path] = '\0';
+    s_owner_t owner = {uid, gid};
+    int rc = s_make_parents (dirfd, path, &owner);
+    if (rc < 0 && !s_no_openat2 (rc))
+        return rc;
+    int fd = rc < 0 ? rc : s_openat2 (dirfd, prefix, S_DIR_FLAGS, 0);
+    if (s_no_openat2 (fd))
+        fd = s_walk_dirs (dirfd, prefix, &owner);
+    return fd;
+}

@@ -52,4 +52,15 @@ int gw_path_open_beneath (int dirfd, const char *path, int flags, mode_t mode);
 int gw_path_create_beneath (int dirfd, const char *path, int flags, mode_t mode, uid_t uid,
                             gid_t gid);
 
+/* Opens the folder that holds path (checked as above: "a/b/c" gives "a/b")
+ * beneath dirfd as an O_PATH descriptor, never outside it, making the
+ * missing folders first (0755, given to uid:gid as gw_path_create_beneath
+ * gives them; (uid_t) -1 and (gid_t) -1 leave them as made), and points
+ * *name at path's last component (in path). For a path of one component,
+ * a new descriptor of dirfd itself. A renameat or unlinkat of *name in the
+ * descriptor stays beneath dirfd. Returns a descriptor or a negative errno
+ * (-ENOTDIR when a parent is a file, -EXDEV or -ELOOP for an escape). */
+int gw_path_parent_beneath (int dirfd, const char *path, uid_t uid, gid_t gid,
+                            const char **name);
+
 #endif

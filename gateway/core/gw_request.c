@@ -150,6 +150,15 @@ gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size
 }
 
 void
+gw_request_read_body_into (gw_request_t *req, gw_upload_t *upload)
+{
+    gw_upload_destroy (&req->upload);
+    req->upload = upload;
+    req->status = 0;
+    req->complete (req);
+}
+
+void
 gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,
                       const char *content_type)
 {

@@ -19,12 +19,26 @@
 #include "gw_caller.h"
 #include "gw_error.h"
 #include "gw_loop.h"
+#include "gw_upload.h"
 
 #define GW_REQUEST_HEADERS_MAX (64 * 1024)    /* bytes of request headers kept */
 #define GW_REQUEST_REPLY_HEADERS 256
 
 typedef struct gw_request gw_request_t;
 typedef void (gw_request_complete_fn) (gw_request_t *req);
+
+/* Where a request's body is. A transport may write a body to a file as it
+ * arrives instead of holding it (HTTP does for the routes whose table row
+ * says so): it posts the request before reading any of it (AHEAD), the
+ * handler answers it at once (a refusal: nothing is read) or gives it an
+ * upload to write to (gw_request_read_body_into), and the transport posts
+ * the request again once the body is written there (WRITTEN; the upload
+ * holds its size, or the error that stopped it). */
+typedef enum {
+    GW_BODY_WHOLE = 0,          /* in body/body_len */
+    GW_BODY_AHEAD,              /* not read yet; body is "" */
+    GW_BODY_WRITTEN,            /* written to upload; body is "" */
+} gw_body_t;
 
 /* A connection handed over after a 101 answer (a websocket): its socket,
  * bytes the client sent past the request already read, and how to close
@@ -53,6 +67,9 @@ struct gw_request {
     size_t query_len;
     char *body;                 /* NUL-terminated; body_len bytes */
     size_t body_len;
+    gw_body_t body_at;          /* where the body is (see gw_body_t) */
+    gw_upload_t *upload;        /* owned: where a body goes as it arrives, or NULL
+                                   (a file not moved into place is removed with it) */
     char tenant[65];
     gw_overrides_t overrides;
     char *headers;              /* every header, "Name\0value\0" packed (headers_len
@@ -132,6 +149,12 @@ void gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file
 /* Answers 101 Switching Protocols (headers set with gw_request_set_header
  * first) and completes; fn gets the connection once switched (or NULL). */
 void gw_request_reply_upgrade (gw_request_t *req, gw_request_upgrade_fn *fn, void *arg);
+
+/* Hands a GW_BODY_AHEAD request back to its transport with upload
+ * (stolen) to write the body to as it arrives. Not an answer: the
+ * transport posts the request again as GW_BODY_WRITTEN, which must be
+ * completed as any request is. */
+void gw_request_read_body_into (gw_request_t *req, gw_upload_t *upload);
 
 /* Answers with a raw body (stolen, malloc'd) of a content type. */
 void gw_request_reply_raw (gw_request_t *req, int status, char *body, size_t len,

@@ -4,11 +4,13 @@
 #include "gw_job_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "gw_disk.h"
@@ -672,6 +674,21 @@ int64_t
 gw_session_last_used_ms (const gw_session_t *self)
 {
     return self->last_used_ms;
+}
+
+long long
+gw_session_disk_room (gw_session_t *self)
+{
+    struct statvfs st;
+    long long disk = statvfs (self->workdir, &st) == 0
+                         ? (long long) st.f_bavail * (long long) st.f_frsize : LLONG_MAX;
+    if (self->own_file_system < 0)     /* made with the folder; asked once */
+        self->own_file_system = s_own_file_system (self->workdir);
+    if (self->own_file_system)
+        return disk;
+    long long quota = gw_config_int (gw_server_config (self->server), GW_SET_DISK_QUOTA_MB) << 20;
+    long long left = quota - gw_fs_tree_size (self->workdir);
+    return left < disk ? left : disk;
 }
 
 void

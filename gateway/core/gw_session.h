@@ -119,6 +119,11 @@ void gw_session_restart (gw_session_t *self);
 const char *gw_session_execution_state (const gw_session_t *self);
 int64_t gw_session_last_used_ms (const gw_session_t *self);
 
+/* The bytes the session may still write to its folder: the free space of
+ * its own file system (gw_disk), else CODEBOX_DISK_QUOTA_MB less what the
+ * folder holds (a walk), and never more than the disk has. May be <= 0. */
+long long gw_session_disk_room (gw_session_t *self);
+
 /* Marks the session used now (idle time restarts). */
 void gw_session_touch (gw_session_t *self);
 

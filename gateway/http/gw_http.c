@@ -6,6 +6,10 @@
  * X-Codebox-* overrides, then suspends the connection and posts the
  * request to the loop's mailbox; the completion resumes the connection and
  * the next gw_http_run sends the answer. /healthz is answered at once.
+ * A PUT to a route whose body goes to a file (gw_routes' body column) is
+ * posted before its body is read: the loop refuses it (nothing is read)
+ * or gives an upload (gw_upload), which each piece of the body is written
+ * to as it arrives; the request is posted again once it is all there.
  * One log line per request. No thread of its own: a request costs no
  * hand-off between threads (a thread pool cost one each way, about 95 us
  * of a REST execution's two requests here; docs/PERFORMANCE.md).
@@ -44,6 +48,9 @@
 #define S_SMALL_ANSWER (64u << 10)          /* always answered */
 #define S_ANSWERS_HELD ((size_t) 1 << 30)   /* bodies in memory not yet sent, in all */
 #define S_SWEEP_MS 1000         /* request deadlines are looked at this often */
+#define S_LOOK_MS 1000          /* how often a body that stalled is looked at */
+
+typedef struct s_conn s_conn_t;
 
 struct gw_http {
     struct MHD_Daemon *daemon;
@@ -61,6 +68,8 @@ struct gw_http {
     void *draining_arg;
     gw_conns_t *conns;          /* request deadlines, the fair per-address bound */
     int64_t next_sweep_ms;
+    s_conn_t *receiving;        /* connections writing a body to a file */
+    int64_t next_look_ms;       /* when those that stalled are looked at next */
 };
 
 /* A 101 answer's hand-over, shared by the connection (which may end
@@ -89,7 +98,7 @@ s_upgrade_release (s_upgrade_t *up)
 
 /* One connection's request: libmicrohttpd's, and (while posted) the
  * request's handler's. */
-typedef struct {
+struct s_conn {
     gw_request_t req;
     gw_http_t *http;
     struct MHD_Connection *connection;
@@ -105,7 +114,62 @@ typedef struct {
     bool preflight;             /* an OPTIONS preflight, answered here */
     int64_t started_ms;
     s_upgrade_t *upgrade;       /* a 101 answer's hand-over, or NULL */
-} s_conn_t;
+    bool to_file;               /* the body goes to req.upload as it arrives */
+    bool again;                 /* resumed with an upload: libmicrohttpd calls the
+                                   first call again, then reads the body */
+    uint64_t body_seen;         /* bytes of a body going to a file */
+    int64_t body_ms;            /* when the last of it came */
+    s_conn_t *prev, *next;      /* in http->receiving while it comes */
+    bool listed;
+};
+
+/* Lists a connection whose body is being written to a file. */
+static void
+s_receiving_add (s_conn_t *c)
+{
+    gw_http_t *http = c->http;
+    c->prev = NULL;
+    c->next = http->receiving;
+    if (http->receiving)
+        http->receiving->prev = c;
+    http->receiving = c;
+    c->listed = true;
+    c->body_ms = jp_time_now_ms ();
+    if (!c->next)
+        http->next_look_ms = c->body_ms + S_LOOK_MS;
+}
+
+static void
+s_receiving_remove (s_conn_t *c)
+{
+    if (!c->listed)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        c->http->receiving = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    c->listed = false;
+}
+
+/* Looks at the connections whose body stalled for S_LOOK_MS: a client that
+ * left is made known to libmicrohttpd. Its epoll set is edge-triggered and
+ * it takes a short read as "nothing more for now", so an end that came
+ * with the last bytes it read is seen only at the idle timeout; shutting
+ * the read side wakes it, and its next read sees the end and closes the
+ * connection (its upload's file goes with it, in s_completed). */
+static void
+s_look_at_receiving (gw_http_t *http, int64_t now)
+{
+    for (s_conn_t *c = http->receiving; c; c = c->next)
+        if (now - c->body_ms >= S_LOOK_MS && gw_request_client_gone (&c->req)) {
+            jp_log_debug ("http event=client-gone path=%s why=\"left mid-body\"", c->req.path);
+            shutdown (c->req.client_fd, SHUT_RD);
+        }
+    http->next_look_ms = now + S_LOOK_MS;
+}
 
 /* A connection was resumed: the turn's end runs libmicrohttpd (a resume
  * does not wake its epoll set). */
@@ -122,6 +186,15 @@ static void
 s_complete (gw_request_t *req)
 {
     s_conn_t *c = req->transport;
+    if (req->body_at == GW_BODY_AHEAD && req->upload && !req->status) {
+        /* not an answer: the body may come now (gw_request_read_body_into) */
+        c->posted = false;
+        c->again = true;
+        s_receiving_add (c);
+        MHD_resume_connection (c->connection);
+        s_note_resume (c->http);
+        return;
+    }
     atomic_fetch_add (&c->http->unsent, 1);
     atomic_store (&c->done, true);
     MHD_resume_connection (c->connection);
@@ -532,6 +605,7 @@ s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const c
     const char *length = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Content-Length");
     if (length && strtoull (length, NULL, 10) > c->body_limit)
         c->too_large = true;
+    c->to_file = strcmp (method, "PUT") == 0 && gw_routes_body_to_file (url);
     return c;
 }
 
@@ -560,6 +634,50 @@ s_conn_append (s_conn_t *c, const char *data, size_t size)
     c->req.body[c->req.body_len] = '\0';
 }
 
+/* Writes a body chunk to the request's upload (a body that goes to a
+ * file). A write that fails, or passes the room the loop gave, fails the
+ * upload and removes its file; the rest of the body is read and dropped
+ * (libmicrohttpd 0.9.75 queues no answer while a body is being received)
+ * and the loop answers the upload's error. Past the HTTP edge's own bound
+ * the upload goes and the answer is a 413 from here. */
+static void
+s_conn_write (s_conn_t *c, const char *data, size_t size)
+{
+    c->body_seen += size;
+    c->body_ms = jp_time_now_ms ();
+    if (c->too_large)
+        return;
+    if (c->body_seen > c->body_limit) {
+        c->too_large = true;
+        gw_upload_destroy (&c->req.upload);
+        return;
+    }
+    if (c->req.upload)
+        gw_upload_write (c->req.upload, data, size);
+}
+
+/* Posts the request to the loop with its connection suspended until the
+ * loop completes it. */
+static enum MHD_Result
+s_post (s_conn_t *c, struct MHD_Connection *mc)
+{
+    if (!c->req.body) {
+        c->req.body = strdup ("");
+        if (!c->req.body)
+            return MHD_NO;
+    }
+    c->posted = true;
+    const union MHD_ConnectionInfo *fd_info =
+        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (fd_info) {
+        c->req.client_fd = fd_info->connect_fd;
+        c->req.has_client_fd = true;
+    }
+    MHD_suspend_connection (mc);
+    c->http->post (&c->req, c->http->post_arg);
+    return MHD_YES;
+}
+
 static enum MHD_Result
 s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *method,
           const char *version, const char *upload_data, size_t *upload_data_size,
@@ -581,12 +699,27 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
             return s_send (c);
         if (c->too_large)
             return s_send_too_large (c);
+        if (c->to_file) {
+            /* the loop says where the body goes, or refuses it unread
+               (its answer is queued on the first call again, so no
+               100 Continue goes and libmicrohttpd reads no body) */
+            c->req.body_at = GW_BODY_AHEAD;
+            return s_post (c, mc);
+        }
         return MHD_YES;
     }
     if (*upload_data_size) {
-        if (!c->early)
+        if (c->to_file)
+            s_conn_write (c, upload_data, *upload_data_size);
+        else if (!c->early)
             s_conn_append (c, upload_data, *upload_data_size);
         *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (c->again) {
+        /* the first call again, after the loop gave an upload: now
+           libmicrohttpd reads the body (after a 100 Continue if asked) */
+        c->again = false;
         return MHD_YES;
     }
     /* the request is whole: from here it is being answered (no deadline) */
@@ -600,8 +733,20 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         return s_send_too_large (c);
     if (atomic_load (&c->done))
         return s_send (c);
-    if (c->posted)
-        return MHD_YES;     /* resumed spuriously; keep waiting */
+    if (c->posted) {
+        /* resumed spuriously; keep waiting (a body not yet asked for must
+           not be read meanwhile) */
+        if (c->req.body_at == GW_BODY_AHEAD)
+            MHD_suspend_connection (mc);
+        return MHD_YES;
+    }
+    if (c->to_file) {
+        /* the whole body is in the upload (or its error is): the loop
+           moves it into place and answers */
+        c->req.body_at = GW_BODY_WRITTEN;
+        s_receiving_remove (c);
+        return s_post (c, mc);
+    }
     if (!c->req.body) {
         c->req.body = strdup ("");
         if (!c->req.body)
@@ -616,16 +761,7 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         c->req.json = json_pack ("{s:s}", "status", draining ? "draining" : "ok");
         return s_send (c);
     }
-    c->posted = true;
-    const union MHD_ConnectionInfo *fd_info =
-        MHD_get_connection_info (mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (fd_info) {
-        c->req.client_fd = fd_info->connect_fd;
-        c->req.has_client_fd = true;
-    }
-    MHD_suspend_connection (mc);
-    http->post (&c->req, http->post_arg);
-    return MHD_YES;
+    return s_post (c, mc);
 }
 
 /* The route label a request is counted under: the one its handler set,
@@ -701,6 +837,8 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     free (c->req.path);
     free (c->req.query);
     free (c->req.body);
+    s_receiving_remove (c);
+    gw_upload_destroy (&c->req.upload);     /* its file too, unless moved into place */
     free (c->req.raw);
     if (c->req.has_file)
         close (c->req.file_fd);     /* never sent */
@@ -863,6 +1001,16 @@ gw_http_run (gw_http_t *self)
     MHD_run (self->daemon);
 }
 
+/* libmicrohttpd's own timer: ms until it is due, or -1. */
+static int64_t
+s_mhd_timeout_ms (gw_http_t *self)
+{
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    if (MHD_get_timeout (self->daemon, &ms) != MHD_YES)
+        return -1;
+    return ms > INT64_MAX ? INT64_MAX : (int64_t) ms;
+}
+
 void
 gw_http_tick (gw_http_t *self)
 {
@@ -874,7 +1022,9 @@ gw_http_tick (gw_http_t *self)
             gw_http_run (self);     /* libmicrohttpd closes them now */
         }
     }
-    if (atomic_load (&self->resumed) || gw_http_timeout_ms (self) == 0)
+    if (self->receiving && now >= self->next_look_ms)
+        s_look_at_receiving (self, now);
+    if (atomic_load (&self->resumed) || s_mhd_timeout_ms (self) == 0)
         gw_http_run (self);
 }
 
@@ -883,16 +1033,19 @@ gw_http_timeout_ms (gw_http_t *self)
 {
     if (atomic_load (&self->resumed))
         return 0;       /* resumed after this turn's tick: the next turn sends */
-    int64_t sweep = -1;
-    if (gw_conns_count (self->conns)) {
-        int64_t now = jp_time_now_ms ();
-        sweep = self->next_sweep_ms > now ? self->next_sweep_ms - now : 0;
+    int64_t ms = s_mhd_timeout_ms (self);
+    int64_t now = jp_time_now_ms ();
+    if (self->receiving) {
+        int64_t look = self->next_look_ms > now ? self->next_look_ms - now : 0;
+        if (ms < 0 || look < ms)
+            ms = look;
     }
-    MHD_UNSIGNED_LONG_LONG ms = 0;
-    if (MHD_get_timeout (self->daemon, &ms) != MHD_YES)
-        return sweep;
-    int64_t mhd = ms > INT64_MAX ? INT64_MAX : (int64_t) ms;
-    return sweep >= 0 && sweep < mhd ? sweep : mhd;
+    if (gw_conns_count (self->conns)) {
+        int64_t sweep = self->next_sweep_ms > now ? self->next_sweep_ms - now : 0;
+        if (ms < 0 || sweep < ms)
+            ms = sweep;
+    }
+    return ms;
 }
 
 int

@@ -1,7 +1,9 @@
 /* gw_http: the HTTP server (libmicrohttpd, run by the loop thread). It
  * turns each HTTP request into a gw_request_t, hands it to post (which
  * posts it to the loop's mailbox), keeps the connection suspended, and
- * sends the answer once the loop completes the request.
+ * sends the answer once the loop completes the request. A PUT whose route
+ * writes its body to a file (gw_routes) is posted first without it
+ * (GW_BODY_AHEAD) and again once the body is in the upload the loop gave.
  *
  * Threads: the loop thread (gw_http_run, post, completion); new and
  * destroy run on the main thread, which is the loop thread. */
@@ -54,7 +56,9 @@ void gw_http_set_metrics (gw_http_t *self, gw_metrics_t *metrics);
 /* The loop runs the server: it polls gw_http_poll_fd (libmicrohttpd's
  * epoll set; readable: call gw_http_run), calls gw_http_tick at the end of
  * every turn (it runs the server when a connection was resumed since the
- * last run, which does not wake that fd, or a timer is due) and when
+ * last run, which does not wake that fd, or a timer is due; while bodies
+ * are being written to files, it looks each second at those that stalled
+ * for a client that left) and when
  * gw_http_timeout_ms has passed (-1: no timer; 0 when a connection was
  * resumed after the tick, by what the tick posted). A turn with no HTTP work
  * costs no call into libmicrohttpd (each is an epoll_wait). */

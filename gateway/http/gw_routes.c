@@ -5,10 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define S_BODY_MEM  false
+#define S_BODY_FILE true
+
 static const struct {
     const char *allow, *pattern, *label;
+    bool body_to_file;
 } s_routes[GW_ROUTE_COUNT] = {
-#define GW_ROUTE_ROW(name, methods, pattern, label) [GW_ROUTE_##name] = {methods, pattern, label},
+#define GW_ROUTE_ROW(name, methods, pattern, label, body) \
+    [GW_ROUTE_##name] = {methods, pattern, label, S_BODY_##body},
     GW_ROUTE_TABLE (GW_ROUTE_ROW)
 #undef GW_ROUTE_ROW
 };
@@ -71,6 +76,7 @@ gw_routes_match (const char *path, char *buf, size_t buf_len, gw_route_match_t *
             match->id = (gw_route_id_t) id;
             match->allow = s_routes[id].allow;
             match->label = s_routes[id].label;
+            match->body_to_file = s_routes[id].body_to_file;
             return true;
         }
     return false;
@@ -85,6 +91,17 @@ gw_routes_allow (const char *path)
     bool found = buf && gw_routes_match (path, buf, len, &m);
     free (buf);
     return found ? m.allow : NULL;
+}
+
+bool
+gw_routes_body_to_file (const char *path)
+{
+    size_t len = path ? strlen (path) + 1 : 1;
+    char *buf = malloc (len);
+    gw_route_match_t m;
+    bool found = buf && gw_routes_match (path, buf, len, &m);
+    free (buf);
+    return found && m.body_to_file;
 }
 
 bool

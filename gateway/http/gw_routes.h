@@ -14,39 +14,42 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/*  X(name,       methods,             pattern,                  label) */
+/*  X(name,       methods,             pattern,                  label, body)
+ *  body: where a PUT's body goes: MEM (read whole into the request, up to
+ *  the HTTP edge's bound) or FILE (written to a file as it arrives: the
+ *  request is posted before its body, see gw_body_t). */
 #define GW_ROUTE_TABLE(X) \
-    X (healthz,    "GET, HEAD",         "/healthz",               "/healthz") \
-    X (metrics,    "GET, HEAD",         "/metrics",               "/metrics") \
-    X (kernelspecs, "GET, HEAD",        "/kernelspecs",           "/kernelspecs") \
-    X (kernelspec_file, "GET, HEAD",    "/kernelspecs/{}/{}",     "/kernelspecs/{name}/{file}") \
-    X (api,        "GET, HEAD",         "/api",                   "/api") \
-    X (api_kernelspecs, "GET, HEAD",    "/api/kernelspecs",       "/api/kernelspecs") \
-    X (api_kernelspec, "GET, HEAD",     "/api/kernelspecs/{}",    "/api/kernelspecs/{name}") \
-    X (api_kernels, "GET, HEAD, POST",  "/api/kernels",           "/api/kernels") \
-    X (api_kernel, "GET, HEAD, DELETE", "/api/kernels/{}",        "/api/kernels/{id}") \
-    X (api_channels, "GET",             "/api/kernels/{}/channels", "/api/kernels/{id}/channels") \
-    X (api_interrupt, "POST",           "/api/kernels/{}/interrupt", "/api/kernels/{id}/interrupt") \
-    X (api_restart, "POST",             "/api/kernels/{}/restart", "/api/kernels/{id}/restart") \
-    X (api_sessions, "GET, HEAD, POST", "/api/sessions",          "/api/sessions") \
-    X (api_session, "GET, HEAD, PATCH, DELETE", "/api/sessions/{}", "/api/sessions/{id}") \
-    X (sessions,   "GET, HEAD, POST",   "/sessions",              "/sessions") \
-    X (session,    "GET, HEAD, DELETE", "/sessions/{}",           "/sessions/{id}") \
-    X (artifacts,  "GET, HEAD",         "/sessions/{}/artifacts", "/sessions/{id}/artifacts") \
-    X (files,      "GET, HEAD, PUT",    "/sessions/{}/files/**",  "/sessions/{id}/files/{path}") \
-    X (execute,    "POST",              "/execute",               "/execute") \
-    X (events,     "GET",               "/execute/{}/events",     "/execute/{id}/events") \
-    X (status,     "GET, HEAD",         "/execute/{}/status",     "/execute/{id}/status") \
-    X (results,    "GET, HEAD",         "/execute/{}/results",    "/execute/{id}/results") \
-    X (cancel,     "POST",              "/execute/{}/cancel",     "/execute/{id}/cancel") \
-    X (sql,        "POST",              "/sql",                   "/sql") \
-    X (signed,     "GET, HEAD",         "/signed/**",             "/signed/{tenant}/{session}/{expires}/{sig}/{path}") \
-    X (mcp,        "GET, POST, DELETE", "/mcp",                   "/mcp") \
-    X (sse,        "GET",               "/sse",                   "/sse") \
-    X (messages,   "POST",              "/messages",              "/messages")
+    X (healthz,    "GET, HEAD",         "/healthz",               "/healthz", MEM) \
+    X (metrics,    "GET, HEAD",         "/metrics",               "/metrics", MEM) \
+    X (kernelspecs, "GET, HEAD",        "/kernelspecs",           "/kernelspecs", MEM) \
+    X (kernelspec_file, "GET, HEAD",    "/kernelspecs/{}/{}",     "/kernelspecs/{name}/{file}", MEM) \
+    X (api,        "GET, HEAD",         "/api",                   "/api", MEM) \
+    X (api_kernelspecs, "GET, HEAD",    "/api/kernelspecs",       "/api/kernelspecs", MEM) \
+    X (api_kernelspec, "GET, HEAD",     "/api/kernelspecs/{}",    "/api/kernelspecs/{name}", MEM) \
+    X (api_kernels, "GET, HEAD, POST",  "/api/kernels",           "/api/kernels", MEM) \
+    X (api_kernel, "GET, HEAD, DELETE", "/api/kernels/{}",        "/api/kernels/{id}", MEM) \
+    X (api_channels, "GET",             "/api/kernels/{}/channels", "/api/kernels/{id}/channels", MEM) \
+    X (api_interrupt, "POST",           "/api/kernels/{}/interrupt", "/api/kernels/{id}/interrupt", MEM) \
+    X (api_restart, "POST",             "/api/kernels/{}/restart", "/api/kernels/{id}/restart", MEM) \
+    X (api_sessions, "GET, HEAD, POST", "/api/sessions",          "/api/sessions", MEM) \
+    X (api_session, "GET, HEAD, PATCH, DELETE", "/api/sessions/{}", "/api/sessions/{id}", MEM) \
+    X (sessions,   "GET, HEAD, POST",   "/sessions",              "/sessions", MEM) \
+    X (session,    "GET, HEAD, DELETE", "/sessions/{}",           "/sessions/{id}", MEM) \
+    X (artifacts,  "GET, HEAD",         "/sessions/{}/artifacts", "/sessions/{id}/artifacts", MEM) \
+    X (files,      "GET, HEAD, PUT",    "/sessions/{}/files/**",  "/sessions/{id}/files/{path}", FILE) \
+    X (execute,    "POST",              "/execute",               "/execute", MEM) \
+    X (events,     "GET",               "/execute/{}/events",     "/execute/{id}/events", MEM) \
+    X (status,     "GET, HEAD",         "/execute/{}/status",     "/execute/{id}/status", MEM) \
+    X (results,    "GET, HEAD",         "/execute/{}/results",    "/execute/{id}/results", MEM) \
+    X (cancel,     "POST",              "/execute/{}/cancel",     "/execute/{id}/cancel", MEM) \
+    X (sql,        "POST",              "/sql",                   "/sql", MEM) \
+    X (signed,     "GET, HEAD",         "/signed/**",             "/signed/{tenant}/{session}/{expires}/{sig}/{path}", MEM) \
+    X (mcp,        "GET, POST, DELETE", "/mcp",                   "/mcp", MEM) \
+    X (sse,        "GET",               "/sse",                   "/sse", MEM) \
+    X (messages,   "POST",              "/messages",              "/messages", MEM)
 
 typedef enum {
-#define GW_ROUTE_ENUM(name, methods, pattern, label) GW_ROUTE_##name,
+#define GW_ROUTE_ENUM(name, methods, pattern, label, body) GW_ROUTE_##name,
     GW_ROUTE_TABLE (GW_ROUTE_ENUM)
 #undef GW_ROUTE_ENUM
     GW_ROUTE_COUNT
@@ -60,6 +63,7 @@ typedef struct {
     gw_route_id_t id;
     const char *allow;          /* e.g. "GET, HEAD, POST" */
     const char *label;
+    bool body_to_file;          /* a PUT's body goes to a file as it arrives */
     const char *params[GW_ROUTE_MAX_PARAMS];
     int n_params;
 } gw_route_match_t;
@@ -70,6 +74,10 @@ bool gw_routes_match (const char *path, char *buf, size_t buf_len, gw_route_matc
 
 /* The Allow header value for path, or NULL when no route has its shape. */
 const char *gw_routes_allow (const char *path);
+
+/* True when a PUT to path has its body written to a file as it arrives
+ * (the route's body column says FILE). */
+bool gw_routes_body_to_file (const char *path);
 
 /* True when method is in allow (a value from gw_routes_allow). */
 bool gw_routes_allows (const char *allow, const char *method);

@@ -1,6 +1,8 @@
 /* gw_rest_files: GET and PUT /sessions/{id}/files/{path} and GET
  * /sessions/{id}/artifacts. Paths are confined to the session folder by
- * gw_path (openat2 RESOLVE_BENEATH); uploads go to input/ or output/ only.
+ * gw_path (openat2 RESOLVE_BENEATH); uploads go to input/ or output/ only,
+ * streamed by the HTTP edge to a hidden temporary file (gw_upload) within
+ * the room the session's disk quota leaves, and renamed into place.
  *
  * Threads: the loop thread only. */
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include "gw_path.h"
 #include "gw_rest.h"
 #include "gw_sandbox.h"
+#include "gw_upload.h"
 
 
 /* Answers the error of a failed open beneath the session folder. */
@@ -57,6 +60,83 @@ s_get_file (gw_request_t *req, int dirfd, const char *path)
     gw_request_reply_file (req, 200, fd, (uint64_t) st.st_size, gw_mime_for_path (path));
 }
 
+/* Answers 413 for an upload that does not fit the session's disk quota. */
+static void
+s_reply_no_room (gw_request_t *req, const char *path)
+{
+    gw_request_reply_error (req, GW_E_TOO_LARGE, "'%s' does not fit: no space left in the "
+                            "session's disk quota (CODEBOX_DISK_QUOTA_MB) or on the disk; "
+                            "delete files first", path);
+}
+
+/* Answers the error that stopped an upload (or its move into place). */
+static void
+s_reply_upload_error (gw_request_t *req, const char *path, int rc)
+{
+    if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+        s_reply_no_room (req, path);
+    else if (rc == -EISDIR || rc == -ENOTDIR || rc == -EXDEV || rc == -ELOOP || rc == -EINVAL)
+        s_reply_open_error (req, path, rc == -ENOTDIR ? -EINVAL : rc);
+    else
+        gw_request_reply_error (req, GW_E_INTERNAL, "cannot write '%s': %s", path,
+                                strerror (-rc));
+}
+
+/* Before the body is read: refuses it when its declared length passes the
+ * room the session's disk quota leaves (nothing is read then), else
+ * gives the transport a temporary file beneath the session folder to
+ * write it to as it arrives, counted against that room. */
+static void
+s_put_ahead (gw_request_t *req, gw_session_t *session, int dirfd, const char *path, uid_t uid,
+             gid_t gid)
+{
+    long long room = gw_session_disk_room (session);
+    const char *length = gw_request_header (req, "Content-Length");
+    unsigned long long declared = length ? strtoull (length, NULL, 10) : 0;
+    if (room <= 0 || declared > (unsigned long long) room) {
+        gw_request_reply_error (req, GW_E_TOO_LARGE, "'%s' does not fit: %llu bytes, where "
+                                "the space left in the session's disk quota "
+                                "(CODEBOX_DISK_QUOTA_MB) or on the disk is %lld; delete files "
+                                "first", path, declared, room > 0 ? room : 0);
+        return;
+    }
+    gw_upload_t *upload;
+    int rc = gw_upload_new (dirfd, (uint64_t) room, uid, gid, &upload);
+    if (rc)
+        s_reply_upload_error (req, path, rc);
+    else
+        gw_request_read_body_into (req, upload);
+}
+
+/* Moves an uploaded body into place (its folders made as the kernel
+ * user's) and answers 201, or answers what stopped it. */
+static void
+s_put_commit (gw_request_t *req, gw_session_t *session, int dirfd, const char *path, uid_t uid,
+              gid_t gid)
+{
+    if (!req->upload) {
+        gw_request_reply_error (req, GW_E_INTERNAL, "the upload of '%s' went missing", path);
+        return;
+    }
+    int rc = gw_upload_commit (req->upload, dirfd, path, uid, gid);
+    uint64_t size = gw_upload_size (req->upload);
+    gw_upload_destroy (&req->upload);
+    if (rc) {
+        s_reply_upload_error (req, path, rc);
+        return;
+    }
+    gw_session_touch (session);
+    char full[2200];
+    snprintf (full, sizeof full, "%s/%s", gw_session_visible_workdir (session), path);
+    gw_request_reply_json (req, 201, json_pack ("{s:s, s:I}", "path", full, "size",
+                                                (json_int_t) size));
+}
+
+/* PUT: the HTTP edge posts it twice, before its body (GW_BODY_AHEAD) and
+ * once the body is in the upload given then (GW_BODY_WRITTEN); a body
+ * held whole (another caller) takes the same way at once. Whatever path
+ * it goes to, the file is whole or absent: it is written beside and
+ * renamed into place. */
 static void
 s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *path)
 {
@@ -75,30 +155,23 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
     uid_t uid = (uid_t) -1;
     gid_t gid = (gid_t) -1;
     gw_sandbox_owner (gw_server_sandbox (gw_session_server (session)), &uid, &gid);
-    int fd = gw_path_create_beneath (dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644, uid, gid);
-    if (fd < 0) {
-        s_reply_open_error (req, path, fd);
+    if (req->body_at == GW_BODY_AHEAD) {
+        s_put_ahead (req, session, dirfd, path, uid, gid);
         return;
     }
-    int rc = gw_fs_write_all (fd, req->body, req->body_len);
-    if (rc && ftruncate (fd, 0) < 0)
-        rc = rc ? rc : -errno;      /* nothing half-written stays */
-    if (close (fd) < 0 && !rc)
-        rc = -errno;
-    if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
-        gw_request_reply_error (req, GW_E_TOO_LARGE, "'%s' does not fit: no space left in the "
-                                "session's disk quota (CODEBOX_DISK_QUOTA_MB) or on the disk; "
-                                "delete files first", path);
-    else if (rc)
-        gw_request_reply_error (req, GW_E_INTERNAL, "cannot write '%s': %s", path,
-                                strerror (-rc));
-    if (rc)
-        return;
-    gw_session_touch (session);
-    char full[2200];
-    snprintf (full, sizeof full, "%s/%s", gw_session_visible_workdir (session), path);
-    gw_request_reply_json (req, 201, json_pack ("{s:s, s:I}", "path", full, "size",
-                                                (json_int_t) req->body_len));
+    if (req->body_at == GW_BODY_WHOLE) {
+        long long room = gw_session_disk_room (session);
+        int rc = room < (long long) req->body_len ? -ENOSPC
+               : gw_upload_new (dirfd, req->body_len, uid, gid, &req->upload);
+        if (!rc)
+            rc = gw_upload_write (req->upload, req->body, req->body_len);
+        if (rc) {
+            gw_upload_destroy (&req->upload);
+            s_reply_upload_error (req, path, rc);
+            return;
+        }
+    }
+    s_put_commit (req, session, dirfd, path, uid, gid);
 }
 
 void

@@ -5,6 +5,7 @@ kernel's runtime folder is a small file system of its own; everything goes
 with the session, and a crashed run's mounts are undone at the next start."""
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -79,10 +80,23 @@ def test_gateway_writes_count_too(server_factory):
     assert s.post("/sessions", {"session_id": "g"}).status == 201
     r = s.request("PUT", "/sessions/g/files/input/a.bin", body=b"a" * (40 << 20))
     assert r.status == 201, r.text
-    r = s.request("PUT", "/sessions/g/files/input/b.bin", body=b"b" * (40 << 20))
-    assert r.status == 413, r.text
-    assert "CODEBOX_DISK_QUOTA_MB" in r.json()["error"]["message"]
-    assert os.path.getsize(os.path.join(s.state_dir, "g", "input", "b.bin")) == 0
+    # refused from its Content-Length, before any byte is read (so the
+    # client sends none: it asks for a 100 Continue first); no file
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    try:
+        sock.sendall(b"PUT /sessions/g/files/input/b.bin HTTP/1.1\r\nHost: localhost\r\n"
+                     b"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n" % (40 << 20))
+        answer = b""
+        while b"CODEBOX_DISK_QUOTA_MB" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    assert b"CODEBOX_DISK_QUOTA_MB" in answer, answer
+    assert not os.path.exists(os.path.join(s.state_dir, "g", "input", "b.bin"))
     # an SQL result whose CSV does not fit fails cleanly
     r = s.post("/sql", {"session_id": "g", "query":
                         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "

@@ -3,9 +3,12 @@
  * inside and symlinks that lead out (absolute, relative "../..", a
  * symlinked parent folder, a dangling symlink to create through, the
  * /proc magic links), and the owner gw_path_create_beneath gives what it
- * makes. The open tests run twice: once with openat2, once
+ * makes; gw_path_parent_beneath, and gw_upload (a body written beside and
+ * renamed into place, or removed) on the same tree. The open tests run
+ * twice: once with openat2, once
  * with openat2 made to fail with ENOSYS by a seccomp filter, so the
  * component walk that replaces it is checked too. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "gw_path.h"
+#include "gw_upload.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -438,6 +442,126 @@ START_TEST (test_create_gives_to_owner)
 }
 END_TEST
 
+/* The folder that holds a path: made as needed (given to the owner),
+ * confined, and its last name pointed at; one component gives the root. */
+START_TEST (test_parent_beneath)
+{
+    s_tree_t t = s_tree_make (_i);
+    bool root = geteuid () == 0;
+    uid_t uid = root ? 4242 : (uid_t) -1;
+    gid_t gid = root ? 4343 : (gid_t) -1;
+    const char *name = NULL;
+    int fd = gw_path_parent_beneath (t.root, "input/new/deeper/f.txt", uid, gid, &name);
+    ck_assert_msg (fd >= 0, "parent failed: %s", strerror (-fd));
+    ck_assert_str_eq (name, "f.txt");
+    int file = openat (fd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge (file, 0);
+    close (file);
+    close (fd);
+    ck_assert (s_exists (&t, "root/input/new/deeper/f.txt"));
+    char *p = s_at (&t, "root/input/new/deeper");
+    struct stat st;
+    ck_assert_int_eq (lstat (p, &st), 0);
+    ck_assert_int_eq (st.st_uid, root ? uid : geteuid ());
+    free (p);
+    /* one component: the folder itself */
+    fd = gw_path_parent_beneath (t.root, "top.txt", uid, gid, &name);
+    ck_assert_int_ge (fd, 0);
+    ck_assert_str_eq (name, "top.txt");
+    struct stat a, b;
+    ck_assert_int_eq (fstat (fd, &a), 0);
+    ck_assert_int_eq (fstat (t.root, &b), 0);
+    ck_assert (a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+    close (fd);
+    /* confined; a file for a folder; a folder for a file */
+    ck_assert_int_eq (gw_path_parent_beneath (t.root, "outdir/x/f", uid, gid, &name),
+                      s_escape_error (_i));
+    ck_assert (!s_exists (&t, "outside/x"));
+    ck_assert_int_eq (gw_path_parent_beneath (t.root, "input/data.csv/f", uid, gid, &name),
+                      -ENOTDIR);
+    ck_assert_int_eq (gw_path_parent_beneath (t.root, "input/", uid, gid, &name), -EISDIR);
+    ck_assert_int_eq (gw_path_parent_beneath (t.root, "../x", uid, gid, &name), -EINVAL);
+    s_tree_free (&t);
+}
+END_TEST
+
+/* Entries of the tree's upload folder (0 when it is not there). */
+static int
+s_upload_entries (const s_tree_t *t)
+{
+    char *p = s_at (t, "root/" GW_UPLOAD_DIR);
+    int fd = open (p, O_RDONLY | O_DIRECTORY);
+    free (p);
+    if (fd < 0)
+        return 0;
+    DIR *dir = fdopendir (fd);
+    int n = 0;
+    for (struct dirent *e; (e = readdir (dir));)
+        n += strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0;
+    closedir (dir);
+    return n;
+}
+
+/* An upload is written beside (in GW_UPLOAD_DIR) and renamed into place,
+ * the file given to the owner; past its room, abandoned, or refused where
+ * it goes, it leaves nothing. */
+START_TEST (test_upload_whole_or_nothing)
+{
+    s_tree_t t = s_tree_make (_i);
+    bool root = geteuid () == 0;
+    uid_t uid = root ? 4242 : (uid_t) -1;
+    gid_t gid = root ? 4343 : (gid_t) -1;
+    gw_upload_t *up = NULL;
+    /* into place */
+    ck_assert_int_eq (gw_upload_new (t.root, 100, uid, gid, &up), 0);
+    ck_assert_int_eq (gw_upload_write (up, "hello ", 6), 0);
+    ck_assert_int_eq (gw_upload_write (up, "world", 5), 0);
+    ck_assert_int_eq (s_upload_entries (&t), 1);
+    ck_assert (!s_exists (&t, "root/input/up/f.txt"));
+    ck_assert_int_eq (gw_upload_commit (up, t.root, "input/up/f.txt", uid, gid), 0);
+    ck_assert_int_eq ((int) gw_upload_size (up), 11);
+    gw_upload_destroy (&up);
+    ck_assert (up == NULL);
+    ck_assert_int_eq (s_upload_entries (&t), 0);
+    int fd = gw_path_open_beneath (t.root, "input/up/f.txt", O_RDONLY, 0);
+    char buf[32] = "";
+    ck_assert_int_eq (read (fd, buf, sizeof buf - 1), 11);
+    ck_assert_str_eq (buf, "hello world");
+    struct stat st;
+    ck_assert_int_eq (fstat (fd, &st), 0);
+    ck_assert_int_eq (st.st_uid, root ? uid : geteuid ());
+    close (fd);
+    /* past its room: the file goes at once, and the error stays */
+    ck_assert_int_eq (gw_upload_new (t.root, 8, uid, gid, &up), 0);
+    ck_assert_int_eq (gw_upload_write (up, "12345", 5), 0);
+    ck_assert_int_eq (gw_upload_write (up, "6789", 4), -EFBIG);
+    ck_assert_int_eq (s_upload_entries (&t), 0);
+    ck_assert_int_eq (gw_upload_write (up, "x", 1), -EFBIG);
+    ck_assert_int_eq (gw_upload_error (up), -EFBIG);
+    ck_assert_int_eq (gw_upload_commit (up, t.root, "input/past.txt", uid, gid), -EFBIG);
+    gw_upload_destroy (&up);
+    ck_assert (!s_exists (&t, "root/input/past.txt"));
+    /* abandoned (a client that left) */
+    ck_assert_int_eq (gw_upload_new (t.root, 100, uid, gid, &up), 0);
+    ck_assert_int_eq (gw_upload_write (up, "part", 4), 0);
+    gw_upload_destroy (&up);
+    ck_assert_int_eq (s_upload_entries (&t), 0);
+    /* onto a folder, or out of the tree: refused, nothing left */
+    ck_assert_int_eq (gw_upload_new (t.root, 100, uid, gid, &up), 0);
+    ck_assert_int_eq (gw_upload_write (up, "x", 1), 0);
+    ck_assert_int_eq (gw_upload_commit (up, t.root, "input", uid, gid), -EISDIR);
+    ck_assert_int_eq (s_upload_entries (&t), 0);
+    gw_upload_destroy (&up);
+    ck_assert_int_eq (gw_upload_new (t.root, 100, uid, gid, &up), 0);
+    ck_assert_int_eq (gw_upload_commit (up, t.root, "outdir/f.txt", uid, gid),
+                      s_escape_error (_i));
+    gw_upload_destroy (&up);
+    ck_assert_int_eq (s_upload_entries (&t), 0);
+    ck_assert (!s_exists (&t, "outside/f.txt"));
+    s_tree_free (&t);
+}
+END_TEST
+
 /* With O_CREAT, a symlinked parent pointing outside is refused and nothing
  * is made outside: not the file, not a folder; nor through a dangling
  * symlink as the last component. */
@@ -516,6 +640,8 @@ path_suite (void)
     tcase_add_loop_test (tc, test_open_creates_parents, S_NATIVE, S_FALLBACK + 1);
     tcase_add_loop_test (tc, test_open_create_refuses_escape, S_NATIVE, S_FALLBACK + 1);
     tcase_add_loop_test (tc, test_create_gives_to_owner, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_parent_beneath, S_NATIVE, S_FALLBACK + 1);
+    tcase_add_loop_test (tc, test_upload_whole_or_nothing, S_NATIVE, S_FALLBACK + 1);
     suite_add_tcase (s, tc);
     return s;
 }
