@@ -178,6 +178,19 @@ s_tenant_full (gw_sql_t *self, const char *key)
     return busy >= self->tenant_workers;
 }
 
+/* Takes job (after prev, or first) off the queue. Under the mutex. */
+static void
+s_unlink (gw_sql_t *self, s_job_t *prev, s_job_t *job)
+{
+    if (prev)
+        prev->next = job->next;
+    else
+        self->head = job->next;
+    if (self->tail == job)
+        self->tail = prev;
+    job->next = NULL;
+}
+
 /* Takes the first queued job whose session is not busy and whose tenant
  * has fewer than its share of the workers busy (a connection's close goes
  * whatever the share: it runs no query), mutex held. A tenant at its
@@ -192,13 +205,7 @@ s_take (gw_sql_t *self)
             continue;
         if (job->kind == S_RUN && s_tenant_full (self, job->session_key))
             continue;
-        if (prev)
-            prev->next = job->next;
-        else
-            self->head = job->next;
-        if (self->tail == job)
-            self->tail = prev;
-        job->next = NULL;
+        s_unlink (self, prev, job);
         return job;
     }
     return NULL;
@@ -564,13 +571,7 @@ gw_sql_cancel (gw_sql_t *self, uint64_t query_id)
     s_job_t *prev = NULL;
     for (s_job_t *job = self->head; job; prev = job, job = job->next)
         if (job->id == query_id) {
-            if (prev)
-                prev->next = job->next;
-            else
-                self->head = job->next;
-            if (self->tail == job)
-                self->tail = prev;
-            job->next = NULL;
+            s_unlink (self, prev, job);
             dropped = job;
             break;
         }
