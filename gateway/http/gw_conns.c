@@ -26,7 +26,18 @@ struct gw_conns {
     int64_t request_ms;
     gw_conn_t *head, *tail;     /* oldest first */
     int count;
+    int64_t earliest;           /* no deadline before this; -1: none waits (so an
+                                   idle server with only websockets never wakes) */
 };
+
+/* A connection waits for its request from ready_ms: its deadline counts. */
+static void
+s_waits (gw_conns_t *self, int64_t ready_ms)
+{
+    int64_t due = ready_ms + self->request_ms;
+    if (self->earliest < 0 || due < self->earliest)
+        self->earliest = due;
+}
 
 gw_conns_t *
 gw_conns_new (unsigned per_address, int64_t request_ms)
@@ -35,6 +46,7 @@ gw_conns_new (unsigned per_address, int64_t request_ms)
     if (self) {
         self->per_address = per_address;
         self->request_ms = request_ms;
+        self->earliest = -1;
     }
     return self;
 }
@@ -113,6 +125,7 @@ gw_conns_opened (gw_conns_t *self, int fd, const struct sockaddr *addr, socklen_
     c->fd = fd;
     s_key (addr, len, c->addr, &c->v6);
     c->ready_ms = now;
+    s_waits (self, now);
     c->prev = self->tail;
     if (self->tail)
         self->tail->next = c;
@@ -148,34 +161,38 @@ gw_conns_request_done (gw_conn_t *c)
 }
 
 void
-gw_conns_answer_done (gw_conn_t *c, int64_t now)
+gw_conns_answer_done (gw_conns_t *self, gw_conn_t *c, int64_t now)
 {
     if (c) {
         c->busy = false;
         c->ready_ms = now;
+        s_waits (self, now);
     }
 }
 
 int
 gw_conns_sweep (gw_conns_t *self, int64_t now)
 {
+    if (self->earliest < 0 || now < self->earliest)
+        return 0;
     int n = 0;
-    for (gw_conn_t *c = self->head; c; c = c->next)
-        if (!c->busy && !c->shut && now - c->ready_ms >= self->request_ms) {
+    self->earliest = -1;
+    for (gw_conn_t *c = self->head; c; c = c->next) {
+        if (c->busy || c->shut)
+            continue;
+        if (now - c->ready_ms >= self->request_ms) {
             s_shut (c);
             n++;
-        }
+        } else
+            s_waits (self, c->ready_ms);
+    }
     return n;
 }
 
 int64_t
 gw_conns_deadline (const gw_conns_t *self)
 {
-    int64_t d = -1;
-    for (const gw_conn_t *c = self->head; c; c = c->next)
-        if (!c->busy && !c->shut && (d < 0 || c->ready_ms + self->request_ms < d))
-            d = c->ready_ms + self->request_ms;
-    return d;
+    return self->earliest;
 }
 
 int

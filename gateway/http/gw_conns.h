@@ -45,13 +45,16 @@ void gw_conns_closed (gw_conns_t *self, gw_conn_t *conn);
 /* Its request is whole: it is being answered (no deadline). */
 void gw_conns_request_done (gw_conn_t *conn);
 /* Its answer went: it is ready for the next request from now. */
-void gw_conns_answer_done (gw_conn_t *conn, int64_t now);
+void gw_conns_answer_done (gw_conns_t *self, gw_conn_t *conn, int64_t now);
 
 /* Shuts down the connections past their deadline (libmicrohttpd then
- * closes them); returns how many. */
+ * closes them); returns how many. Walks the table only once the earliest
+ * deadline is due. */
 int gw_conns_sweep (gw_conns_t *self, int64_t now);
 
-/* The earliest deadline of a connection waiting for its request, or -1. */
+/* When gw_conns_sweep has work next (no deadline falls before it; it may
+ * find none due yet), or -1 when no connection waits for a request: the
+ * loop sleeps until then. */
 int64_t gw_conns_deadline (const gw_conns_t *self);
 
 /* How many connections are watched (for tests). */

@@ -47,7 +47,6 @@
 #define S_DRAIN_MS 3000         /* how long shutdown waits for answers to go out */
 #define S_SMALL_ANSWER (64u << 10)          /* always answered */
 #define S_ANSWERS_HELD ((size_t) 1 << 30)   /* bodies in memory not yet sent, in all */
-#define S_SWEEP_MS 1000         /* request deadlines are looked at this often */
 #define S_LOOK_MS 1000          /* how often a body that stalled is looked at */
 
 typedef struct s_conn s_conn_t;
@@ -67,7 +66,6 @@ struct gw_http {
     gw_http_state_fn *draining; /* /healthz asks it (any thread), or NULL */
     void *draining_arg;
     gw_conns_t *conns;          /* request deadlines, the fair per-address bound */
-    int64_t next_sweep_ms;
     s_conn_t *receiving;        /* connections writing a body to a file */
     int64_t next_look_ms;       /* when those that stalled are looked at next */
 };
@@ -786,7 +784,6 @@ static void
 s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
-    (void) cls;
     (void) toe;
     s_conn_t *c = *con_cls;
     const union MHD_ConnectionInfo *sc =
@@ -794,7 +791,8 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     /* ready for the next request: its deadline starts now (a switched
        connection, a websocket, never is) */
     if (sc && !(c && c->req.upgrade && c->req.status == 101))
-        gw_conns_answer_done (sc->socket_context, jp_time_now_ms ());
+        gw_conns_answer_done (((gw_http_t *) cls)->conns, sc->socket_context,
+                              jp_time_now_ms ());
     if (!c)
         return;
     if (atomic_load (&c->done))
@@ -1015,12 +1013,9 @@ void
 gw_http_tick (gw_http_t *self)
 {
     int64_t now = jp_time_now_ms ();
-    if (gw_conns_count (self->conns) && now >= self->next_sweep_ms) {
-        self->next_sweep_ms = now + S_SWEEP_MS;
-        if (gw_conns_sweep (self->conns, now)) {
-            jp_log_info ("http event=cut why=\"no whole request in time\"");
-            gw_http_run (self);     /* libmicrohttpd closes them now */
-        }
+    if (gw_conns_sweep (self->conns, now)) {
+        jp_log_info ("http event=cut why=\"no whole request in time\"");
+        gw_http_run (self);     /* libmicrohttpd closes them now */
     }
     if (self->receiving && now >= self->next_look_ms)
         s_look_at_receiving (self, now);
@@ -1040,8 +1035,9 @@ gw_http_timeout_ms (gw_http_t *self)
         if (ms < 0 || look < ms)
             ms = look;
     }
-    if (gw_conns_count (self->conns)) {
-        int64_t sweep = self->next_sweep_ms > now ? self->next_sweep_ms - now : 0;
+    int64_t due = gw_conns_deadline (self->conns);
+    if (due >= 0) {
+        int64_t sweep = due > now ? due - now : 0;
         if (ms < 0 || sweep < ms)
             ms = sweep;
     }

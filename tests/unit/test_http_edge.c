@@ -457,7 +457,7 @@ START_TEST (test_conns_request_deadline)
     ck_assert (!s_was_shut (fresh[1]));
     ck_assert_int_eq (gw_conns_deadline (conns), 5000);
     /* an answered one waits for its next request from then */
-    gw_conns_answer_done (cb, 4000);
+    gw_conns_answer_done (conns, cb, 4000);
     ck_assert_int_eq (gw_conns_sweep (conns, 6000), 1);     /* fresh: 2000 + 3000 */
     ck_assert (s_was_shut (fresh[1]));
     ck_assert (!s_was_shut (busy[1]));
