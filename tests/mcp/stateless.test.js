@@ -185,6 +185,15 @@ describe('MCP 2026-07-28 over raw HTTP', () => {
     const quick = await post(url, 'tools/call', { name: 'exec_code', arguments: {
       session_id: 'task', code: 'print(1)' } }, { token: alice, caps });
     assert.equal(quick.reply.result.resultType, 'complete');
+    /* a task whose code raised: its result is an error, with the output so far */
+    const raising = await post(url, 'tools/call', { name: 'exec_code', arguments: {
+      session_id: 'task', code: 'import time; print("before", flush=True); time.sleep(2); 1/0' } },
+    { token: alice, caps });
+    assert.equal(raising.reply.result.resultType, 'task', JSON.stringify(raising.reply));
+    const failed = await waitTask(url, raising.reply.result.taskId,
+      ['completed', 'failed', 'cancelled'], { token: alice });
+    assert.equal(failed.result.isError, true, JSON.stringify(failed));
+    assert.match(failed.result.content[0].text, /before\n[\s\S]*ZeroDivisionError/);
   });
 
   test('a long exec_sql becomes a task too', async () => {
