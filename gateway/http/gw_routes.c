@@ -82,26 +82,30 @@ gw_routes_match (const char *path, char *buf, size_t buf_len, gw_route_match_t *
     return false;
 }
 
-const char *
-gw_routes_allow (const char *path)
+/* Matches path with a buffer of its own (the parameters are not kept):
+ * the route's row in *m, or false when no route has its shape. */
+static bool
+s_match_row (const char *path, gw_route_match_t *m)
 {
     size_t len = path ? strlen (path) + 1 : 1;
     char *buf = malloc (len);
-    gw_route_match_t m;
-    bool found = buf && gw_routes_match (path, buf, len, &m);
+    bool found = buf && gw_routes_match (path, buf, len, m);
     free (buf);
-    return found ? m.allow : NULL;
+    return found;
+}
+
+const char *
+gw_routes_allow (const char *path)
+{
+    gw_route_match_t m;
+    return s_match_row (path, &m) ? m.allow : NULL;
 }
 
 bool
 gw_routes_body_to_file (const char *path)
 {
-    size_t len = path ? strlen (path) + 1 : 1;
-    char *buf = malloc (len);
     gw_route_match_t m;
-    bool found = buf && gw_routes_match (path, buf, len, &m);
-    free (buf);
-    return found && m.body_to_file;
+    return s_match_row (path, &m) && m.body_to_file;
 }
 
 bool
