@@ -184,7 +184,7 @@ s_mime_list (json_t *data, char *out, size_t len)
 }
 
 static void
-s_add_display (s_render_t *r, json_t *data, const char **text_mime_p, char **text_p)
+s_add_display (s_render_t *r, json_t *data)
 {
     const char *primary = NULL;
     static const char *const images[] = {"image/png", "image/jpeg"};
@@ -250,11 +250,7 @@ s_add_display (s_render_t *r, json_t *data, const char **text_mime_p, char **tex
             json_object_set_new (entry, "text", json_stringn (text, len));
         json_array_append_new (r->displays, entry);
     }
-    *text_mime_p = mime;
-    if (text_p)
-        *text_p = text;
-    else
-        free (text);
+    free (text);
 }
 
 /* How many whole outputs a session keeps in .codebox/outputs/. */
@@ -547,15 +543,12 @@ gw_mcp_exec_result (gw_mcp_t *mcp, gw_job_t *job)
             s_adds (is_err ? &err : &out, text);
             s_adds (&all, text);
         } else if (strcmp (type, "result") == 0 || strcmp (type, "display") == 0) {
-            const char *mime = NULL;
-            char *text = NULL;
-            bool is_result = strcmp (type, "result") == 0;
-            s_add_display (&render, json_object_get (item, "data"), &mime,
-                           is_result ? &text : NULL);
-            if (is_result) {
+            s_add_display (&render, json_object_get (item, "data"));
+            if (strcmp (type, "result") == 0) {
+                /* the execution keeps a result's text by the same rule
+                   (jp_bundle_text), within its text budget */
                 has_result = true;
-                s_adds (&result, text ? text : json_string_value (json_object_get (item, "content")));
-                free (text);
+                s_adds (&result, json_string_value (json_object_get (item, "content")));
             }
         } else if (strcmp (type, "error") == 0) {
             s_add_error (&all, item);
