@@ -5,6 +5,7 @@
 #include <czmq.h>
 
 #include "gw_cli.h"
+#include "gw_cmd_kernel_net.h"
 
 static void
 s_usage (FILE *out)
@@ -54,6 +55,8 @@ main (int argc, char **argv)
         return gw_cmd_kernel_proxy (argc - 1, argv + 1);
     if (strcmp (command, "kernel-relay") == 0)     /* internal: see gw_cmd_kernel_relay.c */
         return gw_cmd_kernel_relay (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-net-bridge") == 0)    /* internal: gw_cmd_kernel_net_bridge.c */
+        return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
     if (strcmp (command, "mcp") == 0)
         return gw_cmd_mcp (argc - 1, argv + 1);
     fprintf (stderr, "codebox: unknown command '%s'\n", command);

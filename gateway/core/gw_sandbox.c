@@ -27,6 +27,8 @@
 struct gw_sandbox {
     bool bwrap;
     bool network;
+    bool net_private;           /* CODEBOX_DOWNLOAD_ALLOW_PRIVATE: the kernels'
+                                   proxy lets private addresses through */
     bool set_user;
     uid_t uid;
     gid_t gid;
@@ -325,6 +327,7 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
     char why[160] = "";
     s_find_etc_links (self);
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
+    self->net_private = gw_config_bool (config, GW_SET_DOWNLOAD_ALLOW_PRIVATE);
     ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
     self->exe[exe_len > 0 ? exe_len : 0] = '\0';
     self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
@@ -603,7 +606,13 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         exe = self->stage_exe;
     }
     s_args (argv, &n, 1, "--unshare-cgroup-try");
-    if (!self->network)
+    /* a network namespace of its own, always: with CODEBOX_NETWORK=on its
+       way out is the proxy the relay serves (gw_cmd_kernel_net.c), which
+       the bridge below reaches from the namespace's loopback */
+    bool tcp_only = s_tcp_only (spec);
+    bool bridge = self->network && exe[0]
+                  && strlen (runtime_dir) + sizeof "/net.sock" <= sizeof launch->net_socket;
+    if (exe[0])
         s_args (argv, &n, 1, "--unshare-net");
     s_system_mounts (self, argv, &n);
     s_args (argv, &n, 4, "--proc", "/proc", "--dev", "/dev");
@@ -616,11 +625,24 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         s_args (argv, &n, 3, "--bind", session_tmp, "/tmp");
     else
         s_args (argv, &n, 2, "--tmpfs", "/tmp");
-    if (!self->network && s_tcp_only (spec) && exe[0]) {
-        /* no way in over TCP: the kernel-proxy bridges to ipc sockets (bound
-           after /tmp, which would hide a binary built under /tmp) */
+    /* this binary, for the kernel-proxy and the bridge (bound after /tmp,
+       which would hide a binary built under /tmp) */
+    if (exe[0] && (tcp_only || bridge))
         s_args (argv, &n, 3, "--ro-bind", exe, exe);
-        options->proxy = exe;
+    if (exe[0] && tcp_only)
+        options->proxy = exe;   /* no way in over TCP: it bridges to ipc sockets */
+    if (bridge) {
+        snprintf (launch->net_socket, sizeof launch->net_socket, "%s/net.sock", runtime_dir);
+        options->relay_net = launch->net_socket;
+        options->relay_net_private = self->net_private;
+        char proxy_url[48];
+        snprintf (proxy_url, sizeof proxy_url, "http://127.0.0.1:%d", GW_SANDBOX_NET_PORT);
+        static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                 "https_proxy"};
+        for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
+            s_args (argv, &n, 3, "--setenv", proxy_vars[i], proxy_url);
+        s_args (argv, &n, 3, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
+        s_args (argv, &n, 3, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
     }
     s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
     s_args (argv, &n, 3, "--bind", session_source, VISIBLE_WORKDIR);
@@ -647,6 +669,11 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         s_args (argv, &n, 3, "--setenv", name, exec->env[i][len] ? exec->env[i] + len + 1 : "");
     }
     s_args (argv, &n, 1, "--");
+    if (bridge) {
+        char port[8];
+        snprintf (port, sizeof port, "%d", GW_SANDBOX_NET_PORT);
+        s_args (argv, &n, 5, exe, "kernel-net-bridge", launch->net_socket, port, "--");
+    }
     launch->wrap = argv;
     int rc = s_prepare_relay (self, runtime_dir, launch, options);
     if (rc)
@@ -738,7 +765,12 @@ gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
     }
     if (d && !self->bwrap)
         json_object_set_new (d, "why", json_string (self->why_none));
-    else if (d && !net_on && s_tcp_only (spec))
+    if (d && self->bwrap && net_on)
+        json_object_set_new (d, "network_by", json_string (
+            "a network namespace of the kernel's own; HTTP_PROXY and HTTPS_PROXY lead to a "
+            "proxy that reaches public addresses only (private ones with "
+            "CODEBOX_DOWNLOAD_ALLOW_PRIVATE=1), never the host's own"));
+    if (d && self->bwrap && s_tcp_only (spec))
         json_object_set_new (d, "bridge", json_string ("this kernel speaks only TCP: a "
                                                        "kernel-proxy in its sandbox bridges "
                                                        "its loopback to Unix sockets"));
