@@ -1,7 +1,8 @@
 # codebox: one hand-written Makefile. `make` builds build/codebox;
 # `make test` installs what is missing, builds, and runs every test;
 # `make run` serves on the defaults; `make SANITIZE=address,undefined test`
-# runs the suite against a sanitizer build in build/sanitize/.
+# runs the suite against a sanitizer build in build/sanitize/; `make docs`
+# writes docs/CONFIGURATION.md from the settings table.
 
 CC        ?= cc
 PKGS      := libzmq libczmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis
