@@ -17,7 +17,8 @@ s_usage (FILE *out)
              "  serve        HTTP server: REST API and MCP at /mcp\n"
              "  mcp          MCP over stdio\n"
              "  kernelspecs  list the kernelspecs found\n"
-             "  exec         run code once in a fresh kernel and print its outputs\n\n"
+             "  exec         run code once in a fresh kernel and print its outputs\n"
+             "  settings     list every setting (--markdown: as docs/CONFIGURATION.md)\n\n"
              "Run 'codebox COMMAND --help' for a command's options.\n"
              "  --help       this text\n"
              "  --version    the version\n");
@@ -59,6 +60,8 @@ main (int argc, char **argv)
         return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
     if (strcmp (command, "mcp") == 0)
         return gw_cmd_mcp (argc - 1, argv + 1);
+    if (strcmp (command, "settings") == 0)
+        return gw_cmd_settings (argc - 1, argv + 1);
     fprintf (stderr, "codebox: unknown command '%s'\n", command);
     s_usage (stderr);
     return GW_EXIT_USAGE;
