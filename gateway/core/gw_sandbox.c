@@ -487,6 +487,113 @@ s_prepare_relay (gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_
     return 0;
 }
 
+/* Makes the kernel's folder in one cgroup hierarchy, writes its settings
+ * (pairs of file name and value, NULL-ended; a name starting with '?' is
+ * written when the file exists, its failure ignored) and, when every
+ * setting took, has the kernel join it; otherwise removes the folder. */
+static void
+s_cgroup_join (gw_sandbox_launch_t *launch, ks_spawn_extra_t *x, int *cg,
+               const char *hierarchy, const char *kernel_id, const char *const *settings)
+{
+    if (*cg >= KS_MAX_CGROUPS)
+        return;
+    char *dir = launch->cgroups[*cg];
+    snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/%s/codebox/%s", hierarchy,
+              kernel_id);
+    bool ok = mkdir (dir, 0755) == 0;
+    for (int i = 0; ok && settings[i]; i += 2) {
+        bool optional = settings[i][0] == '?';
+        char file[320];
+        snprintf (file, sizeof file, "%s/%s", dir, settings[i] + optional);
+        if (optional && access (file, F_OK) != 0)
+            continue;
+        ok = s_write_text (file, settings[i + 1]) || optional;
+    }
+    if (ok)
+        x->cgroups[(*cg)++] = dir;
+    else
+        rmdir (dir);
+}
+
+/* The kernel's cgroups (v1), where the gateway may make them: memory (and
+ * no escape into swap, where the kernel accounts for it), processes, CPU
+ * time used (read per execution for CODEBOX_CPU_TIME_LIMIT) and a CFS quota
+ * of CODEBOX_CPU_LIMIT, or a lower execution_options.cpu_limit, on
+ * everything the kernel runs, from its start, whether an execution runs
+ * or not. */
+static void
+s_join_cgroups (const gw_sandbox_t *self, const char *kernel_id, long memory_mb,
+                const gw_exec_options_t *exec, gw_sandbox_launch_t *launch,
+                ks_spawn_extra_t *x)
+{
+    int cg = 0;
+    char memory[32], pids[32], quota[32];
+    snprintf (memory, sizeof memory, "%lld", (long long) memory_mb << 20);
+    snprintf (pids, sizeof pids, "%ld", self->max_processes);
+    long cpu_milli = exec && exec->cpu_milli && exec->cpu_milli < self->cpu_milli
+                     ? exec->cpu_milli : self->cpu_milli;
+    snprintf (quota, sizeof quota, "%ld", cpu_milli * 100);
+    const char *const memory_settings[] = {"memory.limit_in_bytes", memory,
+                                           "?memory.memsw.limit_in_bytes", memory, NULL};
+    const char *const pids_settings[] = {"pids.max", pids, NULL};
+    const char *const no_settings[] = {NULL};
+    const char *const cpu_settings[] = {"cpu.cfs_period_us", "100000", "cpu.cfs_quota_us",
+                                        quota, NULL};
+    if (self->cgroup_memory)
+        s_cgroup_join (launch, x, &cg, "memory", kernel_id, memory_settings);
+    if (self->cgroup_pids)
+        s_cgroup_join (launch, x, &cg, "pids", kernel_id, pids_settings);
+    if (self->cgroup_cpuacct)
+        s_cgroup_join (launch, x, &cg, "cpuacct", kernel_id, no_settings);
+    if (self->cgroup_cpu)
+        s_cgroup_join (launch, x, &cg, "cpu", kernel_id, cpu_settings);
+}
+
+/* CODEBOX_NETWORK=on: the proxy's socket in the runtime folder, which the
+ * relay serves (options->relay_net), and the variables that lead the
+ * kernel's HTTP clients to the bridge on its loopback. */
+static void
+s_net_args (const gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_t *launch,
+            ks_kernel_options_t *options, char **argv, int *n)
+{
+    snprintf (launch->net_socket, sizeof launch->net_socket, "%s/net.sock", runtime_dir);
+    options->relay_net = launch->net_socket;
+    options->relay_net_private = self->net_private;
+    char proxy_url[48];
+    snprintf (proxy_url, sizeof proxy_url, "http://127.0.0.1:%d", GW_SANDBOX_NET_PORT);
+    static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                             "https_proxy"};
+    for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
+        s_args (argv, n, 3, "--setenv", proxy_vars[i], proxy_url);
+    s_args (argv, n, 3, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
+    s_args (argv, n, 3, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
+}
+
+/* execution_options: the client's folders and variables, inside the
+ * sandbox only (never the launcher's own environment). As another user,
+ * each folder is reached through a mount the launcher makes first. */
+static void
+s_exec_args (const gw_sandbox_t *self, const gw_exec_options_t *exec, ks_spawn_extra_t *x,
+             char **argv, int *n)
+{
+    for (int i = 0; i < exec->n_mounts && 2 + i < KS_MAX_BINDS; i++) {
+        const char *source = exec->mounts[i].host;
+        if (self->set_user) {
+            x->bind_from[2 + i] = exec->mounts[i].host;
+            x->bind_to[2 + i] = self->stage_mounts[i];
+            source = self->stage_mounts[i];
+        }
+        s_args (argv, n, 3, exec->mounts[i].read_write ? "--bind" : "--ro-bind", source,
+                exec->mounts[i].container);
+    }
+    for (int i = 0; exec->env[i] && *n + 4 < MAX_ARGS; i++) {
+        char name[130];
+        size_t len = strcspn (exec->env[i], "=");
+        snprintf (name, sizeof name, "%.*s", (int) len, exec->env[i]);
+        s_args (argv, n, 3, "--setenv", name, exec->env[i][len] ? exec->env[i] + len + 1 : "");
+    }
+}
+
 int
 gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
                     const char *runtime_dir, const char *kernel_id,
@@ -502,69 +609,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     x->gid = self->gid;
     if (self->set_user && chown (runtime_dir, self->uid, self->gid) < 0)
         return -errno;
-    /* cgroups: memory and processes per kernel */
-    int cg = 0;
-    if (self->cgroup_memory) {
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/memory/codebox/%s", kernel_id);
-        char file[320], value[32];
-        snprintf (value, sizeof value, "%lld", (long long) memory_mb << 20);
-        snprintf (file, sizeof file, "%s/memory.limit_in_bytes", dir);
-        FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
-        bool ok = f && fputs (value, f) >= 0;
-        ok = f && fclose (f) == 0 && ok;
-        /* and no escape into swap, where the kernel accounts for it */
-        snprintf (file, sizeof file, "%s/memory.memsw.limit_in_bytes", dir);
-        if (ok && (f = fopen (file, "we"))) {
-            fputs (value, f);
-            fclose (f);
-        }
-        if (ok)
-            x->cgroups[cg++] = dir;
-        else
-            rmdir (dir);
-    }
-    if (self->cgroup_pids) {
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/pids/codebox/%s", kernel_id);
-        char file[320];
-        snprintf (file, sizeof file, "%s/pids.max", dir);
-        char value[32];
-        snprintf (value, sizeof value, "%ld", self->max_processes);
-        FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
-        bool ok = f && fputs (value, f) >= 0;
-        ok = f && fclose (f) == 0 && ok;
-        if (ok)
-            x->cgroups[cg++] = dir;
-        else
-            rmdir (dir);
-    }
-    if (self->cgroup_cpuacct) {
-        /* CPU time used, read per execution (CODEBOX_CPU_TIME_LIMIT) */
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpuacct/codebox/%s", kernel_id);
-        if (mkdir (dir, 0755) == 0)
-            x->cgroups[cg++] = dir;
-    }
-    if (self->cgroup_cpu && cg < KS_MAX_CGROUPS) {
-        /* CODEBOX_CPU_LIMIT (or a lower execution_options.cpu_limit): a CFS
-           quota of cpu_milli thousandths of a core on everything the kernel
-           runs, from its start, whether an execution runs or not */
-        long cpu_milli = exec && exec->cpu_milli && exec->cpu_milli < self->cpu_milli
-                         ? exec->cpu_milli : self->cpu_milli;
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpu/codebox/%s", kernel_id);
-        char period[320], quota[320], value[32];
-        snprintf (period, sizeof period, "%s/cpu.cfs_period_us", dir);
-        snprintf (quota, sizeof quota, "%s/cpu.cfs_quota_us", dir);
-        snprintf (value, sizeof value, "%ld", cpu_milli * 100);
-        bool ok = mkdir (dir, 0755) == 0 && s_write_text (period, "100000")
-                  && s_write_text (quota, value);
-        if (ok)
-            x->cgroups[cg++] = dir;
-        else
-            rmdir (dir);
-    }
+    s_join_cgroups (self, kernel_id, memory_mb, exec, launch, x);
     /* rlimits: always open files, core dumps, file size; memory and
        processes when no cgroup does it (V8 reserves far more address space
        than it uses, so RLIMIT_AS is left alone for JavaScript) */
@@ -631,43 +676,16 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         s_args (argv, &n, 3, "--ro-bind", exe, exe);
     if (exe[0] && tcp_only)
         options->proxy = exe;   /* no way in over TCP: it bridges to ipc sockets */
-    if (bridge) {
-        snprintf (launch->net_socket, sizeof launch->net_socket, "%s/net.sock", runtime_dir);
-        options->relay_net = launch->net_socket;
-        options->relay_net_private = self->net_private;
-        char proxy_url[48];
-        snprintf (proxy_url, sizeof proxy_url, "http://127.0.0.1:%d", GW_SANDBOX_NET_PORT);
-        static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                                 "https_proxy"};
-        for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
-            s_args (argv, &n, 3, "--setenv", proxy_vars[i], proxy_url);
-        s_args (argv, &n, 3, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
-        s_args (argv, &n, 3, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
-    }
+    if (bridge)
+        s_net_args (self, runtime_dir, launch, options, argv, &n);
     s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
     s_args (argv, &n, 3, "--bind", session_source, VISIBLE_WORKDIR);
     s_args (argv, &n, 2, "--chdir", VISIBLE_WORKDIR);
     s_args (argv, &n, 3, "--setenv", "HOME", "/tmp");
     s_args (argv, &n, 3, "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib");
     s_args (argv, &n, 3, "--setenv", "IPYTHONDIR", "/tmp/.ipython");
-    /* execution_options: the client's folders and variables, inside the
-       sandbox only (never the launcher's own environment) */
-    for (int i = 0; exec && i < exec->n_mounts && 2 + i < KS_MAX_BINDS; i++) {
-        const char *source = exec->mounts[i].host;
-        if (self->set_user) {
-            x->bind_from[2 + i] = exec->mounts[i].host;
-            x->bind_to[2 + i] = self->stage_mounts[i];
-            source = self->stage_mounts[i];
-        }
-        s_args (argv, &n, 3, exec->mounts[i].read_write ? "--bind" : "--ro-bind", source,
-                exec->mounts[i].container);
-    }
-    for (int i = 0; exec && exec->env[i] && n + 4 < MAX_ARGS; i++) {
-        char name[130];
-        size_t len = strcspn (exec->env[i], "=");
-        snprintf (name, sizeof name, "%.*s", (int) len, exec->env[i]);
-        s_args (argv, &n, 3, "--setenv", name, exec->env[i][len] ? exec->env[i] + len + 1 : "");
-    }
+    if (exec)
+        s_exec_args (self, exec, x, argv, &n);
     s_args (argv, &n, 1, "--");
     if (bridge) {
         char port[8];
