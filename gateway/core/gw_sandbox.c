@@ -1,6 +1,9 @@
-/* gw_sandbox: bubblewrap arguments, the kernel user, cgroups and rlimits.
+/* gw_sandbox: the mode (bubblewrap or none), the kernel user, and the
+ * bubblewrap arguments of each kernel (mounts, namespaces, the network
+ * proxy's bridge); cgroups and rlimits are in gw_sandbox_limits.c.
  * Threads: made by the main thread, used by the loop thread. */
 #include "gw_sandbox.h"
+#include "gw_sandbox_internal.h"
 #include "gw_disk.h"
 #include "gw_seccomp.h"
 #include "jp_log.h"
@@ -20,42 +23,8 @@
 #include <unistd.h>
 
 #define VISIBLE_WORKDIR "/session"
-#define CGROUP_ROOT "/sys/fs/cgroup"
 #define MAX_ARGS 512
-#define S_MAX_ETC_LINKS 24
 
-struct gw_sandbox {
-    bool bwrap;
-    bool network;
-    bool net_private;           /* CODEBOX_DOWNLOAD_ALLOW_PRIVATE: the kernels'
-                                   proxy lets private addresses through */
-    bool set_user;
-    uid_t uid;
-    gid_t gid;
-    char user[65];
-    long memory_mb;
-    long max_processes;
-    long cpu_time_s;            /* CODEBOX_CPU_TIME_LIMIT, per execution */
-    long quota_mb;
-    bool cgroup_memory, cgroup_pids, cgroup_cpuacct;
-    char why_none[200];
-    char exe[512];              /* this binary, for the kernel-proxy */
-    /* When kernels run as another user: mount targets in a folder every
-       user can pass through; each kernel's launcher binds its session
-       folder and this binary there in a mount namespace of its own */
-    char stage_session[300];
-    char stage_exe[300];
-    char stage_work[300];
-    char stage_mounts[GW_EXEC_MAX_MOUNTS][300];    /* for execution_options mounts */
-    bool cgroup_cpu;            /* a cpu hierarchy for CPU quotas */
-    long cpu_milli;             /* CODEBOX_CPU_LIMIT in thousandths of a core: every
-                                   kernel's quota, from its start */
-    int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
-    /* the /etc entries installed software under /usr links to (R's
-       /usr/lib/R/etc -> /etc/R, octave's octaverc...), shown read-only */
-    char etc_links[S_MAX_ETC_LINKS][64];
-    int n_etc_links;
-};
 
 /* /etc entries never shown, whatever links to them: secrets and the
  * system's own configuration of users, logins and ODBC data sources. */
@@ -268,24 +237,6 @@ s_bwrap_works (const gw_sandbox_t *self, char *why, size_t why_len)
     return false;
 }
 
-/* Writes text to the file path (a cgroup setting). True when it took it. */
-static bool
-s_write_text (const char *path, const char *text)
-{
-    FILE *f = fopen (path, "we");
-    bool ok = f && fputs (text, f) >= 0;
-    return f && fclose (f) == 0 && ok;
-}
-
-/* Makes the codebox folder of a cgroup hierarchy; true when usable. */
-static bool
-s_cgroup_ready (const char *controller)
-{
-    char dir[256];
-    snprintf (dir, sizeof dir, CGROUP_ROOT "/%s/codebox", controller);
-    return (mkdir (dir, 0755) == 0 || errno == EEXIST) && access (dir, W_OK) == 0;
-}
-
 /* Makes what every bwrap launch shares: the seccomp program and, when
  * kernels run as another user, the mount targets in stage_dir (a folder
  * that user can pass through). Returns 0 or -1 with err set. */
@@ -352,11 +303,11 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
             self->gid = pw->pw_gid;
             snprintf (self->user, sizeof self->user, "%s", pw->pw_name);
         }
-        self->cgroup_memory = s_cgroup_ready ("memory");
-        self->cgroup_pids = s_cgroup_ready ("pids");
-        self->cgroup_cpuacct = s_cgroup_ready ("cpuacct");
+        self->cgroup_memory = gw_sandbox_cgroup_ready ("memory");
+        self->cgroup_pids = gw_sandbox_cgroup_ready ("pids");
+        self->cgroup_cpuacct = gw_sandbox_cgroup_ready ("cpuacct");
         self->cgroup_cpu = access (CGROUP_ROOT "/cpu/cpu.cfs_quota_us", F_OK) == 0
-                           && s_cgroup_ready ("cpu");
+                           && gw_sandbox_cgroup_ready ("cpu");
     }
     /* said once: the CPU share is not held where there is no cpu cgroup */
     if (!self->cgroup_cpu)
@@ -487,68 +438,6 @@ s_prepare_relay (gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_
     return 0;
 }
 
-/* Makes the kernel's folder in one cgroup hierarchy, writes its settings
- * (pairs of file name and value, NULL-ended; a name starting with '?' is
- * written when the file exists, its failure ignored) and, when every
- * setting took, has the kernel join it; otherwise removes the folder. */
-static void
-s_cgroup_join (gw_sandbox_launch_t *launch, ks_spawn_extra_t *x, int *cg,
-               const char *hierarchy, const char *kernel_id, const char *const *settings)
-{
-    if (*cg >= KS_MAX_CGROUPS)
-        return;
-    char *dir = launch->cgroups[*cg];
-    snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/%s/codebox/%s", hierarchy,
-              kernel_id);
-    bool ok = mkdir (dir, 0755) == 0;
-    for (int i = 0; ok && settings[i]; i += 2) {
-        bool optional = settings[i][0] == '?';
-        char file[320];
-        snprintf (file, sizeof file, "%s/%s", dir, settings[i] + optional);
-        if (optional && access (file, F_OK) != 0)
-            continue;
-        ok = s_write_text (file, settings[i + 1]) || optional;
-    }
-    if (ok)
-        x->cgroups[(*cg)++] = dir;
-    else
-        rmdir (dir);
-}
-
-/* The kernel's cgroups (v1), where the gateway may make them: memory (and
- * no escape into swap, where the kernel accounts for it), processes, CPU
- * time used (read per execution for CODEBOX_CPU_TIME_LIMIT) and a CFS quota
- * of CODEBOX_CPU_LIMIT, or a lower execution_options.cpu_limit, on
- * everything the kernel runs, from its start, whether an execution runs
- * or not. */
-static void
-s_join_cgroups (const gw_sandbox_t *self, const char *kernel_id, long memory_mb,
-                const gw_exec_options_t *exec, gw_sandbox_launch_t *launch,
-                ks_spawn_extra_t *x)
-{
-    int cg = 0;
-    char memory[32], pids[32], quota[32];
-    snprintf (memory, sizeof memory, "%lld", (long long) memory_mb << 20);
-    snprintf (pids, sizeof pids, "%ld", self->max_processes);
-    long cpu_milli = exec && exec->cpu_milli && exec->cpu_milli < self->cpu_milli
-                     ? exec->cpu_milli : self->cpu_milli;
-    snprintf (quota, sizeof quota, "%ld", cpu_milli * 100);
-    const char *const memory_settings[] = {"memory.limit_in_bytes", memory,
-                                           "?memory.memsw.limit_in_bytes", memory, NULL};
-    const char *const pids_settings[] = {"pids.max", pids, NULL};
-    const char *const no_settings[] = {NULL};
-    const char *const cpu_settings[] = {"cpu.cfs_period_us", "100000", "cpu.cfs_quota_us",
-                                        quota, NULL};
-    if (self->cgroup_memory)
-        s_cgroup_join (launch, x, &cg, "memory", kernel_id, memory_settings);
-    if (self->cgroup_pids)
-        s_cgroup_join (launch, x, &cg, "pids", kernel_id, pids_settings);
-    if (self->cgroup_cpuacct)
-        s_cgroup_join (launch, x, &cg, "cpuacct", kernel_id, no_settings);
-    if (self->cgroup_cpu)
-        s_cgroup_join (launch, x, &cg, "cpu", kernel_id, cpu_settings);
-}
-
 /* CODEBOX_NETWORK=on: the proxy's socket in the runtime folder, which the
  * relay serves (options->relay_net), and the variables that lead the
  * kernel's HTTP clients to the bridge on its loopback. */
@@ -609,19 +498,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     x->gid = self->gid;
     if (self->set_user && chown (runtime_dir, self->uid, self->gid) < 0)
         return -errno;
-    s_join_cgroups (self, kernel_id, memory_mb, exec, launch, x);
-    /* rlimits: always open files, core dumps, file size; memory and
-       processes when no cgroup does it (V8 reserves far more address space
-       than it uses, so RLIMIT_AS is left alone for JavaScript) */
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NOFILE, 4096};
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) self->quota_mb << 20};
-    if (!self->cgroup_memory && strcmp (spec->language, "javascript") != 0)
-        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS, (rlim_t) memory_mb << 20};
-    /* RLIMIT_NPROC counts every process of the kernel user, all kernels
-       together: a loose backstop only */
-    if (!self->cgroup_pids && self->set_user)
-        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NPROC, 8192};
+    gw_sandbox_limits (self, spec, kernel_id, memory_mb, exec, launch, x);
 
     if (!self->bwrap)
         return exec && exec->n_mounts ? -EPERM : 0;
