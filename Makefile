@@ -159,6 +159,7 @@ bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-paths $(BUILD)/bench-cz
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
 	    $(PYTHON) tests/bench/bench_websocket.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/neighbour.py
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/network_proxy.py
 
 $(BUILD)/bench-floor: tests/bench/floor.c tests/bench/floor_kernel.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
