@@ -18,7 +18,7 @@
 
 #include "gw_fs.h"
 #include "gw_installer_exec.h"
-#include "gw_package_version.h"
+#include "gw_package_ranges.h"
 #include "gw_path.h"
 #include "jp_time.h"
 

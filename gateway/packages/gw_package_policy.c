@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_package_version.h"
+#include "gw_package_ranges.h"
 
 #define MAX_REQUIREMENT 200
 #define MAX_ENTRIES 1000
