@@ -71,8 +71,8 @@ s_clause_version (const char *text, bool npm, gw_ver_t *v, bool *wild, int *give
     gw_ver_init (v, true);
     const char *p = buf;
     gw_ver_partial_t part;
-    if (!gw_ver_partial (&p, &part) || *p || part.given == 0 || (part.given < 3 && strchr (buf, '*'))
-        || strpbrk (buf, "xX"))
+    if (!gw_ver_partial (&p, &part) || *p || part.given == 0
+        || (part.given < 3 && strchr (buf, '*')) || strpbrk (buf, "xX"))
         return -1;
     v->nrel = 3;
     memcpy (v->rel, part.v, sizeof part.v);
@@ -117,7 +117,8 @@ s_clause_set (int op, const gw_ver_t *v, bool wild, int given, gw_vset_t *out, c
                       "~=1.4");
             return -1;
         }
-        return gw_vset_one (out, npm, gw_vbound_at (*v, true), gw_vbound_at (gw_ver_floor (v, given - 1, true), false));
+        return gw_vset_one (out, npm, gw_vbound_at (*v, true),
+                            gw_vbound_at (gw_ver_floor (v, given - 1, true), false));
     case 4:     /* <= */
         return gw_vset_one (out, npm, gw_vbound_inf (), gw_vbound_at (*v, true));
     case 5:     /* >= */
@@ -234,17 +235,18 @@ s_npm_comparator (const char *op, const gw_ver_partial_t *part, gw_vset_t *out)
         return gw_vset_one (out, true, gw_vbound_at (v, true), gw_vbound_at (next, false));
     }
     if (!strcmp (op, ">")) {
-        if (n == 0)
-            return gw_vset_one (out, true, gw_vbound_at (v, false), gw_vbound_at (v, false));     /* empty */
+        if (n == 0)     /* empty */
+            return gw_vset_one (out, true, gw_vbound_at (v, false), gw_vbound_at (v, false));
         return full ? gw_vset_one (out, true, gw_vbound_at (v, false), gw_vbound_inf ())
                     : gw_vset_one (out, true, gw_vbound_at (next, true), gw_vbound_inf ());
     }
     if (!strcmp (op, ">="))
-        return n == 0 ? gw_vset_all (out, true) : gw_vset_one (out, true, gw_vbound_at (v, true), gw_vbound_inf ());
+        return n == 0 ? gw_vset_all (out, true)
+                      : gw_vset_one (out, true, gw_vbound_at (v, true), gw_vbound_inf ());
     if (!strcmp (op, "<")) {
         gw_ver_t below = gw_ver_floor (&v, 3, false);
-        if (n == 0)
-            return gw_vset_one (out, true, gw_vbound_at (v, false), gw_vbound_at (v, false));     /* empty */
+        if (n == 0)     /* empty */
+            return gw_vset_one (out, true, gw_vbound_at (v, false), gw_vbound_at (v, false));
         return gw_vset_one (out, true, gw_vbound_inf (), gw_vbound_at (full ? v : below, false));
     }
     if (!strcmp (op, "<=")) {
@@ -256,7 +258,8 @@ s_npm_comparator (const char *op, const gw_ver_partial_t *part, gw_vset_t *out)
     if (!strcmp (op, "~")) {
         if (n == 0)
             return gw_vset_all (out, true);
-        return gw_vset_one (out, true, gw_vbound_at (v, true), gw_vbound_at (gw_ver_floor (&v, n == 1 ? 1 : 2, true), false));
+        return gw_vset_one (out, true, gw_vbound_at (v, true),
+                            gw_vbound_at (gw_ver_floor (&v, n == 1 ? 1 : 2, true), false));
     }
     /* ^ : up to the next change of the first non-zero number given */
     if (n == 0)
@@ -264,7 +267,8 @@ s_npm_comparator (const char *op, const gw_ver_partial_t *part, gw_vset_t *out)
     int keep = 1;
     if (v.rel[0] == 0 && n >= 2)
         keep = v.rel[1] == 0 && n == 3 ? 3 : 2;
-    return gw_vset_one (out, true, gw_vbound_at (v, true), gw_vbound_at (gw_ver_floor (&v, keep, true), false));
+    return gw_vset_one (out, true, gw_vbound_at (v, true),
+                        gw_vbound_at (gw_ver_floor (&v, keep, true), false));
 }
 
 /* One alternative of a range (no "||"): comparators separated by spaces,
