@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_package_version_internal.h"
+#include "gw_package_version.h"
 
 /* ---- PEP 440 specifiers ------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * version sets as unions of intervals (intersect, complement, contain).
  * Specifiers and ranges are read into sets by gw_package_ranges. Pure
  * code; any thread. */
-#include "gw_package_version_internal.h"
+#include "gw_package_version.h"
 
 #include <ctype.h>
 #include <limits.h>

@@ -77,4 +77,40 @@ bool gw_vset_contains (const gw_vset_t *set, const gw_ver_t *v);
 /* True when a ⊆ b (false on OOM). */
 bool gw_vset_subset (const gw_vset_t *a, const gw_vset_t *b);
 
+/* ---- building blocks of sets (gw_package_ranges reads specifiers and
+ * ranges into sets with these) ---- */
+
+/* A version of the kind (npm: semver) with no pre-, post- or
+ * dev-release. */
+void gw_ver_init (gw_ver_t *v, bool npm);
+
+/* A semver "partial": up to three components, each a number or a wildcard
+ * (x, X or an asterisk); given counts the numbers before the first
+ * wildcard (or the end). */
+typedef struct {
+    long v[3];
+    int given;
+    char pre[64];
+} gw_ver_partial_t;
+
+/* Reads a partial at *pp ("=" and "v" prefixes, a pre-release after
+ * three numbers, build metadata skipped) and moves *pp past it. False
+ * when it is not one. */
+bool gw_ver_partial (const char **pp, gw_ver_partial_t *out);
+
+/* The least version whose release starts with the first n numbers of v
+ * (+1 on the last when bump): a sentinel below them all for PEP 440, the
+ * real version M.m.p-0 for semver. */
+gw_ver_t gw_ver_floor (const gw_ver_t *v, int n, bool bump);
+
+/* Appends an interval to a set. 0 or -1 (OOM). */
+int gw_vset_push (gw_vset_t *set, const gw_vrange_t *range);
+/* Bounds: unbounded, and at v (closed when v belongs to the interval). */
+gw_vbound_t gw_vbound_inf (void);
+gw_vbound_t gw_vbound_at (gw_ver_t v, bool closed);
+/* out = the set of one interval. 0 or -1 (OOM). */
+int gw_vset_one (gw_vset_t *out, bool npm, gw_vbound_t lo, gw_vbound_t hi);
+/* Sorts, drops empty intervals and merges touching ones. */
+void gw_vset_normalize (gw_vset_t *set);
+
 #endif
