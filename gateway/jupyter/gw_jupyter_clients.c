@@ -530,7 +530,8 @@ s_answer_counted (gw_jupyter_t *self, gw_session_t *session, gw_ws_client_t *ask
  * queues it to the clients of session that should see it: every one for
  * iopub, else the one that asked. */
 void
-gw_jupyter_clients_kernel_msg (void *arg, gw_session_t *session, jp_channel_t channel, const jp_msg_t *msg)
+gw_jupyter_clients_kernel_msg (void *arg, gw_session_t *session, jp_channel_t channel,
+                               const jp_msg_t *msg)
 {
     gw_jupyter_t *self = arg;
     const char *route = json_string_value (json_object_get (msg->parent_header, S_ROUTE_KEY));
