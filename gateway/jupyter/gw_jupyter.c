@@ -25,7 +25,6 @@
 
 /* ---- the session hooks ---- */
 
-
 static void
 s_session_end (void *arg, gw_session_t *session)
 {
@@ -46,7 +45,6 @@ static const gw_session_hooks_t s_hooks = {
     .session_end = s_session_end,
     .in_use = s_in_use,
 };
-
 
 /* ---- the handshake and the hand-over ---- */
 
