@@ -85,13 +85,13 @@ s_session (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 static void
 s_artifacts (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_rest_files_handle (self->server, req, m->params[0], "artifacts", NULL);
+    gw_rest_artifacts (self->server, req, m->params[0]);
 }
 
 static void
 s_files (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_rest_files_handle (self->server, req, m->params[0], "files", m->params[1]);
+    gw_rest_files (self->server, req, m->params[0], m->params[1]);
 }
 
 static void
@@ -113,19 +113,19 @@ s_events (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 static void
 s_status (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_rest_execution (self->server, req, m->params[0], "status");
+    gw_rest_execution_status (self->server, req, m->params[0]);
 }
 
 static void
 s_results (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_rest_execution (self->server, req, m->params[0], "results");
+    gw_rest_execution_results (self->server, req, m->params[0]);
 }
 
 static void
 s_cancel (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_rest_execution (self->server, req, m->params[0], "cancel");
+    gw_rest_execution_cancel (self->server, req, m->params[0]);
 }
 
 static void

@@ -1,7 +1,10 @@
 /* gw_error: the one table of client-facing errors: each has a code string
  * for {"error":{"code","message"}}, an HTTP status, and a JSON-RPC error
  * number for MCP. Internal negative codes become one of these in exactly
- * one place per transport. Pure data; any thread. */
+ * one place per transport. MCP answers its JSON-RPC errors from this table
+ * (gw_mcp_respond_error): the number on the wire, and in MCP's stateless
+ * era the HTTP status too; the rows after DRAINING are MCP's own (JSON-RPC
+ * and MCP error numbers no REST route answers). Pure data; any thread. */
 #ifndef GW_ERROR_H
 #define GW_ERROR_H
 
@@ -30,7 +33,12 @@
     X (SHUTTING_DOWN, "shutting_down", 503, -32000) \
     X (WRONG_NODE, "wrong_node", 421, -32000) \
     X (SESSION_LOST, "session_lost", 404, -32602) \
-    X (DRAINING, "draining", 503, -32000)
+    X (DRAINING, "draining", 503, -32000) \
+    X (INVALID_REQUEST, "invalid_request", 400, -32600) \
+    X (RESOURCE_NOT_FOUND, "resource_not_found", 404, -32002) \
+    X (HEADER_MISMATCH, "header_mismatch", 400, -32020) \
+    X (MISSING_CAPABILITY, "missing_capability", 400, -32021) \
+    X (UNSUPPORTED_VERSION, "unsupported_version", 400, -32022)
 
 #define GW_ERROR_ID(id, code, http, rpc) GW_E_##id,
 typedef enum { GW_ERRORS (GW_ERROR_ID) GW_E_COUNT } gw_error_t;

@@ -20,36 +20,10 @@
 
 #include <jansson.h>
 
+#include "gw_mcp_sink.h"
 #include "gw_request.h"
 
 typedef struct gw_server gw_server_t;
-typedef struct gw_mcp gw_mcp_t;
-typedef struct gw_mcp_client gw_mcp_client_t;
-typedef struct gw_mcp_reply gw_mcp_reply_t;
-
-/* Where the messages answering one incoming message go. */
-struct gw_mcp_reply {
-    /* Sends one message (borrowed): a notification, or the response. */
-    void (*send) (gw_mcp_reply_t *self, json_t *message);
-    /* No more messages; the transport may free the reply after this. */
-    void (*end) (gw_mcp_reply_t *self);
-    /* Optional, every GW_MCP_PROBE_MS of a long call: writes a keep-alive
-     * (an SSE comment), or looks whether the client is still there (and
-     * calls gw_mcp_reply_gone if not). */
-    void (*keepalive) (gw_mcp_reply_t *self);
-    /* True when notifications may go out before the response. */
-    bool can_stream;
-    /* Set by the core: the message is of the stateless 2026-07-28 era
-       (results carry resultType; errors choose an HTTP status). */
-    bool stateless;
-    /* Set by the core with an error of the stateless era: the HTTP status
-       to answer with (0: the transport's default). */
-    int status;
-    /* What the transport's log line says of this message, written by the
-       core: " rpc=METHOD", then " tool=NAME" and " is_error=true|false"
-       for tools/call, or " error=CODE" (never arguments or code). */
-    char log[160];
-};
 
 gw_mcp_t *gw_mcp_new (gw_server_t *server);
 /* Cancels every call, ends every reply, frees. */
@@ -108,10 +82,5 @@ void gw_mcp_reply_gone (gw_mcp_t *self, gw_mcp_reply_t *reply);
 /* Timers: the next time tick must run (-1: none), and the tick. */
 int64_t gw_mcp_deadline (gw_mcp_t *self);
 void gw_mcp_tick (gw_mcp_t *self, int64_t now);
-
-/* Protocol revisions of the stateful era (initialize), newest first. */
-extern const char *const gw_mcp_versions[];
-/* Protocol revisions of the stateless era (_meta on every request). */
-extern const char *const gw_mcp_stateless_versions[];
 
 #endif

@@ -29,7 +29,7 @@
 #include "gw_fs.h"
 #include "gw_image.h"
 #include "jp_bundle_text.h"
-#include "gw_mcp_internal.h"
+#include "gw_mcp_exec.h"
 #include "gw_path.h"
 #include "gw_session.h"
 

@@ -4,7 +4,7 @@
  * whose definitions replace these weak ones.
  *
  * Threads: the loop thread only. */
-#include "gw_mcp_internal.h"
+#include "gw_mcp_fixtures.h"
 
 __attribute__ ((weak)) void
 gw_mcp_conformance_tools (json_t *tools)

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "gw_mcp.h"
+#include "gw_mcp_info.h"
 #include "gw_path.h"
 #include "gw_stream.h"
 #include "jp_json.h"

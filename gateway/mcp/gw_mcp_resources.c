@@ -16,7 +16,8 @@
 #include "gw_artifacts.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
-#include "gw_mcp_internal.h"
+#include "gw_mcp_fixtures.h"
+#include "gw_mcp_resources.h"
 #include "gw_path.h"
 #include "gw_session.h"
 #include "gw_sessions.h"
@@ -132,11 +133,11 @@ gw_mcp_resource_templates (bool conformance)
 
 /* Reads a file of a session as resource contents (new), or NULL. */
 static json_t *
-s_read_artifact (gw_session_t *s, const char *uri, const char *path, int *code, char *err,
-                 size_t err_len)
+s_read_artifact (gw_session_t *s, const char *uri, const char *path, gw_error_t *e,
+                 char *err, size_t err_len)
 {
     if (gw_path_check_relative (path, err, err_len)) {
-        *code = -32602;
+        *e = GW_E_BAD_REQUEST;
         return NULL;
     }
     int dirfd = open (gw_session_workdir (s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -149,7 +150,7 @@ s_read_artifact (gw_session_t *s, const char *uri, const char *path, int *code, 
     if (fd >= 0)
         close (fd);
     if (rc) {
-        *code = -32002;     /* resource not found */
+        *e = GW_E_RESOURCE_NOT_FOUND;
         snprintf (err, err_len, "cannot read %s: %s", uri, strerror (-rc));
         return NULL;
     }
@@ -170,11 +171,11 @@ s_read_artifact (gw_session_t *s, const char *uri, const char *path, int *code, 
 }
 
 json_t *
-gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, int *code, char *err,
+gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *err,
                        size_t err_len)
 {
     json_t *content = NULL;
-    *code = -32002;
+    *e = GW_E_RESOURCE_NOT_FOUND;
     snprintf (err, err_len, "no resource %s", uri);
     if (strcmp (uri, "codebox://guide") == 0)
         content = json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "text/markdown", "text",
@@ -203,7 +204,7 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, int *code, char *err,
             snprintf (id, sizeof id, "%.*s", (int) (slash - rest), rest);
             gw_session_t *s = s_find (ctx, id);
             if (s)
-                content = s_read_artifact (s, uri, slash + 1, code, err, err_len);
+                content = s_read_artifact (s, uri, slash + 1, e, err, err_len);
         }
     } else if (gw_config_bool (gw_server_config (ctx->mcp->server), GW_SET_MCP_CONFORMANCE))
         content = gw_mcp_conformance_read (uri);

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_mcp_internal.h"
+#include "gw_mcp_call.h"
+#include "gw_mcp_reply.h"
+#include "gw_mcp_sql.h"
+#include "gw_mcp_tools.h"
 #include "gw_session.h"
 #include "gw_sql.h"
 

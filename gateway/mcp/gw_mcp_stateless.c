@@ -14,12 +14,13 @@
 #include <string.h>
 
 #include "gw_base64.h"
-#include "gw_mcp_internal.h"
+#include "gw_mcp_info.h"
+#include "gw_mcp_stateless.h"
+#include "gw_mcp_tool_list.h"
 #include "gw_version.h"
 
-const char *const gw_mcp_stateless_versions[] = {"2026-07-28", NULL};
-
-/* Methods of the stateless era; anything else is -32601 (with 404). */
+/* Methods of the stateless era; anything else is GW_E_NOT_FOUND (-32601,
+ * with 404). */
 static const char *const s_methods[] = {
     "server/discover", "tools/list", "tools/call", "resources/list",
     "resources/templates/list", "resources/read", "prompts/list", "prompts/get",
@@ -27,20 +28,20 @@ static const char *const s_methods[] = {
     "tasks/cancel", NULL,
 };
 
-static int
-s_fail (gw_mcp_error_t *err, int code, int status, const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
+/* Fills err with e and the message; returns e. */
+static gw_error_t
+s_fail (gw_mcp_error_t *err, gw_error_t e, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 
-static int
-s_fail (gw_mcp_error_t *err, int code, int status, const char *fmt, ...)
+static gw_error_t
+s_fail (gw_mcp_error_t *err, gw_error_t e, const char *fmt, ...)
 {
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (err->message, sizeof err->message, fmt, ap);
     va_end (ap);
-    err->code = code;
-    err->status = status;
-    return code;
+    err->e = e;
+    return e;
 }
 
 bool
@@ -127,7 +128,7 @@ s_param_agrees (const char *h, json_t *v)
 /* The Mcp-Param-* headers of a tools/call against its arguments: every
  * property whose schema says "x-mcp-header": S travels in Mcp-Param-S
  * too, and the two must agree. */
-static int
+static gw_error_t
 s_check_params (gw_mcp_t *self, json_t *params, const gw_request_t *http, gw_mcp_error_t *err)
 {
     const char *tool = json_string_value (json_object_get (params, "name"));
@@ -149,17 +150,17 @@ s_check_params (gw_mcp_t *self, json_t *params, const gw_request_t *http, gw_mcp
         if (!arg && !h)
             continue;
         if (!h)
-            return s_fail (err, GW_MCP_HEADER_MISMATCH, 400, "missing %s header: it must "
+            return s_fail (err, GW_E_HEADER_MISMATCH, "missing %s header: it must "
                            "carry the argument %s (the tool's schema says x-mcp-header)",
                            name, key);
         if (!arg || !s_param_agrees (h, arg))
-            return s_fail (err, GW_MCP_HEADER_MISMATCH, 400, "the %s header does not match "
+            return s_fail (err, GW_E_HEADER_MISMATCH, "the %s header does not match "
                            "the argument %s", name, key);
     }
-    return 0;
+    return GW_E_OK;
 }
 
-int
+gw_error_t
 gw_mcp_stateless_check (gw_mcp_t *self, const char *method, json_t *params,
                         const gw_request_t *http, gw_mcp_error_t *err)
 {
@@ -167,16 +168,16 @@ gw_mcp_stateless_check (gw_mcp_t *self, const char *method, json_t *params,
     char hv[256], hm[256], hn[2048];
     const char *h_version = s_header (http, "MCP-Protocol-Version", hv, sizeof hv);
     if (http && !h_version)
-        return s_fail (err, GW_MCP_HEADER_MISMATCH, 400, "missing MCP-Protocol-Version header "
+        return s_fail (err, GW_E_HEADER_MISMATCH, "missing MCP-Protocol-Version header "
                        "(2026-07-28 sends it with every request; older clients initialize "
                        "first and send Mcp-Session-Id)");
     json_t *meta = json_object_get (params, "_meta");
     const char *version = json_string_value (json_object_get (meta, GW_MCP_META_VERSION));
     if (!version || !json_is_object (json_object_get (meta, GW_MCP_META_CAPABILITIES)))
-        return s_fail (err, -32602, 400, "params._meta must carry \"%s\" (a string) and \"%s\" "
-                       "(an object)", GW_MCP_META_VERSION, GW_MCP_META_CAPABILITIES);
+        return s_fail (err, GW_E_BAD_REQUEST, "params._meta must carry \"%s\" (a string) and "
+                       "\"%s\" (an object)", GW_MCP_META_VERSION, GW_MCP_META_CAPABILITIES);
     if (h_version && strcmp (h_version, version) != 0)
-        return s_fail (err, GW_MCP_HEADER_MISMATCH, 400, "the MCP-Protocol-Version header "
+        return s_fail (err, GW_E_HEADER_MISMATCH, "the MCP-Protocol-Version header "
                        "(%.40s) does not match _meta (%.40s)", h_version, version);
     bool known = false;
     for (int i = 0; gw_mcp_stateless_versions[i] && !known; i++)
@@ -186,39 +187,39 @@ gw_mcp_stateless_check (gw_mcp_t *self, const char *method, json_t *params,
         for (int i = 0; gw_mcp_stateless_versions[i]; i++)
             json_array_append_new (supported, json_string (gw_mcp_stateless_versions[i]));
         err->data = json_pack ("{s:o, s:s}", "supported", supported, "requested", version);
-        return s_fail (err, GW_MCP_UNSUPPORTED_VERSION, 400, "unsupported protocol version "
+        return s_fail (err, GW_E_UNSUPPORTED_VERSION, "unsupported protocol version "
                        "%.40s", version);
     }
     if (http) {
         const char *h_method = s_header (http, "Mcp-Method", hm, sizeof hm);
         if (!h_method || strcmp (h_method, method) != 0)
-            return s_fail (err, GW_MCP_HEADER_MISMATCH, 400, "the Mcp-Method header must "
+            return s_fail (err, GW_E_HEADER_MISMATCH, "the Mcp-Method header must "
                            "repeat the body's method (%.80s)", method);
     }
     bool exists = false;
     for (int i = 0; s_methods[i] && !exists; i++)
         exists = strcmp (s_methods[i], method) == 0;
     if (!exists)
-        return s_fail (err, -32601, 404, "method not found: %.80s%s", method,
+        return s_fail (err, GW_E_NOT_FOUND, "method not found: %.80s%s", method,
                        strcmp (method, "initialize") == 0 || strcmp (method, "ping") == 0
                            ? " (not in 2026-07-28: call server/discover, or send no "
                              "MCP-Protocol-Version header to initialize as in 2025-11-25)"
                            : "");
     if (!http)
-        return 0;
+        return GW_E_OK;
     const char *name = s_name_of (method, params);
     const char *h_name = s_header (http, "Mcp-Name", hn, sizeof hn);
     if (name && (!h_name || strcmp (h_name, name) != 0))
-        return s_fail (err, GW_MCP_HEADER_MISMATCH, 400, "the Mcp-Name header must repeat "
+        return s_fail (err, GW_E_HEADER_MISMATCH, "the Mcp-Name header must repeat "
                        "the body's %s", strcmp (method, "resources/read") == 0 ? "uri"
                        : strncmp (method, "tasks/", 6) == 0 ? "taskId" : "name");
     if (strcmp (method, "tools/call") == 0)
         return s_check_params (self, params, http, err);
-    return 0;
+    return GW_E_OK;
 }
 
 json_t *
-gw_mcp_discover (gw_mcp_t *self)
+gw_mcp_discover (void)
 {
     json_t *versions = json_array ();
     for (int i = 0; gw_mcp_stateless_versions[i]; i++)
@@ -227,7 +228,7 @@ gw_mcp_discover (gw_mcp_t *self)
         json_array_append_new (versions, json_string (gw_mcp_versions[i]));
     json_t *result = json_pack (
         "{s:s, s:o, s:o, s:s, s:{s:{s:s, s:s, s:s}}}", "resultType", "complete",
-        "supportedVersions", versions, "capabilities", gw_mcp_capabilities (self, true),
+        "supportedVersions", versions, "capabilities", gw_mcp_capabilities (true),
         "instructions", gw_mcp_instructions, "_meta", GW_MCP_META_SERVER_INFO, "name",
         "codebox", "title", "codebox code interpreter", "version", CODEBOX_VERSION);
     gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);

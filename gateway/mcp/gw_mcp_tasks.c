@@ -25,7 +25,10 @@
 #include <string.h>
 
 #include "gw_job.h"
-#include "gw_mcp_internal.h"
+#include "gw_mcp_call.h"
+#include "gw_mcp_exec.h"
+#include "gw_mcp_reply.h"
+#include "gw_mcp_tasks.h"
 #include "gw_session.h"
 #include "jp_json.h"
 #include "jp_log.h"
@@ -430,7 +433,7 @@ gw_mcp_tasks_request (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
 {
     gw_mcp_t *self = ctx->mcp;
     if (!gw_mcp_tasks_declared (ctx)) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, GW_MCP_MISSING_CAPABILITY,
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_MISSING_CAPABILITY,
                               json_pack ("{s:{s:{s:{}}}}", "requiredCapabilities",
                                          "extensions", GW_MCP_TASKS_EXTENSION),
                               "%s needs the client capability extensions[\"%s\"]", method,
@@ -441,8 +444,8 @@ gw_mcp_tasks_request (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
     const char *id = json_string_value (json_object_get (params, "taskId"));
     gw_mcp_task_t *task = s_task_find (self, id, ctx->client->tenant);
     if (!task) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, -32602, NULL, "unknown or expired taskId "
-                              "'%.64s'", id ? id : "");
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_BAD_REQUEST, NULL,
+                              "unknown or expired taskId '%.64s'", id ? id : "");
         return;
     }
     if (strcmp (method, "tasks/get") == 0)
@@ -573,8 +576,8 @@ gw_mcp_input_resume (gw_mcp_ctx_t *ctx, json_t *params)
     gw_job_t *job = in ? gw_jobs_find (gw_server_jobs (self->server), in->job_id,
                                        ctx->client->tenant) : NULL;
     if (!job) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, -32602, NULL, "unknown or expired "
-                              "requestState: run the code again");
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_BAD_REQUEST, NULL,
+                              "unknown or expired requestState: run the code again");
         return true;
     }
     json_t *answer = json_object_get (json_object_get (params, "inputResponses"), S_INPUT_KEY);
@@ -604,7 +607,7 @@ gw_mcp_input_resume (gw_mcp_ctx_t *ctx, json_t *params)
         return true;
     }
     if (!gw_mcp_call_start (ctx, job, oneshot))
-        gw_mcp_respond_error (ctx->reply, ctx->id, -32603, NULL, "out of memory");
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_INTERNAL, NULL, "out of memory");
     return true;
 }
 
@@ -616,13 +619,13 @@ gw_mcp_listen (gw_mcp_ctx_t *ctx, json_t *params)
     json_t *asked = json_object_get (params, "notifications");
     json_t *task_ids = json_object_get (asked, "taskIds");
     if (!json_is_object (asked) || (task_ids && !json_is_array (task_ids))) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, -32602, NULL, "subscriptions/listen needs "
-                              "params.notifications, a filter such as "
-                              "{\"resourcesListChanged\": true}");
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_BAD_REQUEST, NULL,
+                              "subscriptions/listen needs params.notifications, a filter "
+                              "such as {\"resourcesListChanged\": true}");
         return;
     }
     if (json_array_size (task_ids) && !gw_mcp_tasks_declared (ctx)) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, GW_MCP_MISSING_CAPABILITY,
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_MISSING_CAPABILITY,
                               json_pack ("{s:{s:{s:{}}}}", "requiredCapabilities",
                                          "extensions", GW_MCP_TASKS_EXTENSION),
                               "taskIds needs the client capability extensions[\"%s\"]",
@@ -630,16 +633,17 @@ gw_mcp_listen (gw_mcp_ctx_t *ctx, json_t *params)
         return;
     }
     if (!ctx->reply->can_stream) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, -32600, NULL, "subscriptions/listen "
-                              "streams: send Accept: text/event-stream");
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_INVALID_REQUEST, NULL,
+                              "subscriptions/listen streams: send Accept: text/event-stream");
         return;
     }
     size_t open = 0;
     for (gw_mcp_call_t *c = ctx->mcp->calls; c; c = c->next)
         open += c->listen && !c->cancelled && strcmp (c->tenant, ctx->client->tenant) == 0;
     if (open >= S_LISTENERS_PER_TENANT) {
-        gw_mcp_respond_error (ctx->reply, ctx->id, -32603, NULL, "subscription limit reached "
-                              "(%d open for this tenant): close one first",
+        gw_mcp_respond_error (ctx->reply, ctx->id, GW_E_INTERNAL, NULL,
+                              "subscription limit reached (%d open for this tenant): close "
+                              "one first",
                               S_LISTENERS_PER_TENANT);
         return;
     }

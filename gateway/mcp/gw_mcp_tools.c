@@ -1,8 +1,11 @@
-/* gw_mcp_tools: the MCP tools: their schemas (what tools/list shows an
- * LLM) and their work: exec_code, run_python_code, run_javascript_code,
- * write_file, read_file, list_files, list_artifacts, session_info,
- * list_sessions, destroy_session, list_kernels. A tool that takes a
- * session_id creates the session on first use (but destroy_session).
+/* gw_mcp_tools: the built-in MCP tools: their schemas (what tools/list
+ * shows an LLM) and their work: exec_code, run_python_code,
+ * run_javascript_code, write_file, read_file, list_files, list_artifacts,
+ * session_info, list_sessions, destroy_session, list_kernels; and what
+ * every tool uses (its string arguments, the caller's session, its
+ * results). A tool that takes a session_id creates the session on first
+ * use (but destroy_session). tools/list and tools/call over these and the
+ * tools in files of their own are gw_mcp_tool_list.c's.
  *
  * Threads: the loop thread only. */
 #include <dirent.h>
@@ -18,7 +21,11 @@
 #include "gw_artifacts.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
-#include "gw_mcp_internal.h"
+#include "gw_mcp_call.h"
+#include "gw_mcp_exec.h"
+#include "gw_mcp_reply.h"
+#include "gw_mcp_tasks.h"
+#include "gw_mcp_tools.h"
 #include "gw_path.h"
 #include "gw_sandbox.h"
 #include "gw_session.h"
@@ -165,13 +172,6 @@ static const s_tool_t s_tools[] = {
      HINTS_READ, s_list_kernels},
 };
 
-/* Tools defined in files of their own (SQL, downloads, packages). */
-static const gw_mcp_tool_t *const s_more_tools[] = {
-    &gw_mcp_tool_exec_sql,
-    &gw_mcp_tool_upload_file,
-    &gw_mcp_tool_install_package,
-    NULL,
-};
 #define N_TOOLS (sizeof s_tools / sizeof s_tools[0])
 
 json_t *
@@ -200,56 +200,11 @@ gw_mcp_tool_ok (json_t *structured, const char *text)
     return result;
 }
 
-json_t *
-gw_mcp_tools_list (bool conformance, bool kernel_network)
+const gw_mcp_tool_t *
+gw_mcp_tools_builtin (size_t *n)
 {
-    json_t *tools = json_array ();
-    size_t n_more = 0;
-    while (s_more_tools[n_more])
-        n_more++;
-    for (size_t i = 0; i < N_TOOLS + n_more; i++) {
-        const s_tool_t *t = i < N_TOOLS ? &s_tools[i] : s_more_tools[i - N_TOOLS];
-        const gw_mcp_hints_t *h = &t->hints;
-        bool open_world = h->world == GW_MCP_WORLD_OPEN
-                          || (h->world == GW_MCP_WORLD_KERNEL && kernel_network);
-        /* all five stated: hosts' directories want them explicit, and the
-           specification's defaults (destructive, open world) are wrong
-           for most of these tools */
-        json_t *tool = json_pack ("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name",
-                                  t->name, "title", t->title, "description", t->description,
-                                  "inputSchema", json_loads (t->input_schema, 0, NULL),
-                                  "annotations", "title", t->title, "readOnlyHint",
-                                  h->read_only, "destructiveHint", h->destructive,
-                                  "idempotentHint", h->idempotent, "openWorldHint", open_world);
-        if (tool && t->output_schema)
-            json_object_set_new (tool, "outputSchema", json_loads (t->output_schema, 0, NULL));
-        json_array_append_new (tools, tool);
-    }
-    if (conformance)
-        gw_mcp_conformance_tools (tools);
-    return json_pack ("{s:o}", "tools", tools);
-}
-
-json_t *
-gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, int *rpc_error,
-                   char *err, size_t err_len)
-{
-    *rpc_error = 0;
-    for (size_t i = 0; i < N_TOOLS; i++)
-        if (strcmp (s_tools[i].name, name) == 0)
-            return s_tools[i].fn (ctx, args);
-    for (const gw_mcp_tool_t *const *t = s_more_tools; *t; t++)
-        if (strcmp ((*t)->name, name) == 0)
-            return (*t)->fn (ctx, args);
-    if (gw_config_bool (gw_server_config (ctx->mcp->server), GW_SET_MCP_CONFORMANCE)) {
-        bool handled = false;
-        json_t *result = gw_mcp_conformance_call (ctx, name, args, &handled);
-        if (result || handled)
-            return result;
-    }
-    *rpc_error = -32602;
-    snprintf (err, err_len, "unknown tool '%s'; call tools/list to see the tools", name);
-    return NULL;
+    *n = N_TOOLS;
+    return s_tools;
 }
 
 /* A string argument, or NULL (with *error set when present but not a

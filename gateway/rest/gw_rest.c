@@ -297,25 +297,19 @@ s_get_results (gw_server_t *server, gw_request_t *req, gw_job_t *job)
                                       gw_job_client_status (job)));
 }
 
-static void
-s_execute_routes (gw_server_t *server, gw_request_t *req, const char *rid, const char *action)
+/* The caller's execution rid (its session named on req), or NULL after
+ * answering 404. */
+static gw_job_t *
+s_job_or_reply (gw_server_t *server, gw_request_t *req, const char *rid)
 {
     gw_job_t *job = gw_jobs_find (gw_server_jobs (server), rid, req->tenant);
     if (!job) {
         gw_request_reply_error (req, GW_E_REQUEST_NOT_FOUND,
                                 "no execution '%s' (results are kept for an hour)", rid);
-        return;
+        return NULL;
     }
     gw_request_name_session (req, gw_job_session_id (job));
-    if (strcmp (action, "status") == 0)
-        gw_request_reply_json (req, 200, gw_job_status_json (job));
-    else if (strcmp (action, "results") == 0)
-        s_get_results (server, req, job);
-    else {
-        if (gw_job_session (job))
-            gw_session_cancel (gw_job_session (job), job);
-        gw_request_reply_json (req, 200, gw_job_status_json (job));
-    }
+    return job;
 }
 
 void
@@ -354,7 +348,28 @@ gw_rest_execute (gw_server_t *server, gw_request_t *req)
 }
 
 void
-gw_rest_execution (gw_server_t *server, gw_request_t *req, const char *rid, const char *action)
+gw_rest_execution_status (gw_server_t *server, gw_request_t *req, const char *rid)
 {
-    s_execute_routes (server, req, rid, action);
+    gw_job_t *job = s_job_or_reply (server, req, rid);
+    if (job)
+        gw_request_reply_json (req, 200, gw_job_status_json (job));
+}
+
+void
+gw_rest_execution_results (gw_server_t *server, gw_request_t *req, const char *rid)
+{
+    gw_job_t *job = s_job_or_reply (server, req, rid);
+    if (job)
+        s_get_results (server, req, job);
+}
+
+void
+gw_rest_execution_cancel (gw_server_t *server, gw_request_t *req, const char *rid)
+{
+    gw_job_t *job = s_job_or_reply (server, req, rid);
+    if (!job)
+        return;
+    if (gw_job_session (job))
+        gw_session_cancel (gw_job_session (job), job);
+    gw_request_reply_json (req, 200, gw_job_status_json (job));
 }

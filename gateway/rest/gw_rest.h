@@ -28,14 +28,16 @@ void gw_rest_sessions (gw_server_t *server, gw_request_t *req);
 void gw_rest_session (gw_server_t *server, gw_request_t *req, const char *id);
 /* POST /execute */
 void gw_rest_execute (gw_server_t *server, gw_request_t *req);
-/* /execute/{rid}/ACTION: "status", "results" (GET) or "cancel" (POST) */
-void gw_rest_execution (gw_server_t *server, gw_request_t *req, const char *rid,
-                        const char *action);
+/* GET /execute/{rid}/status, GET /execute/{rid}/results (the results, a
+ * long poll with ?wait=, or 409), POST /execute/{rid}/cancel. */
+void gw_rest_execution_status (gw_server_t *server, gw_request_t *req, const char *rid);
+void gw_rest_execution_results (gw_server_t *server, gw_request_t *req, const char *rid);
+void gw_rest_execution_cancel (gw_server_t *server, gw_request_t *req, const char *rid);
 
-/* The files and artifacts routes under /sessions/{id}/: what is "files"
- * or "artifacts", rest the path after "files/" (or NULL). */
-void gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id,
-                           const char *what, const char *rest);
+/* GET /sessions/{id}/artifacts (the files under output/); GET or PUT
+ * /sessions/{id}/files/{rest} (rest: the path after "files/", or NULL). */
+void gw_rest_artifacts (gw_server_t *server, gw_request_t *req, const char *id);
+void gw_rest_files (gw_server_t *server, gw_request_t *req, const char *id, const char *rest);
 
 /* POST /sql (gw_sql_tool.c). */
 void gw_sql_rest_handle (gw_server_t *server, gw_request_t *req);

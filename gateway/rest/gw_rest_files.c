@@ -175,23 +175,28 @@ s_put_file (gw_request_t *req, gw_session_t *session, int dirfd, const char *pat
 }
 
 void
-gw_rest_files_handle (gw_server_t *server, gw_request_t *req, const char *id, const char *what,
-                      const char *rest)
+gw_rest_artifacts (gw_server_t *server, gw_request_t *req, const char *id)
 {
-    bool get = strcmp (req->method, "GET") == 0, put = strcmp (req->method, "PUT") == 0;
-    if (strcmp (what, "artifacts") == 0 && !rest && get) {
-        req->route = "/sessions/{id}/artifacts";
-        gw_session_t *session = gw_rest_session_or_reply (server, req, id);
-        if (session) {
-            json_t *list = gw_artifacts_list (gw_session_workdir (session),
-                                              gw_session_visible_workdir (session),
-                                              GW_SNAPSHOT_SESSION);
-            gw_server_annotate (gw_session_server (session), session, list);
-            gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
-        }
+    if (strcmp (req->method, "GET") != 0) {
+        gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method, req->path);
         return;
     }
-    if (strcmp (what, "files") != 0 || !(get || put)) {
+    req->route = "/sessions/{id}/artifacts";
+    gw_session_t *session = gw_rest_session_or_reply (server, req, id);
+    if (session) {
+        json_t *list = gw_artifacts_list (gw_session_workdir (session),
+                                          gw_session_visible_workdir (session),
+                                          GW_SNAPSHOT_SESSION);
+        gw_server_annotate (gw_session_server (session), session, list);
+        gw_request_reply_json (req, 200, json_pack ("{s:o}", "artifacts", list));
+    }
+}
+
+void
+gw_rest_files (gw_server_t *server, gw_request_t *req, const char *id, const char *rest)
+{
+    bool get = strcmp (req->method, "GET") == 0, put = strcmp (req->method, "PUT") == 0;
+    if (!(get || put)) {
         gw_request_reply_error (req, GW_E_NOT_FOUND, "no route %s %s", req->method, req->path);
         return;
     }
