@@ -142,11 +142,26 @@ s_signed (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
     gw_signed_url_handle (self->server, req);
 }
 
+/* True for a GET /mcp of the 2024-11-05 HTTP+SSE transport: an event
+ * stream asked for without an MCP session (Streamable HTTP's own GET names
+ * its session). The MCP specification's backwards-compatibility section
+ * lets a server serve both at one URL; clients such as AutoGen's
+ * SseServerParams point the old transport at /mcp. */
+static bool
+s_old_sse (const gw_request_t *req)
+{
+    const char *accept = gw_request_header (req, "Accept");
+    return strcmp (req->method, "GET") == 0 && !gw_request_header (req, "Mcp-Session-Id")
+           && accept && strstr (accept, "text/event-stream");
+}
+
 static void
 s_mcp (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
     (void) m;
-    if (self->mcp_http)
+    if (self->mcp_sse && s_old_sse (req))
+        gw_mcp_sse_handle (self->mcp_sse, req, false);
+    else if (self->mcp_http)
         gw_mcp_http_handle (self->mcp_http, req);
     else
         gw_request_reply_error (req, GW_E_NOT_FOUND, "MCP is not served here");

@@ -6,7 +6,9 @@
  * notifications and responses; a JSON answer, or Server-Sent Events once
  * a call that the client lets stream has something to say before its
  * answer (progress, log messages, a keep-alive each second, listening);
- * GET is 405; DELETE ends the MCP session;
+ * GET with an MCP session is 405 (a GET without one asking for an event
+ * stream is the 2024-11-05 transport: gw_router sends it to gw_mcp_sse);
+ * DELETE ends the MCP session;
  * Origin and Host are checked against DNS rebinding; a client that leaves
  * mid-stream has its call cancelled (an SSE comment each second finds out).
  *

@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+
 import { callTool, connect, isPng, startServer, textOf, TOOL_NAMES } from './helpers.js';
 
 const T = { timeout: 60000 };
@@ -42,6 +45,31 @@ describe('HTTP+SSE (2024-11-05) at /sse', () => {
       await c.close();
     }
   });
+
+  test('the same transport pointed at /mcp (Code Box\'s AutoGen SseServerParams line)', T,
+    async () => {
+      // a GET /mcp asking for an event stream without an MCP session is the
+      // 2024-11-05 transport (the spec's backwards-compatibility section)
+      const client = new Client({ name: 'autogen-like', version: '1.0.0' }, { capabilities: {} });
+      await client.connect(new SSEClientTransport(new URL('/mcp', server.url)));
+      try {
+        const r = await callTool(client, 'exec_code', { session_id: 'at-mcp', code: 'print(6 * 7)' });
+        assert.equal(r.isError, false, textOf(r));
+        assert.equal(textOf(r).trim(), '42');
+      } finally {
+        await client.close();
+      }
+      // Streamable HTTP's own GET (with its session) is still 405
+      const init = await fetch(server.url, { method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {
+          protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+      const session = init.headers.get('mcp-session-id');
+      assert.ok(session);
+      const get = await fetch(server.url, { headers: { Accept: 'text/event-stream',
+        'Mcp-Session-Id': session } });
+      assert.equal(get.status, 405);
+    });
 
   test('raw: endpoint event, 202, unknown session, closed stream', T, async () => {
     const base = new URL(server.url).origin;
