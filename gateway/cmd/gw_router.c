@@ -197,7 +197,7 @@ s_api_kernels (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 static void
 s_api_kernel (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_jupyter_kernel (self->jupyter, req, m->params[0], NULL);
+    gw_jupyter_kernel (self->jupyter, req, m->params[0]);
 }
 
 static void
@@ -209,13 +209,13 @@ s_api_channels (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 static void
 s_api_interrupt (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_jupyter_kernel (self->jupyter, req, m->params[0], "interrupt");
+    gw_jupyter_kernel_interrupt (self->jupyter, req, m->params[0]);
 }
 
 static void
 s_api_restart (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
-    gw_jupyter_kernel (self->jupyter, req, m->params[0], "restart");
+    gw_jupyter_kernel_restart (self->jupyter, req, m->params[0]);
 }
 
 static void

@@ -246,23 +246,36 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
 }
 
 void
-gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id, const char *action)
+gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id)
 {
     gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
     if (!session)
         return;
-    if (!action && strcmp (req->method, "DELETE") == 0) {
+    if (strcmp (req->method, "DELETE") == 0) {
         gw_sessions_end (self->server, session);
         gw_request_reply_json (req, 204, NULL);
-    } else if (!action)
+    } else
         gw_request_reply_json (req, 200, gw_jupyter_kernel_model (self, session));
-    else if (strcmp (action, "interrupt") == 0) {
-        gw_session_interrupt (session);
-        gw_request_reply_json (req, 204, NULL);
-    } else {
-        gw_session_restart (session);
-        gw_request_reply_json (req, 200, gw_jupyter_kernel_model (self, session));
-    }
+}
+
+void
+gw_jupyter_kernel_interrupt (gw_jupyter_t *self, gw_request_t *req, const char *id)
+{
+    gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
+    if (!session)
+        return;
+    gw_session_interrupt (session);
+    gw_request_reply_json (req, 204, NULL);
+}
+
+void
+gw_jupyter_kernel_restart (gw_jupyter_t *self, gw_request_t *req, const char *id)
+{
+    gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
+    if (!session)
+        return;
+    gw_session_restart (session);
+    gw_request_reply_json (req, 200, gw_jupyter_kernel_model (self, session));
 }
 
 /* ---- /api/sessions ---- */

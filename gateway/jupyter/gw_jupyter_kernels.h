@@ -16,10 +16,12 @@ typedef struct gw_jupyter gw_jupyter_t;
 /* GET /api/kernels (list) or POST /api/kernels ({"name", "env"}: starts a
  * kernel and answers 201 with its model once it is ready). */
 void gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req);
-/* /api/kernels/{id}[/action]: GET, DELETE; POST with action "interrupt" or
- * "restart". action NULL for the kernel itself. */
-void gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id,
-                        const char *action);
+/* /api/kernels/{id}: GET (its model), DELETE. */
+void gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id);
+/* POST /api/kernels/{id}/interrupt: 204. */
+void gw_jupyter_kernel_interrupt (gw_jupyter_t *self, gw_request_t *req, const char *id);
+/* POST /api/kernels/{id}/restart: 200 with the kernel's model. */
+void gw_jupyter_kernel_restart (gw_jupyter_t *self, gw_request_t *req, const char *id);
 /* /api/sessions (GET, POST) and /api/sessions/{id} (GET, PATCH, DELETE). */
 void gw_jupyter_sessions (gw_jupyter_t *self, gw_request_t *req, const char *id);
 
