@@ -70,7 +70,6 @@ struct ks_kernel {
     /* handshake */
     int64_t launched_ms, ready_ms, start_deadline, next_resend;
     bool got_info_reply, iopub_live;
-    json_t *info;
     /* heartbeat */
     int64_t next_beat;          /* -1: none (the kernel is idle) */
     bool beat_pending;
@@ -357,7 +356,6 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     s_close_channels (self);
     s_remove_runtime_files (self);
     unlink (self->log_path);
-    json_decref (self->info);
     if (self->options.runtime_dir_mounted)
         umount2 (self->runtime_dir, MNT_DETACH);
     if (self->options.own_runtime_dir)
@@ -609,13 +607,6 @@ ks_kernel_state (const ks_kernel_t *self)
 }
 
 const char *
-ks_kernel_state_name (ks_kernel_state_t state)
-{
-    static const char *names[] = {"new", "starting", "ready", "stopping", "dead"};
-    return state <= KS_KERNEL_DEAD ? names[state] : "?";
-}
-
-const char *
 ks_kernel_error (const ks_kernel_t *self)
 {
     return self->error;
@@ -796,11 +787,8 @@ s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
     if (channel == JP_CHANNEL_IOPUB)
         self->iopub_live = true;
     else if (channel == JP_CHANNEL_SHELL
-             && strcmp (jp_msg_type (msg), "kernel_info_reply") == 0) {
+             && strcmp (jp_msg_type (msg), "kernel_info_reply") == 0)
         self->got_info_reply = true;
-        json_decref (self->info);
-        self->info = json_incref (msg->content);
-    }
     if (self->got_info_reply && self->iopub_live) {
         self->ready_ms = jp_time_now_ms ();
         self->next_beat = s_next_beat (self, self->ready_ms);
@@ -1090,34 +1078,10 @@ ks_kernel_kill (ks_kernel_t *self)
     s_set_state (self, KS_KERNEL_DEAD);
 }
 
-const ks_spec_t *
-ks_kernel_spec (const ks_kernel_t *self)
-{
-    return self->spec;
-}
-
-pid_t
-ks_kernel_pid (const ks_kernel_t *self)
-{
-    return self->pid;
-}
-
 const char *
 ks_kernel_id (const ks_kernel_t *self)
 {
     return self->id;
-}
-
-const char *
-ks_kernel_log_path (const ks_kernel_t *self)
-{
-    return self->log_path;
-}
-
-json_t *
-ks_kernel_info (const ks_kernel_t *self)
-{
-    return self->state == KS_KERNEL_READY ? self->info : NULL;
 }
 
 long long
