@@ -195,6 +195,8 @@ def module_graph(root):
     edges = {}
     for name in paths:
         a = name[:-2]
+        if a not in modules:
+            continue        # its includes count for the files that include it
         used = set(re.findall(r"\b[A-Za-z_]\w*\b", code[name]))
         seen = set()
         todo = list(includes[name])
