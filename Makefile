@@ -1,7 +1,8 @@
 # codebox: one hand-written Makefile. `make` builds build/codebox;
 # `make test` installs what is missing, builds, and runs every test;
 # `make run` serves on the defaults; `make SANITIZE=address,undefined test`
-# runs the suite against a sanitizer build in build/sanitize/.
+# runs the suite against a sanitizer build in build/sanitize/; `make docs`
+# writes docs/CONFIGURATION.md from the settings table.
 
 CC        ?= cc
 PKGS      := libzmq libczmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis
@@ -33,7 +34,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run fuzz fuzz-build fuzz-replay valgrind clean
+.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -160,6 +161,7 @@ bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-paths $(BUILD)/bench-cz
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) CODEBOX_FLOOR=$(abspath $(BUILD)/bench-floor) \
 	    $(PYTHON) tests/bench/bench_websocket.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/neighbour.py
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/network_proxy.py
 
 $(BUILD)/bench-floor: tests/bench/floor.c tests/bench/floor_kernel.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
@@ -178,6 +180,12 @@ $(BUILD)/bench-json: tests/bench/json_compare.c $(BUILD)/libcodebox.a
 
 run: deps all
 	$(BUILD)/codebox serve
+
+# docs/CONFIGURATION.md is made from the settings table (gw_config.h);
+# tests/e2e/test_docs.py fails while it differs from what the binary prints.
+docs: $(BUILD)/codebox
+	$(BUILD)/codebox settings --markdown > docs/CONFIGURATION.md.tmp
+	mv docs/CONFIGURATION.md.tmp docs/CONFIGURATION.md
 
 # libFuzzer targets, built with clang: the library once, then each target.
 # `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-replay` (part of

@@ -120,9 +120,12 @@ ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *
         self->relay = strdup (options->relay);
         self->relay_dir = strdup (options->relay_dir ? options->relay_dir : "/tmp");
         s_copy_spawn (&self->options.relay_spawn, self->relay_cgroups, self->relay_binds);
+        if (options->relay_net)
+            self->relay_net = strdup (options->relay_net);
     }
     self->options.relay = self->relay;
     self->options.relay_dir = self->relay_dir;
+    self->options.relay_net = self->relay_net;
     self->relay_pidfd = -1;
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
@@ -265,6 +268,7 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     }
     free (self->relay);
     free (self->relay_dir);
+    free (self->relay_net);
     free (self->cwd);
     free (self->proxy);
     ks_strv_free (self->extra_env);
@@ -358,8 +362,10 @@ s_start_relay (ks_kernel_t *self)
         return rc;
     }
     ks_spawn_extra_t spawn = *x;
-    spawn.unshare_net = self->conn.transport == JP_TRANSPORT_IPC;
-    char *argv[] = {self->relay, "kernel-relay", self->front_path, self->conn_path, NULL};
+    spawn.unshare_net = self->conn.transport == JP_TRANSPORT_IPC && !self->relay_net;
+    char *argv[] = {self->relay, "kernel-relay", self->front_path, self->conn_path,
+                    self->relay_net ? "--net" : NULL, self->relay_net,
+                    self->options.relay_net_private ? "--net-private" : NULL, NULL};
     /* one malloc arena: the address-space limit counts reservations */
     char *envp[] = {"PATH=" KS_CLEAN_PATH, "MALLOC_ARENA_MAX=1", NULL};
     rc = ks_process_spawn (argv, envp, "/", self->relay_log_path, &spawn, &self->relay_pid,

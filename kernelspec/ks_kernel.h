@@ -80,6 +80,12 @@ typedef struct {
     const char *relay;
     const char *relay_dir;
     ks_spawn_extra_t relay_spawn;
+    /* With a relay: a Unix socket path (in runtime_dir) where the relay
+       also serves the kernel's network proxy (`--net`, private addresses
+       too with relay_net_private); the relay then keeps the host's network
+       namespace. NULL: no network for the kernel. */
+    const char *relay_net;
+    bool relay_net_private;
 } ks_kernel_options_t;
 
 /* A message arrived for a READY kernel. The handler may take the message

@@ -36,7 +36,7 @@ struct ks_kernel {
     char *binds[2 * KS_MAX_BINDS];  /* copied from the options: from, to */
     /* the relay (options.relay): copies of its strings, its connection
        info towards us, its process */
-    char *relay, *relay_dir;
+    char *relay, *relay_dir, *relay_net;
     char *relay_cgroups[KS_MAX_CGROUPS];
     char *relay_binds[2 * KS_MAX_BINDS];
     jp_connection_t front;

@@ -42,6 +42,7 @@ int gw_cmd_exec (int argc, char **argv);
 int gw_cmd_kernelspecs (int argc, char **argv);
 int gw_cmd_serve (int argc, char **argv);
 int gw_cmd_mcp (int argc, char **argv);
+int gw_cmd_settings (int argc, char **argv);
 int gw_cmd_kernel_proxy (int argc, char **argv);
 int gw_cmd_kernel_relay (int argc, char **argv);
 

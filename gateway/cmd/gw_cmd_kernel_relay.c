@@ -1,9 +1,12 @@
-/* gw_cmd_kernel_relay: `codebox kernel-relay FRONT_CONN KERNEL_CONN`, the
- * bounded hop between a sandboxed kernel and the gateway (ks_kernel starts
- * it; see docs/SECURITY.md). It runs outside the sandbox, as the kernel's
- * user, in a network namespace of its own, with an address-space limit and
- * in the kernel's memory cgroup: what a hostile kernel makes it hold is
- * charged to that kernel.
+/* gw_cmd_kernel_relay: `codebox kernel-relay FRONT_CONN KERNEL_CONN
+ * [--net SOCKET [--net-private]]`, the bounded hop between a sandboxed
+ * kernel and the gateway (ks_kernel starts it; see docs/SECURITY.md). It
+ * runs outside the sandbox, as the kernel's user, with an address-space
+ * limit and in the kernel's memory cgroup: what a hostile kernel makes it
+ * hold is charged to that kernel. It runs in a network namespace of its
+ * own, except with --net (CODEBOX_NETWORK=on), where it forks the kernel's
+ * network proxy on SOCKET first (gw_cmd_kernel_net.c), which needs the
+ * host's network.
  *
  * It listens on the gateway's side (FRONT_CONN: Unix sockets in a folder
  * the kernel cannot reach) and, for each connection the gateway makes
@@ -49,6 +52,7 @@
 #include <jansson.h>
 
 #include "gw_cli.h"
+#include "gw_cmd_kernel_net.h"
 #include "jp_connection.h"
 #include "jp_message.h"
 #include "jp_random.h"
@@ -457,8 +461,16 @@ s_run (s_relay_t *self)
 int
 gw_cmd_kernel_relay (int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf (stderr, "usage: codebox kernel-relay FRONT_CONN KERNEL_CONN\n");
+    /* --net SOCKET [--net-private]: also the kernel's network proxy */
+    const char *net = NULL;
+    bool net_private = false;
+    if (argc >= 5 && strcmp (argv[3], "--net") == 0) {
+        net = argv[4];
+        net_private = argc == 6 && strcmp (argv[5], "--net-private") == 0;
+    }
+    if (argc != 3 && !(net && argc == (net_private ? 6 : 5))) {
+        fprintf (stderr, "usage: codebox kernel-relay FRONT_CONN KERNEL_CONN "
+                 "[--net SOCKET [--net-private]]\n");
         return GW_EXIT_USAGE;
     }
     s_relay_t *self = calloc (1, sizeof *self);
@@ -475,6 +487,19 @@ gw_cmd_kernel_relay (int argc, char **argv)
     }
     signal (SIGINT, SIG_IGN);   /* interrupts are for the kernel */
     signal (SIGPIPE, SIG_IGN);
+    if (net) {
+        /* the proxy: a process of its own, on the host's network (the
+           relay keeps it then: see gw_cmd_kernel_net.c), gone with us */
+        signal (SIGCHLD, SIG_IGN);      /* the relay never waits for it */
+        pid_t pid = fork ();
+        if (pid == 0) {
+            signal (SIGCHLD, SIG_DFL);  /* it waits for its own children */
+            _exit (gw_kernel_net_serve (net, net_private) < 0 ? 1 : 0);
+        }
+        if (pid < 0)
+            fprintf (stderr, "kernel-relay: cannot start the network proxy: %s\n",
+                     strerror (errno));
+    }
     /* not kept on one CPU, as the kernel-proxy is: one thread has no
        hand-over to keep local, and pinned it waited for a busy CPU
        (about 0.19 ms a cell, docs/PERFORMANCE.md) */

@@ -5,6 +5,7 @@
 #include <czmq.h>
 
 #include "gw_cli.h"
+#include "gw_cmd_kernel_net.h"
 
 static void
 s_usage (FILE *out)
@@ -16,7 +17,8 @@ s_usage (FILE *out)
              "  serve        HTTP server: REST API and MCP at /mcp\n"
              "  mcp          MCP over stdio\n"
              "  kernelspecs  list the kernelspecs found\n"
-             "  exec         run code once in a fresh kernel and print its outputs\n\n"
+             "  exec         run code once in a fresh kernel and print its outputs\n"
+             "  settings     list every setting (--markdown: as docs/CONFIGURATION.md)\n\n"
              "Run 'codebox COMMAND --help' for a command's options.\n"
              "  --help       this text\n"
              "  --version    the version\n");
@@ -54,8 +56,12 @@ main (int argc, char **argv)
         return gw_cmd_kernel_proxy (argc - 1, argv + 1);
     if (strcmp (command, "kernel-relay") == 0)     /* internal: see gw_cmd_kernel_relay.c */
         return gw_cmd_kernel_relay (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-net-bridge") == 0)    /* internal: gw_cmd_kernel_net_bridge.c */
+        return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
     if (strcmp (command, "mcp") == 0)
         return gw_cmd_mcp (argc - 1, argv + 1);
+    if (strcmp (command, "settings") == 0)
+        return gw_cmd_settings (argc - 1, argv + 1);
     fprintf (stderr, "codebox: unknown command '%s'\n", command);
     s_usage (stderr);
     return GW_EXIT_USAGE;

@@ -363,6 +363,15 @@ gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg
             fn (s_aliases[i].name, s_table[s_aliases[i].id].name, self->aliases[i], arg);
 }
 
+const char *
+gw_config_alias_name (size_t i, gw_setting_t *id)
+{
+    if (i >= S_N_ALIASES)
+        return NULL;
+    *id = s_aliases[i].id;
+    return s_aliases[i].name;
+}
+
 /* The tenant an entry of a token list (len bytes at p) names, into *name
  * and *n: "tenant:token", or "default" for a bare token. False for a
  * blank entry. */

@@ -119,6 +119,10 @@ typedef void (gw_config_alias_fn) (const char *alias, const char *ours, const ch
                                    void *arg);
 void gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg);
 
+/* The i-th of those names (from 0) and, in *id, the setting it stands
+ * for; NULL past the last. For the configuration docs. */
+const char *gw_config_alias_name (size_t i, gw_setting_t *id);
+
 /* Works out the settings whose value depends on others, once every source
  * has been read (before anything reads them): CODEBOX_TENANT_MAX_SESSIONS
  * "auto" becomes half of CODEBOX_MAX_SESSIONS (at least 1) when

@@ -1,6 +1,9 @@
-/* gw_sandbox: bubblewrap arguments, the kernel user, cgroups and rlimits.
+/* gw_sandbox: the mode (bubblewrap or none), the kernel user, and the
+ * bubblewrap arguments of each kernel (mounts, namespaces, the network
+ * proxy's bridge); cgroups and rlimits are in gw_sandbox_limits.c.
  * Threads: made by the main thread, used by the loop thread. */
 #include "gw_sandbox.h"
+#include "gw_sandbox_internal.h"
 #include "gw_disk.h"
 #include "gw_seccomp.h"
 #include "jp_log.h"
@@ -20,40 +23,8 @@
 #include <unistd.h>
 
 #define VISIBLE_WORKDIR "/session"
-#define CGROUP_ROOT "/sys/fs/cgroup"
 #define MAX_ARGS 512
-#define S_MAX_ETC_LINKS 24
 
-struct gw_sandbox {
-    bool bwrap;
-    bool network;
-    bool set_user;
-    uid_t uid;
-    gid_t gid;
-    char user[65];
-    long memory_mb;
-    long max_processes;
-    long cpu_time_s;            /* CODEBOX_CPU_TIME_LIMIT, per execution */
-    long quota_mb;
-    bool cgroup_memory, cgroup_pids, cgroup_cpuacct;
-    char why_none[200];
-    char exe[512];              /* this binary, for the kernel-proxy */
-    /* When kernels run as another user: mount targets in a folder every
-       user can pass through; each kernel's launcher binds its session
-       folder and this binary there in a mount namespace of its own */
-    char stage_session[300];
-    char stage_exe[300];
-    char stage_work[300];
-    char stage_mounts[GW_EXEC_MAX_MOUNTS][300];    /* for execution_options mounts */
-    bool cgroup_cpu;            /* a cpu hierarchy for CPU quotas */
-    long cpu_milli;             /* CODEBOX_CPU_LIMIT in thousandths of a core: every
-                                   kernel's quota, from its start */
-    int seccomp_fd;             /* the BPF program for bwrap --seccomp, or -1 */
-    /* the /etc entries installed software under /usr links to (R's
-       /usr/lib/R/etc -> /etc/R, octave's octaverc...), shown read-only */
-    char etc_links[S_MAX_ETC_LINKS][64];
-    int n_etc_links;
-};
 
 /* /etc entries never shown, whatever links to them: secrets and the
  * system's own configuration of users, logins and ODBC data sources. */
@@ -266,24 +237,6 @@ s_bwrap_works (const gw_sandbox_t *self, char *why, size_t why_len)
     return false;
 }
 
-/* Writes text to the file path (a cgroup setting). True when it took it. */
-static bool
-s_write_text (const char *path, const char *text)
-{
-    FILE *f = fopen (path, "we");
-    bool ok = f && fputs (text, f) >= 0;
-    return f && fclose (f) == 0 && ok;
-}
-
-/* Makes the codebox folder of a cgroup hierarchy; true when usable. */
-static bool
-s_cgroup_ready (const char *controller)
-{
-    char dir[256];
-    snprintf (dir, sizeof dir, CGROUP_ROOT "/%s/codebox", controller);
-    return (mkdir (dir, 0755) == 0 || errno == EEXIST) && access (dir, W_OK) == 0;
-}
-
 /* Makes what every bwrap launch shares: the seccomp program and, when
  * kernels run as another user, the mount targets in stage_dir (a folder
  * that user can pass through). Returns 0 or -1 with err set. */
@@ -325,6 +278,7 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
     char why[160] = "";
     s_find_etc_links (self);
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
+    self->net_private = gw_config_bool (config, GW_SET_DOWNLOAD_ALLOW_PRIVATE);
     ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
     self->exe[exe_len > 0 ? exe_len : 0] = '\0';
     self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
@@ -349,11 +303,11 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
             self->gid = pw->pw_gid;
             snprintf (self->user, sizeof self->user, "%s", pw->pw_name);
         }
-        self->cgroup_memory = s_cgroup_ready ("memory");
-        self->cgroup_pids = s_cgroup_ready ("pids");
-        self->cgroup_cpuacct = s_cgroup_ready ("cpuacct");
+        self->cgroup_memory = gw_sandbox_cgroup_ready ("memory");
+        self->cgroup_pids = gw_sandbox_cgroup_ready ("pids");
+        self->cgroup_cpuacct = gw_sandbox_cgroup_ready ("cpuacct");
         self->cgroup_cpu = access (CGROUP_ROOT "/cpu/cpu.cfs_quota_us", F_OK) == 0
-                           && s_cgroup_ready ("cpu");
+                           && gw_sandbox_cgroup_ready ("cpu");
     }
     /* said once: the CPU share is not held where there is no cpu cgroup */
     if (!self->cgroup_cpu)
@@ -484,6 +438,51 @@ s_prepare_relay (gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_
     return 0;
 }
 
+/* CODEBOX_NETWORK=on: the proxy's socket in the runtime folder, which the
+ * relay serves (options->relay_net), and the variables that lead the
+ * kernel's HTTP clients to the bridge on its loopback. */
+static void
+s_net_args (const gw_sandbox_t *self, const char *runtime_dir, gw_sandbox_launch_t *launch,
+            ks_kernel_options_t *options, char **argv, int *n)
+{
+    snprintf (launch->net_socket, sizeof launch->net_socket, "%s/net.sock", runtime_dir);
+    options->relay_net = launch->net_socket;
+    options->relay_net_private = self->net_private;
+    char proxy_url[48];
+    snprintf (proxy_url, sizeof proxy_url, "http://127.0.0.1:%d", GW_SANDBOX_NET_PORT);
+    static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                             "https_proxy"};
+    for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
+        s_args (argv, n, 3, "--setenv", proxy_vars[i], proxy_url);
+    s_args (argv, n, 3, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
+    s_args (argv, n, 3, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
+}
+
+/* execution_options: the client's folders and variables, inside the
+ * sandbox only (never the launcher's own environment). As another user,
+ * each folder is reached through a mount the launcher makes first. */
+static void
+s_exec_args (const gw_sandbox_t *self, const gw_exec_options_t *exec, ks_spawn_extra_t *x,
+             char **argv, int *n)
+{
+    for (int i = 0; i < exec->n_mounts && 2 + i < KS_MAX_BINDS; i++) {
+        const char *source = exec->mounts[i].host;
+        if (self->set_user) {
+            x->bind_from[2 + i] = exec->mounts[i].host;
+            x->bind_to[2 + i] = self->stage_mounts[i];
+            source = self->stage_mounts[i];
+        }
+        s_args (argv, n, 3, exec->mounts[i].read_write ? "--bind" : "--ro-bind", source,
+                exec->mounts[i].container);
+    }
+    for (int i = 0; exec->env[i] && *n + 4 < MAX_ARGS; i++) {
+        char name[130];
+        size_t len = strcspn (exec->env[i], "=");
+        snprintf (name, sizeof name, "%.*s", (int) len, exec->env[i]);
+        s_args (argv, n, 3, "--setenv", name, exec->env[i][len] ? exec->env[i] + len + 1 : "");
+    }
+}
+
 int
 gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workdir,
                     const char *runtime_dir, const char *kernel_id,
@@ -499,81 +498,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     x->gid = self->gid;
     if (self->set_user && chown (runtime_dir, self->uid, self->gid) < 0)
         return -errno;
-    /* cgroups: memory and processes per kernel */
-    int cg = 0;
-    if (self->cgroup_memory) {
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/memory/codebox/%s", kernel_id);
-        char file[320], value[32];
-        snprintf (value, sizeof value, "%lld", (long long) memory_mb << 20);
-        snprintf (file, sizeof file, "%s/memory.limit_in_bytes", dir);
-        FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
-        bool ok = f && fputs (value, f) >= 0;
-        ok = f && fclose (f) == 0 && ok;
-        /* and no escape into swap, where the kernel accounts for it */
-        snprintf (file, sizeof file, "%s/memory.memsw.limit_in_bytes", dir);
-        if (ok && (f = fopen (file, "we"))) {
-            fputs (value, f);
-            fclose (f);
-        }
-        if (ok)
-            x->cgroups[cg++] = dir;
-        else
-            rmdir (dir);
-    }
-    if (self->cgroup_pids) {
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/pids/codebox/%s", kernel_id);
-        char file[320];
-        snprintf (file, sizeof file, "%s/pids.max", dir);
-        char value[32];
-        snprintf (value, sizeof value, "%ld", self->max_processes);
-        FILE *f = mkdir (dir, 0755) == 0 ? fopen (file, "we") : NULL;
-        bool ok = f && fputs (value, f) >= 0;
-        ok = f && fclose (f) == 0 && ok;
-        if (ok)
-            x->cgroups[cg++] = dir;
-        else
-            rmdir (dir);
-    }
-    if (self->cgroup_cpuacct) {
-        /* CPU time used, read per execution (CODEBOX_CPU_TIME_LIMIT) */
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpuacct/codebox/%s", kernel_id);
-        if (mkdir (dir, 0755) == 0)
-            x->cgroups[cg++] = dir;
-    }
-    if (self->cgroup_cpu && cg < KS_MAX_CGROUPS) {
-        /* CODEBOX_CPU_LIMIT (or a lower execution_options.cpu_limit): a CFS
-           quota of cpu_milli thousandths of a core on everything the kernel
-           runs, from its start, whether an execution runs or not */
-        long cpu_milli = exec && exec->cpu_milli && exec->cpu_milli < self->cpu_milli
-                         ? exec->cpu_milli : self->cpu_milli;
-        char *dir = launch->cgroups[cg];
-        snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/cpu/codebox/%s", kernel_id);
-        char period[320], quota[320], value[32];
-        snprintf (period, sizeof period, "%s/cpu.cfs_period_us", dir);
-        snprintf (quota, sizeof quota, "%s/cpu.cfs_quota_us", dir);
-        snprintf (value, sizeof value, "%ld", cpu_milli * 100);
-        bool ok = mkdir (dir, 0755) == 0 && s_write_text (period, "100000")
-                  && s_write_text (quota, value);
-        if (ok)
-            x->cgroups[cg++] = dir;
-        else
-            rmdir (dir);
-    }
-    /* rlimits: always open files, core dumps, file size; memory and
-       processes when no cgroup does it (V8 reserves far more address space
-       than it uses, so RLIMIT_AS is left alone for JavaScript) */
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NOFILE, 4096};
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_CORE, 0};
-    x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_FSIZE, (rlim_t) self->quota_mb << 20};
-    if (!self->cgroup_memory && strcmp (spec->language, "javascript") != 0)
-        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_AS, (rlim_t) memory_mb << 20};
-    /* RLIMIT_NPROC counts every process of the kernel user, all kernels
-       together: a loose backstop only */
-    if (!self->cgroup_pids && self->set_user)
-        x->rlimits[x->n_rlimits++] = (ks_rlimit_t) {RLIMIT_NPROC, 8192};
+    gw_sandbox_limits (self, spec, kernel_id, memory_mb, exec, launch, x);
 
     if (!self->bwrap)
         return exec && exec->n_mounts ? -EPERM : 0;
@@ -603,7 +528,13 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         exe = self->stage_exe;
     }
     s_args (argv, &n, 1, "--unshare-cgroup-try");
-    if (!self->network)
+    /* a network namespace of its own, always: with CODEBOX_NETWORK=on its
+       way out is the proxy the relay serves (gw_cmd_kernel_net.c), which
+       the bridge below reaches from the namespace's loopback */
+    bool tcp_only = s_tcp_only (spec);
+    bool bridge = self->network && exe[0]
+                  && strlen (runtime_dir) + sizeof "/net.sock" <= sizeof launch->net_socket;
+    if (exe[0])
         s_args (argv, &n, 1, "--unshare-net");
     s_system_mounts (self, argv, &n);
     s_args (argv, &n, 4, "--proc", "/proc", "--dev", "/dev");
@@ -616,37 +547,28 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         s_args (argv, &n, 3, "--bind", session_tmp, "/tmp");
     else
         s_args (argv, &n, 2, "--tmpfs", "/tmp");
-    if (!self->network && s_tcp_only (spec) && exe[0]) {
-        /* no way in over TCP: the kernel-proxy bridges to ipc sockets (bound
-           after /tmp, which would hide a binary built under /tmp) */
+    /* this binary, for the kernel-proxy and the bridge (bound after /tmp,
+       which would hide a binary built under /tmp) */
+    if (exe[0] && (tcp_only || bridge))
         s_args (argv, &n, 3, "--ro-bind", exe, exe);
-        options->proxy = exe;
-    }
+    if (exe[0] && tcp_only)
+        options->proxy = exe;   /* no way in over TCP: it bridges to ipc sockets */
+    if (bridge)
+        s_net_args (self, runtime_dir, launch, options, argv, &n);
     s_args (argv, &n, 3, "--bind", runtime_dir, runtime_dir);
     s_args (argv, &n, 3, "--bind", session_source, VISIBLE_WORKDIR);
     s_args (argv, &n, 2, "--chdir", VISIBLE_WORKDIR);
     s_args (argv, &n, 3, "--setenv", "HOME", "/tmp");
     s_args (argv, &n, 3, "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib");
     s_args (argv, &n, 3, "--setenv", "IPYTHONDIR", "/tmp/.ipython");
-    /* execution_options: the client's folders and variables, inside the
-       sandbox only (never the launcher's own environment) */
-    for (int i = 0; exec && i < exec->n_mounts && 2 + i < KS_MAX_BINDS; i++) {
-        const char *source = exec->mounts[i].host;
-        if (self->set_user) {
-            x->bind_from[2 + i] = exec->mounts[i].host;
-            x->bind_to[2 + i] = self->stage_mounts[i];
-            source = self->stage_mounts[i];
-        }
-        s_args (argv, &n, 3, exec->mounts[i].read_write ? "--bind" : "--ro-bind", source,
-                exec->mounts[i].container);
-    }
-    for (int i = 0; exec && exec->env[i] && n + 4 < MAX_ARGS; i++) {
-        char name[130];
-        size_t len = strcspn (exec->env[i], "=");
-        snprintf (name, sizeof name, "%.*s", (int) len, exec->env[i]);
-        s_args (argv, &n, 3, "--setenv", name, exec->env[i][len] ? exec->env[i] + len + 1 : "");
-    }
+    if (exec)
+        s_exec_args (self, exec, x, argv, &n);
     s_args (argv, &n, 1, "--");
+    if (bridge) {
+        char port[8];
+        snprintf (port, sizeof port, "%d", GW_SANDBOX_NET_PORT);
+        s_args (argv, &n, 5, exe, "kernel-net-bridge", launch->net_socket, port, "--");
+    }
     launch->wrap = argv;
     int rc = s_prepare_relay (self, runtime_dir, launch, options);
     if (rc)
@@ -738,7 +660,12 @@ gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec)
     }
     if (d && !self->bwrap)
         json_object_set_new (d, "why", json_string (self->why_none));
-    else if (d && !net_on && s_tcp_only (spec))
+    if (d && self->bwrap && net_on)
+        json_object_set_new (d, "network_by", json_string (
+            "a network namespace of the kernel's own; HTTP_PROXY and HTTPS_PROXY lead to a "
+            "proxy that reaches public addresses only (private ones with "
+            "CODEBOX_DOWNLOAD_ALLOW_PRIVATE=1), never the host's own"));
+    if (d && self->bwrap && s_tcp_only (spec))
         json_object_set_new (d, "bridge", json_string ("this kernel speaks only TCP: a "
                                                        "kernel-proxy in its sandbox bridges "
                                                        "its loopback to Unix sockets"));

@@ -3,8 +3,9 @@
  * runs under bubblewrap: system folders read-only, a handful of /etc
  * files, a private /tmp, its session folder (writable, seen as /session)
  * and its own runtime folder (connection file and ipc sockets) and nothing
- * else of the host; new PID, IPC, UTS and, with the network off, network
- * namespaces; no capabilities. When the gateway runs as root, kernels run
+ * else of the host; new PID, IPC, UTS and network namespaces (with
+ * CODEBOX_NETWORK=on the way out is a proxy with the gateway's address
+ * rules, gateway/cmd/gw_cmd_kernel_net.c); no capabilities. When the gateway runs as root, kernels run
  * as the kernel user. Memory and process counts are capped by a cgroup (v1)
  * per kernel where the gateway may make one, otherwise by rlimits; open
  * files, core dumps and file sizes by rlimits. Kernels get a clean
@@ -26,6 +27,11 @@
 
 typedef struct gw_sandbox gw_sandbox_t;
 
+/* With CODEBOX_NETWORK=on: the port of the proxy bridge on each kernel's
+ * own loopback (gateway/cmd/gw_cmd_kernel_net_bridge.c); every kernel has
+ * a network namespace of its own, so all may use the same one. */
+#define GW_SANDBOX_NET_PORT 3128
+
 /* The strings one kernel's launch options point at (the kernel copies
  * them; clear after ks_kernel_new). */
 typedef struct {
@@ -33,6 +39,7 @@ typedef struct {
     char *env[8];
     char cgroups[KS_MAX_CGROUPS][256];
     char relay_dir[300];        /* made here; the kernel removes it */
+    char net_socket[108];       /* the kernel's network proxy (CODEBOX_NETWORK=on) */
 } gw_sandbox_launch_t;
 
 /* Decides the mode (auto: bwrap when a trial sandbox starts), finds the
@@ -85,9 +92,9 @@ bool gw_sandbox_owner (const gw_sandbox_t *self, uid_t *uid, gid_t *gid);
 int gw_sandbox_own (const gw_sandbox_t *self, const char *path);
 int gw_sandbox_own_fd (const gw_sandbox_t *self, int fd);
 
-/* {"sandbox","network","user","memory_limit_mb","limits_by"} (new). The
- * network is "on" for kernels that speak only TCP (they cannot be reached
- * inside a network namespace), and the reason says so. */
+/* {"sandbox","network","user","memory_limit_mb","limits_by",...} (new);
+ * "network_by" says how a kernel reaches the network when it may, and
+ * "bridge" how a kernel that speaks only TCP is reached in its namespace. */
 json_t *gw_sandbox_describe (const gw_sandbox_t *self, const ks_spec_t *spec);
 
 #endif

@@ -13,6 +13,9 @@
  * One log line per request. No thread of its own: a request costs no
  * hand-off between threads (a thread pool cost one each way, about 95 us
  * of a REST execution's two requests here; docs/PERFORMANCE.md).
+ * This file is the server and each connection's course through it;
+ * reading a request and its refusals is gw_http_request, building the
+ * answer gw_http_answer.
  *
  * Threads: the loop thread runs everything here; gw_http_destroy (after
  * the loop ends) runs libmicrohttpd itself while it drains. */
@@ -21,35 +24,28 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "gw_conns.h"
+#include "gw_http_answer.h"
+#include "gw_http_conn.h"
+#include "gw_http_request.h"
 #include "gw_routes.h"
 #include "gw_stream.h"
-#include "jp_json.h"
 #include "jp_time.h"
 #include "jp_log.h"
 
-#define MAX_JSON_BODY (16u << 20)
-#define MAX_FILE_BODY (256u << 20)
 #define S_DRAIN_MS 3000         /* how long shutdown waits for answers to go out */
-#define S_SMALL_ANSWER (64u << 10)          /* always answered */
-#define S_ANSWERS_HELD ((size_t) 1 << 30)   /* bodies in memory not yet sent, in all */
 #define S_LOOK_MS 1000          /* how often a body that stalled is looked at */
-
-typedef struct s_conn s_conn_t;
 
 struct gw_http {
     struct MHD_Daemon *daemon;
@@ -61,69 +57,17 @@ struct gw_http {
     gw_metrics_t *metrics;
     int port;
     atomic_int unsent;          /* answered by the loop, not yet sent */
-    atomic_bool resumed;        /* a connection was resumed since the last run */
-    atomic_size_t held;         /* bytes of answer bodies in memory, not yet sent */
+    gw_http_answers_t answers;  /* resumed since the last run; answer bytes held */
     gw_http_state_fn *draining; /* /healthz asks it (any thread), or NULL */
     void *draining_arg;
     gw_conns_t *conns;          /* request deadlines, the fair per-address bound */
-    s_conn_t *receiving;        /* connections writing a body to a file */
+    gw_http_conn_t *receiving;  /* connections writing a body to a file */
     int64_t next_look_ms;       /* when those that stalled are looked at next */
-};
-
-/* A 101 answer's hand-over, shared by the connection (which may end
- * first) and libmicrohttpd's upgrade callback: whichever claims it first
- * decides; the second frees it. */
-typedef struct {
-    gw_request_upgrade_fn *fn;
-    void *arg;
-    gw_http_t *http;
-    atomic_bool claimed;
-    atomic_int refs;
-} s_upgrade_t;
-
-/* A switched connection's handle for its owner's close. */
-typedef struct {
-    struct MHD_UpgradeResponseHandle *urh;
-    gw_http_t *http;
-} s_upgraded_handle_t;
-
-static void
-s_upgrade_release (s_upgrade_t *up)
-{
-    if (atomic_fetch_sub (&up->refs, 1) == 1)
-        free (up);
-}
-
-/* One connection's request: libmicrohttpd's, and (while posted) the
- * request's handler's. */
-struct s_conn {
-    gw_request_t req;
-    gw_http_t *http;
-    struct MHD_Connection *connection;
-    size_t body_cap;
-    size_t body_limit;
-    bool too_large;
-    bool posted;
-    atomic_bool done;
-    gw_error_t early;           /* an answer decided before the loop */
-    char early_message[320];
-    char cors_origin[300];      /* an allowed other origin: CORS headers */
-    const char *allow;          /* the route's methods for a 405 or a preflight (static) */
-    bool preflight;             /* an OPTIONS preflight, answered here */
-    int64_t started_ms;
-    s_upgrade_t *upgrade;       /* a 101 answer's hand-over, or NULL */
-    bool to_file;               /* the body goes to req.upload as it arrives */
-    bool again;                 /* resumed with an upload: libmicrohttpd calls the
-                                   first call again, then reads the body */
-    uint64_t body_seen;         /* bytes of a body going to a file */
-    int64_t body_ms;            /* when the last of it came */
-    s_conn_t *prev, *next;      /* in http->receiving while it comes */
-    bool listed;
 };
 
 /* Lists a connection whose body is being written to a file. */
 static void
-s_receiving_add (s_conn_t *c)
+s_receiving_add (gw_http_conn_t *c)
 {
     gw_http_t *http = c->http;
     c->prev = NULL;
@@ -138,7 +82,7 @@ s_receiving_add (s_conn_t *c)
 }
 
 static void
-s_receiving_remove (s_conn_t *c)
+s_receiving_remove (gw_http_conn_t *c)
 {
     if (!c->listed)
         return;
@@ -161,7 +105,7 @@ s_receiving_remove (s_conn_t *c)
 static void
 s_look_at_receiving (gw_http_t *http, int64_t now)
 {
-    for (s_conn_t *c = http->receiving; c; c = c->next)
+    for (gw_http_conn_t *c = http->receiving; c; c = c->next)
         if (now - c->body_ms >= S_LOOK_MS && gw_request_client_gone (&c->req)) {
             jp_log_debug ("http event=client-gone path=%s why=\"left mid-body\"", c->req.path);
             shutdown (c->req.client_fd, SHUT_RD);
@@ -169,495 +113,31 @@ s_look_at_receiving (gw_http_t *http, int64_t now)
     http->next_look_ms = now + S_LOOK_MS;
 }
 
-/* A connection was resumed: the turn's end runs libmicrohttpd (a resume
- * does not wake its epoll set). */
-static void
-s_note_resume (void *arg)
-{
-    gw_http_t *http = arg;
-    atomic_store (&http->resumed, true);
-}
-
 /* Called by the loop thread when the answer is set: wakes the connection
  * (sent by the next gw_http_run). */
 static void
 s_complete (gw_request_t *req)
 {
-    s_conn_t *c = req->transport;
+    gw_http_conn_t *c = req->transport;
     if (req->body_at == GW_BODY_AHEAD && req->upload && !req->status) {
         /* not an answer: the body may come now (gw_request_read_body_into) */
         c->posted = false;
         c->again = true;
         s_receiving_add (c);
         MHD_resume_connection (c->connection);
-        s_note_resume (c->http);
+        gw_http_note_resume (c->answers);
         return;
     }
     atomic_fetch_add (&c->http->unsent, 1);
     atomic_store (&c->done, true);
     MHD_resume_connection (c->connection);
-    s_note_resume (c->http);
-}
-
-/* Parses one X-Codebox-* limit header: 0 if absent, -1 if malformed. */
-static long
-s_override (struct MHD_Connection *mc, const char *name)
-{
-    const char *v = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, name);
-    if (!v)
-        return 0;
-    char *end;
-    errno = 0;
-    long n = strtol (v, &end, 10);
-    if (errno || end == v || *end || n <= 0 || v[0] == '+' || v[0] == ' ')
-        return -1;
-    return n;
-}
-
-/* Copies one request header into the request (libmicrohttpd's iterator);
- * credentials stay in the HTTP edge, and past GW_REQUEST_HEADERS_MAX
- * bytes the rest are dropped. */
-static enum MHD_Result
-s_copy_header (void *cls, enum MHD_ValueKind kind, const char *name, const char *value)
-{
-    (void) kind;
-    gw_request_t *req = cls;
-    if (!name || !value || strcasecmp (name, "Authorization") == 0
-        || strcasecmp (name, "Cookie") == 0)
-        return MHD_YES;
-    gw_request_headers_add (&req->headers, &req->headers_len, GW_REQUEST_HEADERS_MAX, name,
-                            value);
-    return MHD_YES;
-}
-
-/* Copies one query argument into the request (libmicrohttpd's iterator;
- * an argument without a value counts as ""). */
-static enum MHD_Result
-s_copy_argument (void *cls, enum MHD_ValueKind kind, const char *name, const char *value)
-{
-    (void) kind;
-    gw_request_t *req = cls;
-    if (name && strcmp (name, "token") != 0)    /* a credential stays here */
-        gw_request_headers_add (&req->query, &req->query_len, GW_REQUEST_HEADERS_MAX, name,
-                                value ? value : "");
-    return MHD_YES;
-}
-
-/* Feeds a streamed body from its gw_stream (in gw_http_run). */
-static ssize_t
-s_stream_reader (void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void) pos;
-    ssize_t n = gw_stream_read (cls, buf, max);
-    return n == -2 ? MHD_CONTENT_READER_END_WITH_ERROR
-         : n < 0   ? MHD_CONTENT_READER_END_OF_STREAM : n;
-}
-
-static void
-s_stream_free (void *cls)
-{
-    gw_stream_t *stream = cls;
-    gw_stream_unref (&stream);
-}
-
-/* Closes a switched connection: libmicrohttpd closes its socket in its
- * next run, which the turn's end does (the close resumes the connection). */
-static void
-s_upgrade_close (void *handle)
-{
-    s_upgraded_handle_t *h = handle;
-    MHD_upgrade_action (h->urh, MHD_UPGRADE_ACTION_CLOSE);
-    s_note_resume (h->http);
-    free (h);
-}
-
-/* libmicrohttpd switched the connection (its thread): hands it over. */
-static void
-s_upgraded (void *cls, struct MHD_Connection *connection, void *con_cls, const char *extra_in,
-            size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
-{
-    (void) connection;
-    (void) con_cls;
-    s_upgrade_t *up = cls;
-    gw_upgraded_t *conn = NULL;
-    if (!atomic_exchange (&up->claimed, true)) {
-        conn = calloc (1, sizeof *conn);
-        s_upgraded_handle_t *handle = conn ? malloc (sizeof *handle) : NULL;
-        if (conn && (!handle || (extra_in_size && !(conn->extra = malloc (extra_in_size))))) {
-            free (handle);
-            free (conn);
-            conn = NULL;
-        }
-        if (conn) {
-            *handle = (s_upgraded_handle_t) {urh, up->http};
-            conn->fd = sock;
-            if (extra_in_size)
-                memcpy (conn->extra, extra_in, extra_in_size);
-            conn->extra_len = extra_in_size;
-            conn->handle = handle;
-            conn->close = s_upgrade_close;
-        }
-        up->fn (conn, up->arg);
-    }
-    if (!conn) {
-        MHD_upgrade_action (urh, MHD_UPGRADE_ACTION_CLOSE);
-        s_note_resume (up->http);
-    }
-    s_upgrade_release (up);
-}
-
-/* The 101 answer that hands the connection to req->upgrade. */
-static struct MHD_Response *
-s_upgrade_response (s_conn_t *c)
-{
-    s_upgrade_t *up = calloc (1, sizeof *up);
-    if (!up)
-        return NULL;
-    up->fn = c->req.upgrade;
-    up->arg = c->req.upgrade_arg;
-    up->http = c->http;
-    atomic_init (&up->refs, 2);     /* the connection's and the callback's */
-    struct MHD_Response *response = MHD_create_response_for_upgrade (s_upgraded, up);
-    if (!response) {
-        free (up);
-        return NULL;
-    }
-    c->upgrade = up;
-    MHD_add_response_header (response, "Upgrade", "websocket");
-    return response;
-}
-
-/* An answer body in memory, counted in the HTTP edge's held bytes until
- * libmicrohttpd lets it go (sent, or the connection ended). */
-typedef struct {
-    gw_http_t *http;
-    void *body;
-    size_t len;
-} s_held_t;
-
-static void
-s_held_free (void *cls)
-{
-    s_held_t *h = cls;
-    atomic_fetch_sub (&h->http->held, h->len);
-    free (h->body);
-    free (h);
-}
-
-/* A response for len bytes of body (taken), counted while held; NULL when
- * out of memory (body freed) or when the answers already held leave no
- * room for it (body freed, *busy set): clients that fetch large answers
- * without reading them cannot pile copies up without end. */
-static struct MHD_Response *
-s_held_response (gw_http_t *http, void *body, size_t len, bool *busy)
-{
-    /* only the loop thread adds; a free may only lower the count meanwhile */
-    if (len > S_SMALL_ANSWER && atomic_load (&http->held) + len > S_ANSWERS_HELD) {
-        *busy = true;
-        free (body);
-        return NULL;
-    }
-    s_held_t *h = malloc (sizeof *h);
-    if (h)
-        *h = (s_held_t) {http, body, len};
-    struct MHD_Response *response =
-        h ? MHD_create_response_from_buffer_with_free_callback_cls (len, body, s_held_free, h)
-          : NULL;
-    if (!response) {
-        free (h);
-        free (body);
-        return NULL;
-    }
-    atomic_fetch_add (&http->held, len);
-    return response;
-}
-
-/* Builds and queues the HTTP answer for the request. */
-static enum MHD_Result
-s_send (s_conn_t *c)
-{
-    gw_request_t *req = &c->req;
-    struct MHD_Response *response;
-    bool busy = false;
-    if (req->status == 101 && req->upgrade) {
-        response = s_upgrade_response (c);
-    } else if (req->stream) {
-        gw_stream_t *stream = gw_stream_ref (req->stream);
-        gw_stream_attach (stream, c->connection, s_note_resume, c->http);
-        response = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 32 * 1024,
-                                                      s_stream_reader, stream, s_stream_free);
-        if (!response) {
-            gw_stream_unref (&stream);
-            return MHD_NO;
-        }
-        MHD_add_response_header (response, "Content-Type", "text/event-stream");
-        MHD_add_response_header (response, "Cache-Control", "no-cache");
-        MHD_add_response_header (response, "X-Accel-Buffering", "no");
-    } else if (req->has_file) {
-        /* libmicrohttpd reads (sendfile) and closes the file as it sends */
-        response = MHD_create_response_from_fd64 (req->file_size, req->file_fd);
-        if (response)
-            req->has_file = false;
-        MHD_add_response_header (response, "Content-Type",
-                                 req->content_type ? req->content_type
-                                                   : "application/octet-stream");
-    } else if (req->raw) {
-        response = s_held_response (c->http, req->raw, req->raw_len, &busy);
-        req->raw = NULL;
-        if (response)
-            MHD_add_response_header (response, "Content-Type",
-                                     req->content_type ? req->content_type
-                                                       : "application/octet-stream");
-    } else if (req->json && req->status != 204) {
-        size_t len = 0;
-        char *text = jp_json_dump (req->json, &len);
-        if (text) {
-            char *with_nl = realloc (text, len + 2);
-            if (with_nl) {
-                text = with_nl;
-                text[len] = '\n';
-                text[len + 1] = '\0';
-                len++;
-            }
-        }
-        response = text ? s_held_response (c->http, text, len, &busy)
-                        : MHD_create_response_from_buffer (0, (void *) "",
-                                                           MHD_RESPMEM_PERSISTENT);
-        if (response)
-            MHD_add_response_header (response, "Content-Type", "application/json");
-    } else
-        response = MHD_create_response_from_buffer (0, (void *) "", MHD_RESPMEM_PERSISTENT);
-    if (busy) {
-        static const char s_busy[] =
-            "{\"error\":{\"code\":\"busy\",\"message\":\"the gateway holds as many large "
-            "answers as it may until clients read them; retry shortly\"}}\n";
-        jp_log_info ("http event=busy why=\"answers held in memory at their bound\"");
-        response = MHD_create_response_from_buffer (sizeof s_busy - 1, (void *) s_busy,
-                                                    MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header (response, "Content-Type", "application/json");
-        MHD_add_response_header (response, "Retry-After", "2");
-        req->status = 503;
-    }
-    if (!response)
-        return MHD_NO;
-    if (req->status == 401)
-        MHD_add_response_header (response, "WWW-Authenticate", "Bearer");
-    for (size_t at = 0; at < req->reply_headers_len;) {
-        const char *name = req->reply_headers + at;
-        const char *value = name + strlen (name) + 1;
-        MHD_add_response_header (response, name, value);
-        at = (size_t) (value - req->reply_headers) + strlen (value) + 1;
-    }
-    if (c->allow && !c->preflight)
-        MHD_add_response_header (response, "Allow", c->allow);
-    if (c->cors_origin[0]) {
-        MHD_add_response_header (response, "Access-Control-Allow-Origin", c->cors_origin);
-        MHD_add_response_header (response, "Vary", "Origin");
-        MHD_add_response_header (response, "Access-Control-Expose-Headers",
-                                 "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, "
-                                 "Allow, X-Codebox-Session");
-    }
-    if (c->preflight) {
-        MHD_add_response_header (response, "Access-Control-Allow-Methods", c->allow);
-        MHD_add_response_header (response, "Access-Control-Allow-Headers",
-                                 "Authorization, Content-Type, Accept, Mcp-Session-Id, "
-                                 "MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
-                                 "Mcp-Param-Session-Id, Last-Event-ID, X-Codebox-Session, "
-                                 "X-Codebox-Exec-Timeout, X-Codebox-Session-Ttl, "
-                                 "X-Codebox-Idle-Timeout, X-Codebox-Max-Download-Size, "
-                                 "X-Codebox-Sql-Max-Inline-Rows");
-        MHD_add_response_header (response, "Access-Control-Max-Age", "600");
-    }
-    if (!req->stream && req->status != 101)
-        MHD_add_response_header (response, "Cache-Control", "no-store");
-    enum MHD_Result rc = MHD_queue_response (c->connection, (unsigned) req->status, response);
-    MHD_destroy_response (response);
-    return rc;
-}
-
-/* Answers an error decided in this thread (bad header, too large...). */
-static enum MHD_Result
-s_send_error (s_conn_t *c, gw_error_t e, const char *message)
-{
-    c->req.status = gw_error_http_status (e);
-    json_decref (c->req.json);
-    c->req.json = json_pack ("{s:{s:s, s:s}}", "error", "code", gw_error_code (e),
-                             "message", message);
-    return s_send (c);
-}
-
-/* Answers 413 for a body over the limit. */
-static enum MHD_Result
-s_send_too_large (s_conn_t *c)
-{
-    char message[128];
-    snprintf (message, sizeof message, "the body is larger than %zu MiB", c->body_limit >> 20);
-    return s_send_error (c, GW_E_TOO_LARGE, message);
-}
-
-/* First call for a connection: builds the request from the headers. */
-static s_conn_t *
-s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const char *method)
-{
-    s_conn_t *c = calloc (1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->http = http;
-    c->connection = mc;
-    c->started_ms = jp_time_now_ms ();
-    c->req.transport = c;
-    c->req.complete = s_complete;
-    snprintf (c->req.method, sizeof c->req.method, "%s", method);
-    c->req.path = strdup (url);
-    MHD_get_connection_values (mc, MHD_GET_ARGUMENT_KIND, s_copy_argument, &c->req);
-    MHD_get_connection_values (mc, MHD_HEADER_KIND, s_copy_header, &c->req);
-    c->body_limit = strcmp (method, "PUT") == 0 ? MAX_FILE_BODY : MAX_JSON_BODY;
-
-    /* the browser boundary first: a page's cross-origin or rebound
-       request goes no further, whatever else it carries */
-    if (http->origin) {
-        const char *origin = gw_request_header (&c->req, "Origin");
-        gw_origin_verdict_t verdict = gw_origin_check (http->origin,
-                                                       gw_request_header (&c->req, "Host"),
-                                                       origin, c->early_message,
-                                                       sizeof c->early_message);
-        if (verdict == GW_ORIGIN_REFUSED) {
-            c->early = GW_E_FORBIDDEN;
-            return c;
-        }
-        if (verdict == GW_ORIGIN_CORS)
-            snprintf (c->cors_origin, sizeof c->cors_origin, "%s", origin);
-    }
-    /* a CORS preflight carries no credentials: answered here */
-    if (strcmp (method, "OPTIONS") == 0) {
-        c->allow = gw_routes_allow (url);
-        if (!c->allow) {
-            c->early = GW_E_NOT_FOUND;
-            snprintf (c->early_message, sizeof c->early_message, "no route %s %.160s", method,
-                      url);
-            return c;
-        }
-        c->preflight = true;
-        c->req.status = 204;
-        return c;
-    }
-
-    const char *authorization = MHD_lookup_connection_value (mc, MHD_HEADER_KIND,
-                                                             "Authorization");
-    /* a browser cannot set headers on a websocket: ?token=T there, as
-       Jupyter's clients send it (only on a websocket handshake) */
-    char from_query[600];
-    const char *query_token = MHD_lookup_connection_value (mc, MHD_GET_ARGUMENT_KIND, "token");
-    const char *upgrade = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Upgrade");
-    if (!authorization && query_token && upgrade && strcasecmp (upgrade, "websocket") == 0
-        && strlen (query_token) < sizeof from_query - 8) {
-        snprintf (from_query, sizeof from_query, "Bearer %s", query_token);
-        authorization = from_query;
-    }
-    /* signed artifact links carry their own signature (gw_signed_url) */
-    bool public = strcmp (url, "/healthz") == 0 || strncmp (url, "/signed/", 8) == 0;
-    if (!public && !gw_auth_check (http->auth, authorization, c->req.tenant,
-                                   sizeof c->req.tenant)) {
-        c->early = GW_E_UNAUTHORIZED;
-        snprintf (c->early_message, sizeof c->early_message,
-                  "missing or wrong token: send Authorization: Bearer TOKEN");
-        return c;
-    }
-    static const struct {
-        const char *header;
-        size_t offset;
-    } overrides[] = {
-        {"X-Codebox-Exec-Timeout", offsetof (gw_overrides_t, exec_timeout)},
-        {"X-Codebox-Session-Ttl", offsetof (gw_overrides_t, session_ttl)},
-        {"X-Codebox-Idle-Timeout", offsetof (gw_overrides_t, idle_timeout)},
-        {"X-Codebox-Max-Download-Size", offsetof (gw_overrides_t, max_download_size)},
-        {"X-Codebox-Sql-Max-Inline-Rows", offsetof (gw_overrides_t, sql_max_inline_rows)},
-    };
-    for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
-        long v = s_override (mc, overrides[i].header);
-        if (v < 0) {
-            c->early = GW_E_BAD_REQUEST;
-            snprintf (c->early_message, sizeof c->early_message,
-                      "%s must be a positive integer", overrides[i].header);
-            return c;
-        }
-        *(long *) ((char *) &c->req.overrides + overrides[i].offset) = v;
-    }
-    /* the route and its methods, from the request line alone */
-    const char *allow = gw_routes_allow (url);
-    if (!allow) {
-        c->early = GW_E_NOT_FOUND;
-        snprintf (c->early_message, sizeof c->early_message, "no route %s %.160s", method, url);
-        return c;
-    }
-    if (!gw_routes_allows (allow, method)) {
-        c->early = GW_E_METHOD_NOT_ALLOWED;
-        c->allow = allow;
-        snprintf (c->early_message, sizeof c->early_message, "%s is not allowed on %.120s "
-                  "(allowed: %s)", method, url, allow);
-        return c;
-    }
-    /* HEAD is GET without the body (libmicrohttpd leaves the body out) */
-    if (strcmp (method, "HEAD") == 0)
-        snprintf (c->req.method, sizeof c->req.method, "GET");
-    const char *length = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Content-Length");
-    if (length && strtoull (length, NULL, 10) > c->body_limit)
-        c->too_large = true;
-    c->to_file = strcmp (method, "PUT") == 0 && gw_routes_body_to_file (url);
-    return c;
-}
-
-/* Appends a body chunk, refusing more than the limit. */
-static void
-s_conn_append (s_conn_t *c, const char *data, size_t size)
-{
-    if (c->too_large || c->req.body_len + size > c->body_limit) {
-        c->too_large = true;
-        return;
-    }
-    if (c->req.body_len + size + 1 > c->body_cap) {
-        size_t cap = (c->req.body_len + size + 1) * 2;
-        if (cap > c->body_limit + 1)
-            cap = c->body_limit + 1;
-        char *grown = realloc (c->req.body, cap);
-        if (!grown) {
-            c->too_large = true;
-            return;
-        }
-        c->req.body = grown;
-        c->body_cap = cap;
-    }
-    memcpy (c->req.body + c->req.body_len, data, size);
-    c->req.body_len += size;
-    c->req.body[c->req.body_len] = '\0';
-}
-
-/* Writes a body chunk to the request's upload (a body that goes to a
- * file). A write that fails, or passes the room the loop gave, fails the
- * upload and removes its file; the rest of the body is read and dropped
- * (libmicrohttpd 0.9.75 queues no answer while a body is being received)
- * and the loop answers the upload's error. Past the HTTP edge's own bound
- * the upload goes and the answer is a 413 from here. */
-static void
-s_conn_write (s_conn_t *c, const char *data, size_t size)
-{
-    c->body_seen += size;
-    c->body_ms = jp_time_now_ms ();
-    if (c->too_large)
-        return;
-    if (c->body_seen > c->body_limit) {
-        c->too_large = true;
-        gw_upload_destroy (&c->req.upload);
-        return;
-    }
-    if (c->req.upload)
-        gw_upload_write (c->req.upload, data, size);
+    gw_http_note_resume (c->answers);
 }
 
 /* Posts the request to the loop with its connection suspended until the
  * loop completes it. */
 static enum MHD_Result
-s_post (s_conn_t *c, struct MHD_Connection *mc)
+s_post (gw_http_conn_t *c, struct MHD_Connection *mc)
 {
     if (!c->req.body) {
         c->req.body = strdup ("");
@@ -676,6 +156,23 @@ s_post (s_conn_t *c, struct MHD_Connection *mc)
     return MHD_YES;
 }
 
+/* First call for a connection: the request from its headers. */
+static gw_http_conn_t *
+s_conn_new (gw_http_t *http, struct MHD_Connection *mc, const char *url, const char *method)
+{
+    gw_http_conn_t *c = calloc (1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->http = http;
+    c->answers = &http->answers;
+    c->connection = mc;
+    c->started_ms = jp_time_now_ms ();
+    c->req.transport = c;
+    c->req.complete = s_complete;
+    gw_http_request_read (c, url, method, http->auth, http->origin);
+    return c;
+}
+
 static enum MHD_Result
 s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *method,
           const char *version, const char *upload_data, size_t *upload_data_size,
@@ -683,7 +180,7 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
 {
     (void) version;
     gw_http_t *http = cls;
-    s_conn_t *c = *con_cls;
+    gw_http_conn_t *c = *con_cls;
     if (!c) {
         c = s_conn_new (http, mc, url, method);
         if (!c)
@@ -692,11 +189,11 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         /* refusals go out at once, before any body is read (and without
            a 100 Continue for Expect: 100-continue) */
         if (c->early)
-            return s_send_error (c, c->early, c->early_message);
+            return gw_http_send_error (c, c->early, c->early_message);
         if (c->preflight)
-            return s_send (c);
+            return gw_http_send (c);
         if (c->too_large)
-            return s_send_too_large (c);
+            return gw_http_send_too_large (c);
         if (c->to_file) {
             /* the loop says where the body goes, or refuses it unread
                (its answer is queued on the first call again, so no
@@ -708,9 +205,9 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     }
     if (*upload_data_size) {
         if (c->to_file)
-            s_conn_write (c, upload_data, *upload_data_size);
+            gw_http_conn_write (c, upload_data, *upload_data_size);
         else if (!c->early)
-            s_conn_append (c, upload_data, *upload_data_size);
+            gw_http_conn_append (c, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -726,11 +223,11 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
     if (sc)
         gw_conns_request_done (sc->socket_context);
     if (c->early)
-        return s_send_error (c, c->early, c->early_message);
+        return gw_http_send_error (c, c->early, c->early_message);
     if (c->too_large)
-        return s_send_too_large (c);
+        return gw_http_send_too_large (c);
     if (atomic_load (&c->done))
-        return s_send (c);
+        return gw_http_send (c);
     if (c->posted) {
         /* resumed spuriously; keep waiting (a body not yet asked for must
            not be read meanwhile) */
@@ -757,7 +254,7 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
            sessions there; the node refuses new ones itself */
         bool draining = http->draining && http->draining (http->draining_arg);
         c->req.json = json_pack ("{s:s}", "status", draining ? "draining" : "ok");
-        return s_send (c);
+        return gw_http_send (c);
     }
     return s_post (c, mc);
 }
@@ -767,7 +264,7 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
  * whose shape its path has, else NULL ("unmatched"): never the path, which
  * is the client's text and would make a series per path. */
 static const char *
-s_route_label (const s_conn_t *c)
+s_route_label (const gw_http_conn_t *c)
 {
     if (c->req.route || !c->req.path)
         return c->req.route;
@@ -785,7 +282,7 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
     (void) toe;
-    s_conn_t *c = *con_cls;
+    gw_http_conn_t *c = *con_cls;
     const union MHD_ConnectionInfo *sc =
         MHD_get_connection_info (mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     /* ready for the next request: its deadline starts now (a switched
@@ -803,7 +300,7 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
         if (never)
             c->req.upgrade (NULL, c->req.upgrade_arg);
         if (c->upgrade)
-            s_upgrade_release (c->upgrade);
+            gw_http_upgrade_release (c->upgrade);
     }
     /* a posted request not yet answered is still the loop's: libmicrohttpd
        only ends a suspended connection after it was resumed */
@@ -995,7 +492,7 @@ gw_http_poll_fd (const gw_http_t *self)
 void
 gw_http_run (gw_http_t *self)
 {
-    atomic_store (&self->resumed, false);
+    atomic_store (&self->answers.resumed, false);
     MHD_run (self->daemon);
 }
 
@@ -1019,14 +516,14 @@ gw_http_tick (gw_http_t *self)
     }
     if (self->receiving && now >= self->next_look_ms)
         s_look_at_receiving (self, now);
-    if (atomic_load (&self->resumed) || s_mhd_timeout_ms (self) == 0)
+    if (atomic_load (&self->answers.resumed) || s_mhd_timeout_ms (self) == 0)
         gw_http_run (self);
 }
 
 int64_t
 gw_http_timeout_ms (gw_http_t *self)
 {
-    if (atomic_load (&self->resumed))
+    if (atomic_load (&self->answers.resumed))
         return 0;       /* resumed after this turn's tick: the next turn sends */
     int64_t ms = s_mhd_timeout_ms (self);
     int64_t now = jp_time_now_ms ();

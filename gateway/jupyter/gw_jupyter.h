@@ -8,11 +8,16 @@
  * sends shell, control and stdin messages, signed with the kernel's key by
  * the core. A client that leaves cancels nothing.
  *
+ * The object and the websocket handshake are gw_jupyter.c, the clients
+ * gw_jupyter_clients, the kernels' and notebook sessions' routes
+ * gw_jupyter_kernels (declared there, included here for the router).
+ *
  * Threads: everything in the loop thread; the hand-over of a switched
  * connection (inside gw_http_run) posts to the loop's mailbox. */
 #ifndef GW_JUPYTER_H
 #define GW_JUPYTER_H
 
+#include "gw_jupyter_kernels.h"
 #include "gw_request.h"
 #include "gw_server.h"
 
@@ -28,19 +33,7 @@ gw_jupyter_t *gw_jupyter_new (gw_server_t *server);
 void gw_jupyter_close (gw_jupyter_t *self);
 void gw_jupyter_destroy (gw_jupyter_t **self_p);
 
-/* GET /api/kernels (list) or POST /api/kernels ({"name", "env"}: starts a
- * kernel and answers 201 with its model once it is ready). */
-void gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req);
-/* /api/kernels/{id}[/action]: GET, DELETE; POST with action "interrupt" or
- * "restart". action NULL for the kernel itself. */
-void gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id,
-                        const char *action);
 /* GET /api/kernels/{id}/channels: the websocket handshake. */
 void gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id);
-/* /api/sessions (GET, POST) and /api/sessions/{id} (GET, PATCH, DELETE). */
-void gw_jupyter_sessions (gw_jupyter_t *self, gw_request_t *req, const char *id);
-
-/* How many websocket clients the session has now. */
-int gw_jupyter_connections (gw_jupyter_t *self, const gw_session_t *session);
 
 #endif

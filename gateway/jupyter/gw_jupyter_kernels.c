@@ -6,7 +6,7 @@
  * kernel) are a bounded table of the gw_jupyter object.
  *
  * Threads: the loop thread only. */
-#include "gw_jupyter_internal.h"
+#include "gw_jupyter_kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,8 @@
 
 #include "gw_directory.h"
 #include "gw_exec_options.h"
+#include "gw_jupyter_clients.h"
+#include "gw_jupyter_state.h"
 #include "gw_sandbox.h"
 #include "gw_sessions.h"
 #include "jp_random.h"

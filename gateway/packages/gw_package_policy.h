@@ -37,23 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum { GW_PKG_PYTHON, GW_PKG_NPM } gw_pkg_eco_t;
-
-#define GW_PKG_NAME_MAX 215     /* npm's limit (214) and a NUL */
-#define GW_PKG_SPEC_MAX 1024
-
-/* The verdict on one requirement. */
-typedef struct {
-    char name[GW_PKG_NAME_MAX];     /* normalised */
-    char install[GW_PKG_SPEC_MAX];  /* what to hand to pip/npm when allowed */
-    char rule[40];                  /* when refused: "denied", "not_allowed",
-                                       "version_not_allowed", "version_denied",
-                                       "url", "vcs", "path", "option",
-                                       "direct_reference", "marker",
-                                       "shorthand", "protocol", "invalid" */
-    char reason[768];               /* when refused: a sentence naming the
-                                       rule (and the setting and entry) */
-} gw_pkg_verdict_t;
+#include "gw_package_requirement.h"
 
 typedef struct gw_package_policy gw_package_policy_t;
 
@@ -87,11 +71,6 @@ int gw_package_policy_check_resolved (const gw_package_policy_t *self, gw_pkg_ec
  * constraint ("cbx>=2" gives "cbx<2"; wider ones are only checked after
  * resolution). A new string ("" when none), or NULL on OOM. */
 char *gw_package_policy_pip_constraints (const gw_package_policy_t *self);
-
-/* Normalises a name into out (out_len >= GW_PKG_NAME_MAX): PEP 503 for
- * Python, lowercase for npm. Returns 0, or -1 when name is not a valid
- * name of that ecosystem. */
-int gw_package_normalize (gw_pkg_eco_t eco, const char *name, char *out, size_t out_len);
 
 /* Compares two versions of an ecosystem (PEP 440 or semver): <0, 0, >0;
  * *ok is false when either does not parse. For tests and diagnostics. */

@@ -1,5 +1,7 @@
-/* gw_package_version: PEP 440 and semver versions, and version sets as
- * unions of intervals. Pure code; any thread. */
+/* gw_package_version: PEP 440 and semver versions (parse, order), and
+ * version sets as unions of intervals (intersect, complement, contain).
+ * Specifiers and ranges are read into sets by gw_package_ranges. Pure
+ * code; any thread. */
 #include "gw_package_version.h"
 
 #include <ctype.h>
@@ -11,8 +13,8 @@
 
 /* ---- versions ----------------------------------------------------------- */
 
-static void
-s_ver_init (gw_ver_t *v, bool npm)
+void
+gw_ver_init (gw_ver_t *v, bool npm)
 {
     memset (v, 0, sizeof *v);
     v->npm = npm;
@@ -78,7 +80,7 @@ s_label_number (const char **pp)
 int
 gw_ver_parse_pep440 (const char *text, gw_ver_t *out)
 {
-    s_ver_init (out, false);
+    gw_ver_init (out, false);
     if (!text)
         return -1;
     const char *p = text;
@@ -182,16 +184,8 @@ s_semver_ids (const char **pp, char *out, size_t out_len)
     return true;
 }
 
-/* A semver "partial": up to three components, each a number or a wildcard (x, X or an asterisk);
- * *given counts the numbers before the first wildcard (or the end). */
-typedef struct {
-    long v[3];
-    int given;
-    char pre[64];
-} s_partial_t;
-
-static bool
-s_partial (const char **pp, s_partial_t *out)
+bool
+gw_ver_partial (const char **pp, gw_ver_partial_t *out)
 {
     memset (out, 0, sizeof *out);
     const char *p = *pp;
@@ -231,14 +225,14 @@ s_partial (const char **pp, s_partial_t *out)
 int
 gw_ver_parse_semver (const char *text, gw_ver_t *out)
 {
-    s_ver_init (out, true);
+    gw_ver_init (out, true);
     if (!text)
         return -1;
     const char *p = text;
     while (isspace ((unsigned char) *p))
         p++;
-    s_partial_t part;
-    if (!s_partial (&p, &part) || part.given != 3)
+    gw_ver_partial_t part;
+    if (!gw_ver_partial (&p, &part) || part.given != 3)
         return -1;
     while (isspace ((unsigned char) *p))
         p++;
@@ -318,11 +312,11 @@ gw_ver_cmp (const gw_ver_t *a, const gw_ver_t *b)
 /* The least version whose release starts with the first n numbers of v
  * (+1 on the last when bump): a sentinel below them all for PEP 440, the
  * real version M.m.p-0 for semver. */
-static gw_ver_t
-s_floor (const gw_ver_t *v, int n, bool bump)
+gw_ver_t
+gw_ver_floor (const gw_ver_t *v, int n, bool bump)
 {
     gw_ver_t f;
-    s_ver_init (&f, v->npm);
+    gw_ver_init (&f, v->npm);
     f.epoch = v->epoch;
     f.nrel = n;
     memcpy (f.rel, v->rel, (size_t) n * sizeof f.rel[0]);
@@ -349,8 +343,8 @@ gw_vset_clear (gw_vset_t *set)
     set->n = 0;
 }
 
-static int
-s_push (gw_vset_t *set, const gw_vrange_t *range)
+int
+gw_vset_push (gw_vset_t *set, const gw_vrange_t *range)
 {
     gw_vrange_t *grown = realloc (set->r, (set->n + 1) * sizeof *grown);
     if (!grown)
@@ -360,8 +354,8 @@ s_push (gw_vset_t *set, const gw_vrange_t *range)
     return 0;
 }
 
-static gw_vbound_t
-s_inf (void)
+gw_vbound_t
+gw_vbound_inf (void)
 {
     gw_vbound_t b;
     memset (&b, 0, sizeof b);
@@ -369,28 +363,28 @@ s_inf (void)
     return b;
 }
 
-static gw_vbound_t
-s_at (gw_ver_t v, bool closed)
+gw_vbound_t
+gw_vbound_at (gw_ver_t v, bool closed)
 {
     gw_vbound_t b = {.v = v, .inf = false, .closed = closed};
     return b;
 }
 
 /* A set of one interval. */
-static int
-s_one (gw_vset_t *out, bool npm, gw_vbound_t lo, gw_vbound_t hi)
+int
+gw_vset_one (gw_vset_t *out, bool npm, gw_vbound_t lo, gw_vbound_t hi)
 {
     out->npm = npm;
     out->r = NULL;
     out->n = 0;
     gw_vrange_t r = {lo, hi};
-    return s_push (out, &r);
+    return gw_vset_push (out, &r);
 }
 
 int
 gw_vset_all (gw_vset_t *out, bool npm)
 {
-    return s_one (out, npm, s_inf (), s_inf ());
+    return gw_vset_one (out, npm, gw_vbound_inf (), gw_vbound_inf ());
 }
 
 /* Lower bounds: which starts first (<0: a). */
@@ -429,8 +423,8 @@ s_range_order (const void *a, const void *b)
 }
 
 /* Sorts, drops empty intervals and merges touching ones. */
-static void
-s_normalize (gw_vset_t *set)
+void
+gw_vset_normalize (gw_vset_t *set)
 {
     size_t kept = 0;
     for (size_t i = 0; i < set->n; i++)
@@ -468,12 +462,12 @@ gw_vset_intersect (const gw_vset_t *a, const gw_vset_t *b, gw_vset_t *out)
             gw_vrange_t r;
             r.lo = s_cmp_lo (&a->r[i].lo, &b->r[j].lo) >= 0 ? a->r[i].lo : b->r[j].lo;
             r.hi = s_cmp_hi (&a->r[i].hi, &b->r[j].hi) <= 0 ? a->r[i].hi : b->r[j].hi;
-            if (!s_range_empty (&r) && s_push (out, &r)) {
+            if (!s_range_empty (&r) && gw_vset_push (out, &r)) {
                 gw_vset_clear (out);
                 return -1;
             }
         }
-    s_normalize (out);
+    gw_vset_normalize (out);
     return 0;
 }
 
@@ -489,26 +483,26 @@ gw_vset_complement (const gw_vset_t *a, gw_vset_t *out)
     if (a->n)
         memcpy (sorted.r, a->r, a->n * sizeof *sorted.r);
     sorted.n = a->n;
-    s_normalize (&sorted);
-    gw_vbound_t start = s_inf ();
+    gw_vset_normalize (&sorted);
+    gw_vbound_t start = gw_vbound_inf ();
     bool open_end = true;
     int rc = 0;
     for (size_t i = 0; i < sorted.n && !rc; i++) {
         const gw_vrange_t *r = &sorted.r[i];
         if (!r->lo.inf) {
-            gw_vrange_t gap = {start, s_at (r->lo.v, !r->lo.closed)};
+            gw_vrange_t gap = {start, gw_vbound_at (r->lo.v, !r->lo.closed)};
             if (!s_range_empty (&gap))
-                rc = s_push (out, &gap);
+                rc = gw_vset_push (out, &gap);
         }
         if (r->hi.inf) {
             open_end = false;
             break;
         }
-        start = s_at (r->hi.v, !r->hi.closed);
+        start = gw_vbound_at (r->hi.v, !r->hi.closed);
     }
     if (!rc && open_end) {
-        gw_vrange_t tail = {start, s_inf ()};
-        rc = s_push (out, &tail);
+        gw_vrange_t tail = {start, gw_vbound_inf ()};
+        rc = gw_vset_push (out, &tail);
     }
     gw_vset_clear (&sorted);
     if (rc)
@@ -549,422 +543,4 @@ gw_vset_subset (const gw_vset_t *a, const gw_vset_t *b)
     bool subset = rc == 0 && gw_vset_empty (&rest);
     gw_vset_clear (&rest);
     return subset;
-}
-
-/* ---- PEP 440 specifiers ------------------------------------------------- */
-
-/* Operators, longest first. */
-static const char *const s_ops[] = {"===", "~=", "==", "!=", "<=", ">=", "<", ">", NULL};
-
-/* Splits "OP VERSION" into op and the trimmed version text (at most
- * vlen - 1 bytes). Returns the operator's index or -1. */
-static int
-s_clause (const char *clause, size_t len, char *version, size_t vlen)
-{
-    while (len && isspace ((unsigned char) *clause)) {
-        clause++;
-        len--;
-    }
-    while (len && isspace ((unsigned char) clause[len - 1]))
-        len--;
-    for (int i = 0; s_ops[i]; i++) {
-        size_t n = strlen (s_ops[i]);
-        if (len > n && strncmp (clause, s_ops[i], n) == 0) {
-            const char *v = clause + n;
-            size_t vn = len - n;
-            while (vn && isspace ((unsigned char) *v)) {
-                v++;
-                vn--;
-            }
-            if (!vn || vn >= vlen)
-                return -1;
-            memcpy (version, v, vn);
-            version[vn] = '\0';
-            return i;
-        }
-    }
-    return -1;
-}
-
-/* Parses the version of a clause for the set's kind: PEP 440, or (semver)
- * one to three numbers and an optional "-pre". A trailing ".*" is a
- * wildcard (*wild set). *given counts the release numbers written. */
-static int
-s_clause_version (const char *text, bool npm, gw_ver_t *v, bool *wild, int *given)
-{
-    char buf[128];
-    snprintf (buf, sizeof buf, "%s", text);
-    size_t n = strlen (buf);
-    *wild = n > 2 && strcmp (buf + n - 2, ".*") == 0;
-    if (*wild)
-        buf[n - 2] = '\0';
-    if (!npm) {
-        if (gw_ver_parse_pep440 (buf, v))
-            return -1;
-        *given = v->nrel;
-        /* a wildcard follows a plain release */
-        if (*wild && (v->pre_rank != LONG_MAX || v->post != LONG_MIN || v->dev != LONG_MAX))
-            return -1;
-        return 0;
-    }
-    s_ver_init (v, true);
-    const char *p = buf;
-    s_partial_t part;
-    if (!s_partial (&p, &part) || *p || part.given == 0 || (part.given < 3 && strchr (buf, '*'))
-        || strpbrk (buf, "xX"))
-        return -1;
-    v->nrel = 3;
-    memcpy (v->rel, part.v, sizeof part.v);
-    snprintf (v->pre, sizeof v->pre, "%s", part.pre);
-    *given = part.given;
-    return 0;
-}
-
-/* The set of one clause. */
-static int
-s_clause_set (int op, const gw_ver_t *v, bool wild, int given, gw_vset_t *out, char *err,
-              size_t err_len)
-{
-    bool npm = v->npm;
-    bool final = npm ? !v->pre[0]
-                     : v->pre_rank == LONG_MAX && v->post == LONG_MIN && v->dev == LONG_MAX;
-    const char *name = s_ops[op];
-    if (wild && op != 2 && op != 3) {
-        snprintf (err, err_len, "'.*' only goes with == and != (not %s)", name);
-        return -1;
-    }
-    switch (op) {
-    case 0:     /* === : an exact string; treated as == when it parses */
-    case 2:     /* == */
-        if (wild)
-            return s_one (out, npm, s_at (s_floor (v, given, false), true),
-                          s_at (s_floor (v, given, true), false));
-        return s_one (out, npm, s_at (*v, true), s_at (*v, true));
-    case 3: {   /* != */
-        gw_vset_t eq;
-        int rc = wild ? s_one (&eq, npm, s_at (s_floor (v, given, false), true),
-                               s_at (s_floor (v, given, true), false))
-                      : s_one (&eq, npm, s_at (*v, true), s_at (*v, true));
-        if (!rc)
-            rc = gw_vset_complement (&eq, out);
-        gw_vset_clear (&eq);
-        return rc;
-    }
-    case 1:     /* ~= : >= v and == all but the last number .* */
-        if (given < 2) {
-            snprintf (err, err_len, "~= needs a version with at least two numbers, such as "
-                      "~=1.4");
-            return -1;
-        }
-        return s_one (out, npm, s_at (*v, true), s_at (s_floor (v, given - 1, true), false));
-    case 4:     /* <= */
-        return s_one (out, npm, s_inf (), s_at (*v, true));
-    case 5:     /* >= */
-        return s_one (out, npm, s_at (*v, true), s_inf ());
-    case 6:     /* < : not the pre-releases of a final version */
-        return s_one (out, npm, s_inf (),
-                      s_at (final ? s_floor (v, v->nrel, false) : *v, false));
-    default: {  /* > : not the post-releases of a final version */
-        gw_ver_t above = *v;
-        if (final && !npm) {
-            above = s_floor (v, v->nrel, false);
-            above.sentinel = 1;
-        }
-        return s_one (out, npm, s_at (above, false), s_inf ());
-    }
-    }
-}
-
-static int
-s_parse_specifiers (const char *spec, bool npm, gw_vset_t *out, char *err, size_t err_len)
-{
-    char buf[1024];
-    snprintf (buf, sizeof buf, "%s", spec ? spec : "");
-    char *p = buf;
-    while (isspace ((unsigned char) *p))
-        p++;
-    size_t n = strlen (p);
-    while (n && isspace ((unsigned char) p[n - 1]))
-        p[--n] = '\0';
-    if (n >= 2 && p[0] == '(' && p[n - 1] == ')') {
-        p[n - 1] = '\0';
-        p++;
-    }
-    if (gw_vset_all (out, npm)) {
-        snprintf (err, err_len, "out of memory");
-        return -1;
-    }
-    while (*p && isspace ((unsigned char) *p))
-        p++;
-    if (!*p)
-        return 0;
-    for (;;) {
-        size_t len = strcspn (p, ",");
-        char version[128];
-        int op = s_clause (p, len, version, sizeof version);
-        gw_ver_t v;
-        bool wild = false;
-        int given = 0;
-        if (op < 0 || s_clause_version (version, npm, &v, &wild, &given)) {
-            snprintf (err, err_len, "'%.*s' is not a version constraint such as >=1.2 or "
-                      "==1.4.*", (int) (len > 80 ? 80 : len), p);
-            gw_vset_clear (out);
-            return -1;
-        }
-        gw_vset_t clause, both;
-        if (s_clause_set (op, &v, wild, given, &clause, err, err_len)) {
-            gw_vset_clear (out);
-            return -1;
-        }
-        int rc = gw_vset_intersect (out, &clause, &both);
-        gw_vset_clear (&clause);
-        gw_vset_clear (out);
-        if (rc) {
-            snprintf (err, err_len, "out of memory");
-            return -1;
-        }
-        *out = both;
-        if (!p[len])
-            return 0;
-        p += len + 1;
-    }
-}
-
-int
-gw_vset_parse_pep440 (const char *spec, gw_vset_t *out, char *err, size_t err_len)
-{
-    return s_parse_specifiers (spec, false, out, err, err_len);
-}
-
-int
-gw_vset_parse_pep440_semver (const char *spec, gw_vset_t *out, char *err, size_t err_len)
-{
-    return s_parse_specifiers (spec, true, out, err, err_len);
-}
-
-/* ---- npm ranges --------------------------------------------------------- */
-
-/* The version of a partial, zero-padded; pre-release kept when given. */
-static gw_ver_t
-s_partial_ver (const s_partial_t *part)
-{
-    gw_ver_t v;
-    s_ver_init (&v, true);
-    v.nrel = 3;
-    memcpy (v.rel, part->v, sizeof part->v);
-    snprintf (v.pre, sizeof v.pre, "%s", part->pre);
-    return v;
-}
-
-/* The set of one comparator: op ("", "=", "<", "<=", ">", ">=", "~", "^"). */
-static int
-s_npm_comparator (const char *op, const s_partial_t *part, gw_vset_t *out)
-{
-    gw_ver_t v = s_partial_ver (part);
-    int n = part->given;
-    bool full = n == 3;
-    /* the sentinel below the next tuple at the last given number */
-    gw_ver_t next = s_floor (&v, n ? n : 1, true);
-    if (!strcmp (op, "") || !strcmp (op, "=")) {
-        if (n == 0)
-            return gw_vset_all (out, true);
-        if (full)
-            return s_one (out, true, s_at (v, true), s_at (v, true));
-        return s_one (out, true, s_at (v, true), s_at (next, false));
-    }
-    if (!strcmp (op, ">")) {
-        if (n == 0)
-            return s_one (out, true, s_at (v, false), s_at (v, false));     /* empty */
-        return full ? s_one (out, true, s_at (v, false), s_inf ())
-                    : s_one (out, true, s_at (next, true), s_inf ());
-    }
-    if (!strcmp (op, ">="))
-        return n == 0 ? gw_vset_all (out, true) : s_one (out, true, s_at (v, true), s_inf ());
-    if (!strcmp (op, "<")) {
-        gw_ver_t below = s_floor (&v, 3, false);
-        if (n == 0)
-            return s_one (out, true, s_at (v, false), s_at (v, false));     /* empty */
-        return s_one (out, true, s_inf (), s_at (full ? v : below, false));
-    }
-    if (!strcmp (op, "<=")) {
-        if (n == 0)
-            return gw_vset_all (out, true);
-        return full ? s_one (out, true, s_inf (), s_at (v, true))
-                    : s_one (out, true, s_inf (), s_at (next, false));
-    }
-    if (!strcmp (op, "~")) {
-        if (n == 0)
-            return gw_vset_all (out, true);
-        return s_one (out, true, s_at (v, true), s_at (s_floor (&v, n == 1 ? 1 : 2, true), false));
-    }
-    /* ^ : up to the next change of the first non-zero number given */
-    if (n == 0)
-        return gw_vset_all (out, true);
-    int keep = 1;
-    if (v.rel[0] == 0 && n >= 2)
-        keep = v.rel[1] == 0 && n == 3 ? 3 : 2;
-    return s_one (out, true, s_at (v, true), s_at (s_floor (&v, keep, true), false));
-}
-
-/* One alternative of a range (no "||"): comparators separated by spaces,
- * or a hyphen range "A - B". */
-static int
-s_npm_alternative (char *alt, gw_vset_t *out, char *err, size_t err_len)
-{
-    if (gw_vset_all (out, true))
-        return -1;
-    char *hyphen = strstr (alt, " - ");
-    if (hyphen) {
-        *hyphen = '\0';
-        const char *a = alt, *b = hyphen + 3;
-        while (isspace ((unsigned char) *a))
-            a++;
-        while (isspace ((unsigned char) *b))
-            b++;
-        s_partial_t pa, pb;
-        gw_vset_clear (out);
-        if (!s_partial (&a, &pa) || !s_partial (&b, &pb)) {
-            snprintf (err, err_len, "'%.60s - %.60s' is not a hyphen range", alt, hyphen + 3);
-            return -1;
-        }
-        while (isspace ((unsigned char) *a))
-            a++;
-        while (isspace ((unsigned char) *b))
-            b++;
-        if (*a || *b) {
-            snprintf (err, err_len, "a hyphen range stands alone: '%.60s'", alt);
-            return -1;
-        }
-        gw_vset_t lo, hi, both;
-        if (s_npm_comparator (">=", &pa, &lo))
-            return -1;
-        if (s_npm_comparator ("<=", &pb, &hi)) {
-            gw_vset_clear (&lo);
-            return -1;
-        }
-        int rc = gw_vset_intersect (&lo, &hi, &both);
-        gw_vset_clear (&lo);
-        gw_vset_clear (&hi);
-        *out = both;
-        return rc;
-    }
-    const char *p = alt;
-    for (;;) {
-        while (isspace ((unsigned char) *p))
-            p++;
-        if (!*p)
-            return 0;
-        static const char *const ops[] = {">=", "<=", "~>", ">", "<", "=", "~", "^", NULL};
-        char op[3] = "";
-        for (int i = 0; ops[i]; i++)
-            if (strncmp (p, ops[i], strlen (ops[i])) == 0) {
-                snprintf (op, sizeof op, "%s", strcmp (ops[i], "~>") == 0 ? "~" : ops[i]);
-                p += strlen (ops[i]);
-                break;
-            }
-        while (isspace ((unsigned char) *p))
-            p++;
-        const char *start = p;
-        s_partial_t part;
-        if (!s_partial (&p, &part) || (*p && !isspace ((unsigned char) *p))) {
-            snprintf (err, err_len, "'%.60s' is not a version range such as ^1.2, ~1.2.3, "
-                      ">=1 <2 or 1.x", start);
-            gw_vset_clear (out);
-            return -1;
-        }
-        gw_vset_t one, both;
-        if (s_npm_comparator (op, &part, &one)) {
-            gw_vset_clear (out);
-            return -1;
-        }
-        int rc = gw_vset_intersect (out, &one, &both);
-        gw_vset_clear (&one);
-        gw_vset_clear (out);
-        *out = both;
-        if (rc)
-            return -1;
-    }
-}
-
-int
-gw_vset_parse_npm (const char *range, gw_vset_t *out, char *err, size_t err_len)
-{
-    out->npm = true;
-    out->r = NULL;
-    out->n = 0;
-    char *copy = strdup (range ? range : "");
-    if (!copy) {
-        snprintf (err, err_len, "out of memory");
-        return -1;
-    }
-    int rc = 0;
-    char *alt = copy;
-    for (;;) {
-        char *bar = strstr (alt, "||");
-        if (bar)
-            *bar = '\0';
-        gw_vset_t one = {true, NULL, 0};
-        err[0] = '\0';
-        rc = s_npm_alternative (alt, &one, err, err_len);
-        if (rc) {
-            gw_vset_clear (&one);
-            if (!err[0])
-                snprintf (err, err_len, "out of memory");
-            break;
-        }
-        for (size_t i = 0; i < one.n && !rc; i++)
-            rc = s_push (out, &one.r[i]);
-        gw_vset_clear (&one);
-        if (rc || !bar)
-            break;
-        alt = bar + 2;
-    }
-    free (copy);
-    if (rc)
-        gw_vset_clear (out);
-    else
-        s_normalize (out);
-    return rc;
-}
-
-/* "1.2.3", "1.2.3-beta.1", or "1.2.3-0" for the sentinel below 1.2.3. */
-static void
-s_semver_text (const gw_ver_t *v, char *buf, size_t len)
-{
-    const char *pre = v->sentinel < 0 ? "0" : v->pre;
-    snprintf (buf, len, "%ld.%ld.%ld%s%s", v->rel[0], v->nrel > 1 ? v->rel[1] : 0,
-              v->nrel > 2 ? v->rel[2] : 0, *pre ? "-" : "", pre);
-}
-
-char *
-gw_vset_npm_text (const gw_vset_t *set)
-{
-    if (gw_vset_empty (set))
-        return NULL;
-    size_t cap = 64 + set->n * 200;
-    char *text = malloc (cap);
-    if (!text)
-        return NULL;
-    text[0] = '\0';
-    size_t len = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        const gw_vrange_t *r = &set->r[i];
-        char lo[100] = "", hi[100] = "";
-        if (!r->lo.inf)
-            s_semver_text (&r->lo.v, lo, sizeof lo);
-        if (!r->hi.inf)
-            s_semver_text (&r->hi.v, hi, sizeof hi);
-        const char *bar = i ? " || " : "";
-        if (r->lo.inf && r->hi.inf)
-            len += (size_t) snprintf (text + len, cap - len, "%s*", bar);
-        else if (!r->lo.inf && !r->hi.inf && r->lo.closed && r->hi.closed
-                 && gw_ver_cmp (&r->lo.v, &r->hi.v) == 0)
-            len += (size_t) snprintf (text + len, cap - len, "%s%s", bar, lo);
-        else
-            len += (size_t) snprintf (text + len, cap - len, "%s%s%s%s%s%s%s", bar,
-                                      r->lo.inf ? "" : r->lo.closed ? ">=" : ">", lo,
-                                      !r->lo.inf && !r->hi.inf ? " " : "",
-                                      r->hi.inf ? "" : r->hi.closed ? "<=" : "<", hi, "");
-    }
-    return text;
 }

@@ -6,7 +6,7 @@
  * (npm: "1.2.3-beta.1+build"). A version set is a union of intervals of
  * one ordering, so the policy can ask "does this requirement overlap the
  * allowed versions?" and "is every version it asks for denied?". Sets are
- * made from PEP 440 specifier sets (">=1.2,!=1.3.*,<2", "~=1.4",
+ * made (by gw_package_ranges) from PEP 440 specifier sets (">=1.2,!=1.3.*,<2", "~=1.4",
  * "===1.0" when it parses), from npm ranges ("^1.2 || >=3 <4", "1.x",
  * "1.2 - 2", "~0.3") and from PEP 440 specifiers applied to semver. The
  * usual fine print is approximated by the interval: "<2.0" ends below
@@ -68,17 +68,6 @@ int gw_vset_all (gw_vset_t *out, bool npm);
 /* Frees a set's intervals (the struct itself is the caller's). */
 void gw_vset_clear (gw_vset_t *set);
 
-/* Parses a PEP 440 specifier set ("" is every version; "(...)" allowed).
- * Returns 0, or -1 with a sentence in err. */
-int gw_vset_parse_pep440 (const char *spec, gw_vset_t *out, char *err, size_t err_len);
-
-/* The same specifiers applied to semver versions (zero-padded). */
-int gw_vset_parse_pep440_semver (const char *spec, gw_vset_t *out, char *err, size_t err_len);
-
-/* Parses an npm range ("" and "*" are every version). Returns 0, or -1
- * with a sentence in err. */
-int gw_vset_parse_npm (const char *range, gw_vset_t *out, char *err, size_t err_len);
-
 /* out = a ∩ b; out = ¬a. Return 0 or -1 (OOM). out must not be a or b. */
 int gw_vset_intersect (const gw_vset_t *a, const gw_vset_t *b, gw_vset_t *out);
 int gw_vset_complement (const gw_vset_t *a, gw_vset_t *out);
@@ -88,8 +77,40 @@ bool gw_vset_contains (const gw_vset_t *set, const gw_ver_t *v);
 /* True when a ⊆ b (false on OOM). */
 bool gw_vset_subset (const gw_vset_t *a, const gw_vset_t *b);
 
-/* An npm range for a semver set ("<1.0.0 || >=2.0.0 <3.0.0-0"), new; "*"
- * for every version; NULL for the empty set or on OOM. */
-char *gw_vset_npm_text (const gw_vset_t *set);
+/* ---- building blocks of sets (gw_package_ranges reads specifiers and
+ * ranges into sets with these) ---- */
+
+/* A version of the kind (npm: semver) with no pre-, post- or
+ * dev-release. */
+void gw_ver_init (gw_ver_t *v, bool npm);
+
+/* A semver "partial": up to three components, each a number or a wildcard
+ * (x, X or an asterisk); given counts the numbers before the first
+ * wildcard (or the end). */
+typedef struct {
+    long v[3];
+    int given;
+    char pre[64];
+} gw_ver_partial_t;
+
+/* Reads a partial at *pp ("=" and "v" prefixes, a pre-release after
+ * three numbers, build metadata skipped) and moves *pp past it. False
+ * when it is not one. */
+bool gw_ver_partial (const char **pp, gw_ver_partial_t *out);
+
+/* The least version whose release starts with the first n numbers of v
+ * (+1 on the last when bump): a sentinel below them all for PEP 440, the
+ * real version M.m.p-0 for semver. */
+gw_ver_t gw_ver_floor (const gw_ver_t *v, int n, bool bump);
+
+/* Appends an interval to a set. 0 or -1 (OOM). */
+int gw_vset_push (gw_vset_t *set, const gw_vrange_t *range);
+/* Bounds: unbounded, and at v (closed when v belongs to the interval). */
+gw_vbound_t gw_vbound_inf (void);
+gw_vbound_t gw_vbound_at (gw_ver_t v, bool closed);
+/* out = the set of one interval. 0 or -1 (OOM). */
+int gw_vset_one (gw_vset_t *out, bool npm, gw_vbound_t lo, gw_vbound_t hi);
+/* Sorts, drops empty intervals and merges touching ones. */
+void gw_vset_normalize (gw_vset_t *set);
 
 #endif

@@ -1,5 +1,5 @@
 /* gw_packages: installing packages into a session, for install_package
- * (MCP) and "dependencies" on POST /sessions (REST).
+ * (MCP) and "dependencies" on POST /sessions (REST, gw_packages_rest).
  *
  * Python kernels get pip into the session's own .packages folder, which
  * their sys.path holds; JavaScript kernels get npm into the session's
@@ -85,13 +85,5 @@ int gw_packages_install (gw_packages_t *self, gw_session_t *session, json_t *all
  * (its processes are killed; done still comes, with the error
  * "cancelled"). Nothing happens otherwise. */
 void gw_packages_cancel (gw_packages_t *self, void *arg);
-
-/* POST /sessions with "dependencies": the session was just made for req.
- * Returns false when there is nothing to install (the caller goes on);
- * true when it took req over: it answers 201 with the session and its
- * "dependencies" once they are installed and importable, or an error that
- * says what was refused (403) or what failed, and then ends the session. */
-bool gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *session,
-                             json_t *dependencies);
 
 #endif

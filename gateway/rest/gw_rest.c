@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "gw_server.h"
-#include "gw_packages.h"
+#include "gw_packages_rest.h"
 #include "gw_path.h"
 #include "gw_sandbox.h"
 #include "gw_sessions.h"

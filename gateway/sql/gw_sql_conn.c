@@ -47,15 +47,6 @@ struct gw_sql_conn {
     atomic_bool cancelled;          /* gw_sql_conn_cancel was called during this run */
 };
 
-gw_sql_options_t
-gw_sql_options_default (void)
-{
-    return (gw_sql_options_t) {
-        .max_inline_rows = 30, .max_rows = GW_SQL_MAX_ROWS, .max_cell_bytes = GW_SQL_MAX_CELL_BYTES,
-        .timeout_s = 0, .csv_uid = -1, .csv_gid = -1,
-    };
-}
-
 json_t *
 gw_sql_error (const char *code, const char *fmt, ...)
 {

@@ -372,6 +372,116 @@ s_csv_append (s_csv_t *csv, const json_t *row, long long max)
     return 1;
 }
 
+/* The bounds a read keeps to, from the options and their defaults. */
+typedef struct {
+    long max_rows;              /* rows fetched at most */
+    size_t cap;                 /* bytes kept per cell */
+    long long budget;           /* bytes of values the inline rows keep in all */
+    long inline_rows;           /* rows returned inline at most */
+} s_bounds_t;
+
+/* What reading the rows came to. */
+typedef struct {
+    long row_count, cells_cut, rows_cut;
+    long long kept;             /* bytes of values in the inline rows */
+    bool limit;                 /* fetching stopped at max_rows */
+    bool csv_full;              /* the CSV stopped at csv_max_bytes */
+} s_tally_t;
+
+/* Reads the fetched row's cells into a new array, adding their bytes to
+ * *row_bytes and the cells cut to *cells_cut; a dynamic column gets its
+ * "type" from its first value that is not NULL. NULL with err set on
+ * failure. */
+static json_t *
+s_fetch_row (SQLHSTMT stmt, SQLSMALLINT ncols, s_col_t *cols, json_t *columns, char *buf,
+             size_t cap, size_t *row_bytes, long *cells_cut, char *err, size_t err_len,
+             char sqlstate[6])
+{
+    json_t *row = json_array ();
+    bool failed = false;
+    for (SQLSMALLINT c = 1; row && c <= ncols && !failed; c++) {
+        json_t *value = NULL;
+        s_col_t *col = &cols[c - 1];
+        gw_sql_cat_t cat = col->cat;
+        int rc = s_cell (stmt, (SQLUSMALLINT) c, &cat, col->dynamic, buf, cap, &value, err,
+                         err_len, sqlstate);
+        if (rc < 0)
+            failed = true;
+        else {
+            if (col->dynamic && !col->typed && !json_is_null (value)) {
+                /* the column is what its first value is, as the driver
+                   says when it reads whole results */
+                col->typed = true;
+                json_object_set_new (json_array_get (columns, (size_t) c - 1), "type",
+                                     json_string (gw_sql_cat_name (cat, col->sql_type)));
+            }
+            *cells_cut += rc;
+            *row_bytes += s_value_bytes (value);
+            json_array_append_new (row, value);
+        }
+    }
+    if (!row) {
+        snprintf (err, err_len, "Out of memory.");
+        return NULL;
+    }
+    if (failed) {
+        json_decref (row);
+        return NULL;
+    }
+    return row;
+}
+
+/* Sets the result's flags ("truncated", "csv_path", "rows_cut",
+ * "row_limit_reached", "csv_cut", "cells_cut") and the "note" that says
+ * them in words. */
+static void
+s_add_notes (json_t *result, const s_tally_t *t, const s_bounds_t *b,
+             const gw_sql_options_t *opts, const char *csv_shown, long shown)
+{
+    char note[1800] = "";
+    size_t n = 0;
+    if (t->row_count > shown) {
+        json_object_set_new (result, "truncated", json_true ());
+        if (csv_shown[0]) {
+            json_object_set_new (result, "csv_path", json_string (csv_shown));
+            n += (size_t) snprintf (note + n, sizeof note - n, "The first %ld of %ld rows are "
+                                    "here; all %ld are in %s (pandas: pd.read_csv(path)).",
+                                    shown, t->row_count, t->row_count, csv_shown);
+        } else
+            n += (size_t) snprintf (note + n, sizeof note - n, "The first %ld of %ld rows are "
+                                    "here.", shown, t->row_count);
+    }
+    if (t->rows_cut > 0 && n < sizeof note) {
+        json_object_set_new (result, "rows_cut", json_integer (t->rows_cut));
+        n += (size_t) snprintf (note + n, sizeof note - n, "%s%ld of the first %ld rows are "
+                                "not shown: their values passed %lld MiB, the most exec_sql "
+                                "keeps in memory for a result.", n ? " " : "", t->rows_cut,
+                                b->inline_rows, b->budget >> 20);
+    }
+    if (t->limit && n < sizeof note) {
+        json_object_set_new (result, "row_limit_reached", json_true ());
+        n += (size_t) snprintf (note + n, sizeof note - n, "%sFetching stopped at %ld rows, the "
+                                "most exec_sql reads; the query has more (add a LIMIT or "
+                                "aggregate).", n ? " " : "", b->max_rows);
+    }
+    if (t->csv_full && n < sizeof note) {
+        json_object_set_new (result, "csv_cut", json_true ());
+        n += (size_t) snprintf (note + n, sizeof note - n, "%sThe CSV stopped at %ld rows: "
+                                "the next would pass %lld MiB, the session's disk quota; "
+                                "the query has more (add a LIMIT, select fewer columns or "
+                                "aggregate).", n ? " " : "", t->row_count,
+                                opts->csv_max_bytes >> 20);
+    }
+    if (t->cells_cut > 0 && n < sizeof note) {
+        json_object_set_new (result, "cells_cut", json_integer (t->cells_cut));
+        snprintf (note + n, sizeof note - n, "%s%ld values were cut to %zu bytes at most (each "
+                  "marked with \xe2\x80\xa6[cut: KEPT of SIZE bytes]).", n ? " " : "",
+                  t->cells_cut, b->cap);
+    }
+    if (note[0])
+        json_object_set_new (result, "note", json_string (note));
+}
+
 json_t *
 gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *stop,
                     atomic_bool *cancelled, char *err, size_t err_len, char sqlstate[6])
@@ -389,20 +499,21 @@ gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *st
                   "nothing was run.");
         return NULL;
     }
-    long max_rows = opts->max_rows > 0 ? opts->max_rows : GW_SQL_MAX_ROWS;
-    size_t cap = (size_t) (opts->max_cell_bytes > 0 ? opts->max_cell_bytes : GW_SQL_MAX_CELL_BYTES);
-    long long budget = opts->max_result_bytes > 0 ? opts->max_result_bytes
-                                                  : GW_SQL_MAX_RESULT_BYTES;
-    long inline_rows = opts->max_inline_rows > 0 ? opts->max_inline_rows : 0;
+    s_bounds_t b = {
+        .max_rows = opts->max_rows > 0 ? opts->max_rows : GW_SQL_MAX_ROWS,
+        .cap = (size_t) (opts->max_cell_bytes > 0 ? opts->max_cell_bytes
+                                                  : GW_SQL_MAX_CELL_BYTES),
+        .budget = opts->max_result_bytes > 0 ? opts->max_result_bytes : GW_SQL_MAX_RESULT_BYTES,
+        .inline_rows = opts->max_inline_rows > 0 ? opts->max_inline_rows : 0,
+    };
     s_col_t *cols = calloc ((size_t) ncols + 1, sizeof *cols);
-    char *buf = malloc (cap + 1);
+    char *buf = malloc (b.cap + 1);
     json_t *columns = cols && buf ? s_describe (stmt, ncols, cols, opts->sqlite_step, err, err_len,
                                                    sqlstate) : NULL;
     json_t *rows = json_array ();
     s_csv_t csv = {.dirfd = -1};
-    long row_count = 0, cells_cut = 0, rows_cut = 0;
-    long long kept = 0;                 /* bytes of values in rows */
-    bool limit = false, csv_full = false, failed = !columns || !rows;
+    s_tally_t t = {0};
+    bool failed = !columns || !rows;
     if (!cols || !buf || !rows)
         snprintf (err, err_len, "Out of memory.");
     while (!failed && ncols > 0) {
@@ -422,49 +533,26 @@ gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *st
             failed = true;
             break;
         }
-        if (row_count == max_rows) {
-            limit = true;
+        if (t.row_count == b.max_rows) {
+            t.limit = true;
             break;
         }
-        json_t *row = json_array ();
         size_t row_bytes = 0;
-        for (SQLSMALLINT c = 1; row && c <= ncols && !failed; c++) {
-            json_t *value = NULL;
-            s_col_t *col = &cols[c - 1];
-            gw_sql_cat_t cat = col->cat;
-            int rc = s_cell (stmt, (SQLUSMALLINT) c, &cat, col->dynamic, buf, cap, &value, err,
-                             err_len, sqlstate);
-            if (rc < 0)
-                failed = true;
-            else {
-                if (col->dynamic && !col->typed && !json_is_null (value)) {
-                    /* the column is what its first value is, as the driver
-                       says when it reads whole results */
-                    col->typed = true;
-                    json_object_set_new (json_array_get (columns, (size_t) c - 1), "type",
-                                         json_string (gw_sql_cat_name (cat, col->sql_type)));
-                }
-                cells_cut += rc;
-                row_bytes += s_value_bytes (value);
-                json_array_append_new (row, value);
-            }
-        }
+        json_t *row = s_fetch_row (stmt, ncols, cols, columns, buf, b.cap, &row_bytes,
+                                   &t.cells_cut, err, err_len, sqlstate);
         if (!row) {
-            snprintf (err, err_len, "Out of memory.");
             failed = true;
-        }
-        if (failed) {
-            json_decref (row);
             break;
         }
-        row_count++;
-        if (row_count <= inline_rows && rows_cut == 0 && kept + (long long) row_bytes <= budget) {
-            kept += (long long) row_bytes;
+        t.row_count++;
+        if (t.row_count <= b.inline_rows && t.rows_cut == 0
+            && t.kept + (long long) row_bytes <= b.budget) {
+            t.kept += (long long) row_bytes;
             json_array_append_new (rows, row);
             continue;
         }
-        if (row_count <= inline_rows)
-            rows_cut++;                 /* past the byte budget: only in the CSV */
+        if (t.row_count <= b.inline_rows)
+            t.rows_cut++;               /* past the byte budget: only in the CSV */
         if (!opts->csv_dir) {
             json_decref (row);
             continue;
@@ -478,8 +566,8 @@ gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *st
             if (!err[0])
                 snprintf (err, err_len, "Cannot write the CSV file: %s.", strerror (errno));
         } else if (rc > 0) {
-            csv_full = true;            /* the rows after this one are not read */
-            row_count--;
+            t.csv_full = true;          /* the rows after this one are not read */
+            t.row_count--;
             break;
         }
     }
@@ -496,50 +584,9 @@ gw_sql_result_read (SQLHSTMT stmt, const gw_sql_options_t *opts, atomic_bool *st
     }
     long shown = (long) json_array_size (rows);
     json_t *result = json_pack ("{s:o, s:o, s:I}", "columns", columns, "rows", rows, "row_count",
-                                (json_int_t) row_count);
+                                (json_int_t) t.row_count);
     if (!result)
         return NULL;
-    char note[1800] = "";
-    size_t n = 0;
-    if (row_count > shown) {
-        json_object_set_new (result, "truncated", json_true ());
-        if (csv.shown[0]) {
-            json_object_set_new (result, "csv_path", json_string (csv.shown));
-            n += (size_t) snprintf (note + n, sizeof note - n, "The first %ld of %ld rows are "
-                                    "here; all %ld are in %s (pandas: pd.read_csv(path)).",
-                                    shown, row_count, row_count, csv.shown);
-        } else
-            n += (size_t) snprintf (note + n, sizeof note - n, "The first %ld of %ld rows are "
-                                    "here.", shown, row_count);
-    }
-    if (rows_cut > 0 && n < sizeof note) {
-        json_object_set_new (result, "rows_cut", json_integer (rows_cut));
-        n += (size_t) snprintf (note + n, sizeof note - n, "%s%ld of the first %ld rows are "
-                                "not shown: their values passed %lld MiB, the most exec_sql "
-                                "keeps in memory for a result.", n ? " " : "", rows_cut,
-                                inline_rows, budget >> 20);
-    }
-    if (limit && n < sizeof note) {
-        json_object_set_new (result, "row_limit_reached", json_true ());
-        n += (size_t) snprintf (note + n, sizeof note - n, "%sFetching stopped at %ld rows, the "
-                                "most exec_sql reads; the query has more (add a LIMIT or "
-                                "aggregate).", n ? " " : "", max_rows);
-    }
-    if (csv_full && n < sizeof note) {
-        json_object_set_new (result, "csv_cut", json_true ());
-        n += (size_t) snprintf (note + n, sizeof note - n, "%sThe CSV stopped at %ld rows: "
-                                "the next would pass %lld MiB, the session's disk quota; "
-                                "the query has more (add a LIMIT, select fewer columns or "
-                                "aggregate).", n ? " " : "", row_count,
-                                opts->csv_max_bytes >> 20);
-    }
-    if (cells_cut > 0 && n < sizeof note) {
-        json_object_set_new (result, "cells_cut", json_integer (cells_cut));
-        snprintf (note + n, sizeof note - n, "%s%ld values were cut to %zu bytes at most (each "
-                  "marked with \xe2\x80\xa6[cut: KEPT of SIZE bytes]).", n ? " " : "",
-                  cells_cut, cap);
-    }
-    if (note[0])
-        json_object_set_new (result, "note", json_string (note));
+    s_add_notes (result, &t, &b, opts, csv.shown, shown);
     return result;
 }

@@ -1,7 +1,8 @@
 /* gw_sql_result: reads a statement's result set over ODBC into the
  * exec_sql result: the columns with their types, the first rows inline,
  * and, when there are more, every row as an RFC 4180 CSV file. Also the
- * driver diagnostics as one tidy message. Internal to gw_sql_conn.
+ * driver diagnostics as one tidy message. Internal to gw_sql_conn; it
+ * needs only the run's options (gw_sql_options), not the connection.
  *
  * Threads: the thread that runs the statement. */
 #ifndef GW_SQL_RESULT_H
@@ -15,7 +16,7 @@
 #include <sqlext.h>
 #include <jansson.h>
 
-#include "gw_sql_conn.h"
+#include "gw_sql_options.h"
 
 /* Reads every result row of stmt (executed, with a result set or none):
  * returns a new object {"columns":[{"name","type","db_type"}...],

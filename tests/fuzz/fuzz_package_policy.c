@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "gw_package_policy.h"
-#include "gw_package_version.h"
+#include "gw_package_ranges.h"
 
 static void
 s_fail (const char *what, const char *input)

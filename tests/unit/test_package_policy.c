@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gw_package_policy.h"
-#include "gw_package_version.h"
+#include "gw_package_ranges.h"
 #include "suites.h"
 
 /* ---- names -------------------------------------------------------------- */

@@ -1,13 +1,21 @@
-/* gw_jupyter_internal: what the Jupyter API's files share (the object,
- * its websocket clients and notebook sessions). Threads: the loop thread. */
-#ifndef GW_JUPYTER_INTERNAL_H
-#define GW_JUPYTER_INTERNAL_H
+/* gw_jupyter_state: the Jupyter API's object (struct gw_jupyter) as its
+ * files share it: its websocket clients (gw_jupyter_clients), its
+ * notebook sessions (gw_jupyter_kernels), and what the object itself
+ * keeps for shutdown (gw_jupyter). Private to gateway/jupyter; it names
+ * none of those files, so none of them includes another through it.
+ *
+ * Threads: the loop thread; closing and handing_over also from
+ * libmicrohttpd's upgrade callback (inside gw_http_run). */
+#ifndef GW_JUPYTER_STATE_H
+#define GW_JUPYTER_STATE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gw_jupyter.h"
+#include "gw_server.h"
+
+typedef struct gw_jupyter gw_jupyter_t;
 
 #define GW_JUPYTER_MAX_NB_SESSIONS 4096
 #define GW_JUPYTER_MAX_NB_PER_TENANT 512     /* one tenant cannot fill the table: at
@@ -31,7 +39,7 @@ struct gw_jupyter {
     int n_clients;
     gw_ws_client_t **polled;        /* the clients of the last poll_items, in order */
     int polled_cap;
-    size_t queued_total;            /* every client's unsent output (gw_jupyter.c) */
+    size_t queued_total;            /* every client's unsent output (gw_jupyter_clients) */
     unsigned long long clients_made;    /* websockets so far (their marks) */
     bool answered;                  /* a kernel answered or restarted since the last tick */
     int64_t ping_ms;                /* a silent client is pinged after this, closed after twice */
@@ -41,17 +49,5 @@ struct gw_jupyter {
     gw_nb_session_t *nb;            /* notebook sessions */
     int n_nb;
 };
-
-/* The kernel model of a session: id, name, last_activity,
- * execution_state, connections. */
-json_t *gw_jupyter_kernel_model (gw_jupyter_t *self, const gw_session_t *session);
-
-/* The caller's kernel id names (one-shot MCP runs are no kernels), or
- * NULL after answering 404. */
-gw_session_t *gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req,
-                                          const char *id);
-
-/* Ends the notebook sessions that use the kernel session (it ends). */
-void gw_jupyter_forget_kernel (gw_jupyter_t *self, const gw_session_t *session);
 
 #endif
