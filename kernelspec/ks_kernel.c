@@ -1,5 +1,8 @@
-/* ks_kernel: the kernel state machine: launch, kernel_info handshake,
- * heartbeat, interrupt, orderly shutdown, death detection through a pidfd.
+/* ks_kernel: one kernel's lifetime: making it, launching its process
+ * (connection info and files, the proxy, the relay), killing and reaping
+ * it, destroying it; what it is (id, error, CPU time). Its states are in
+ * ks_kernel_machine.c and its messages in ks_kernel_messages.c (see
+ * ks_kernel_internal.h).
  * Threads: everything runs in the thread that created the kernel. */
 #include "ks_kernel.h"
 
@@ -13,80 +16,8 @@
 #include <unistd.h>
 
 #include "jp_time.h"
-#include "ks_decoder.h"
+#include "ks_kernel_internal.h"
 #include "ks_process.h"
-#include "jp_log.h"
-
-#define RESEND_MS 200           /* kernel_info again while iopub is silent */
-#define STOP_TERM_MS 2000       /* shutdown_request, then SIGTERM... */
-#define STOP_KILL_MS 4000       /* ...then SIGKILL */
-#define HB_MISSES_FATAL 4
-#define MAX_MSGS_PER_DISPATCH 512
-#define MAX_BYTES_PER_DISPATCH (4u << 20)
-#define PORT_RACE_RETRIES 3
-#define RELAY_GONE_GRACE_MS 500  /* a dying kernel's own exit comes first */
-
-struct ks_kernel {
-    void *ctx;
-    const ks_spec_t *spec;
-    ks_kernel_options_t options;
-    char id[16];
-    char runtime_dir[256];
-    char *cwd;                  /* copied from the options */
-    char *proxy;                /* copied from the options */
-    char tcp_conn_path[340];    /* the kernel's own connection file (proxy) */
-    char **extra_env;           /* copied from the options */
-    char **wrap_argv;           /* copied from the options */
-    char **extra_argv;          /* copied from the options */
-    char *cgroups[KS_MAX_CGROUPS];  /* copied from the options */
-    int cpuacct_fd;             /* the cpuacct cgroup's usage file, kept open
-                                   (read at each execution's start), -1 */
-    char *binds[2 * KS_MAX_BINDS];  /* copied from the options: from, to */
-    /* the relay (options.relay): copies of its strings, its connection
-       info towards us, its process */
-    char *relay, *relay_dir, *relay_net;
-    char *relay_cgroups[KS_MAX_CGROUPS];
-    char *relay_binds[2 * KS_MAX_BINDS];
-    jp_connection_t front;
-    char front_path[320], relay_log_path[320];
-    pid_t relay_pid;
-    int relay_pidfd;
-    int64_t relay_gone_ms;      /* the relay ended on its own then */
-    char relay_why[512];
-    char conn_path[320];
-    char log_path[320];
-    ks_kernel_state_t state;
-    char error[1024];
-    jp_connection_t conn;
-    jp_channels_t *channels;
-    /* large messages are decoded by ks_decoder's worker: its inbox (made
-       on first use), and the channels with a message away there (read no
-       further until it is back, so order is kept) */
-    ks_decoder_inbox_t *inbox;
-    bool away[JP_CHANNEL_COUNT];
-    pid_t pid;
-    int pidfd;
-    int attempts;
-    /* handshake */
-    int64_t launched_ms, ready_ms, start_deadline, next_resend;
-    bool got_info_reply, iopub_live;
-    json_t *info;
-    /* heartbeat */
-    int64_t next_beat;          /* -1: none (the kernel is idle) */
-    bool beat_pending;
-    int beats_missed;
-    bool working;               /* its last iopub status was not "idle" */
-    bool asked;                 /* a request of ours it has not said idle to */
-    char last_request[128];     /* the msg_id of our last request (a longer
-                                   one never matches: it beats on, safely) */
-    /* shutdown */
-    int64_t stop_since;
-    int stop_stage;
-    ks_kernel_msg_fn *on_msg;
-    ks_kernel_state_fn *on_state;
-    uint64_t fds_generation;    /* see ks_kernel_fds_generation */
-    void *arg;
-};
 
 /* A descriptor of the kernel was opened or closed: a new generation, unique
  * in the process, so an owner that keeps the descriptors registered (an
@@ -98,9 +29,16 @@ s_fds_changed (ks_kernel_t *self)
     self->fds_generation = __atomic_add_fetch (&generation, 1, __ATOMIC_RELAXED);
 }
 
+/* s_fds_changed, for the kernel's other files (ks_kernel_internal.h). */
+void
+ks_kernel_fds_changed (ks_kernel_t *self)
+{
+    s_fds_changed (self);
+}
+
 /* Closes the channels, and forgets the messages away being decoded. */
-static void
-s_close_channels (ks_kernel_t *self)
+void
+ks_kernel_close_channels (ks_kernel_t *self)
 {
     jp_channels_destroy (&self->channels);
     if (self->inbox)
@@ -211,8 +149,8 @@ ks_kernel_set_handlers (ks_kernel_t *self, ks_kernel_msg_fn *on_msg,
 }
 
 /* Removes the connection file and any ipc socket files. */
-static void
-s_remove_runtime_files (ks_kernel_t *self)
+void
+ks_kernel_remove_runtime_files (ks_kernel_t *self)
 {
     unlink (self->conn_path);
     if (self->tcp_conn_path[0])
@@ -253,8 +191,8 @@ s_stop_relay (ks_kernel_t *self)
 
 /* Kills the group, reaps the leader, closes the pidfd. Blocking only for as
  * long as SIGKILL takes. */
-static void
-s_kill_and_reap (ks_kernel_t *self)
+void
+ks_kernel_kill_and_reap (ks_kernel_t *self)
 {
     s_stop_relay (self);
     if (self->pid > 0) {
@@ -269,67 +207,6 @@ s_kill_and_reap (ks_kernel_t *self)
         self->pidfd = -1;
         s_fds_changed (self);
     }
-}
-
-/* The next heartbeat after now, or -1 for none: every heartbeat_ms while
- * the kernel works or has a request of ours it has not said idle to, none
- * while it is idle. An idle kernel's end is seen through the pidfd; one
- * that hangs while idle is found by the beats that start with the next
- * request sent to it (which is when it matters), so idle sessions cost the
- * gateway nothing. On the next multiple of the interval on the monotonic
- * clock, so kernels that work together beat in the same loop turn; at
- * least half an interval away. */
-static int64_t
-s_next_beat (const ks_kernel_t *self, int64_t now)
-{
-    if (!self->working && !self->asked)
-        return -1;
-    int64_t every = self->options.heartbeat_ms;
-    int64_t next = (now / every + 1) * every;
-    return next - now < every / 2 ? next + every : next;
-}
-
-/* Beats at the working pace from now, if it is not beating sooner. */
-static void
-s_beat_sooner (ks_kernel_t *self, int64_t now)
-{
-    if (self->state != KS_KERNEL_READY)
-        return;
-    int64_t sooner = s_next_beat (self, now);
-    if (sooner >= 0 && (self->next_beat < 0 || sooner < self->next_beat))
-        self->next_beat = sooner;
-}
-
-/* Enters a state and tells the owner. DEAD also closes the channels. */
-static void
-s_set_state (ks_kernel_t *self, ks_kernel_state_t state)
-{
-    if (self->state == state)
-        return;
-    self->state = state;
-    if (state == KS_KERNEL_DEAD) {
-        s_close_channels (self);
-        s_remove_runtime_files (self);
-    }
-    if (self->on_state)
-        self->on_state (self, state, self->arg);
-}
-
-/* Records why the kernel failed, with the tail of its log, kills it, and
- * enters DEAD. */
-static void
-s_fail (ks_kernel_t *self, const char *why)
-{
-    char *tail = ks_process_log_tail (self->log_path, 600);
-    /* keep the error on one readable paragraph */
-    for (char *p = tail; p && *p; p++)
-        if (*p == '\r')
-            *p = ' ';
-    snprintf (self->error, sizeof self->error, "%s%s%s", why,
-              tail && *tail ? "; kernel log ends with: " : "", tail ? tail : "");
-    free (tail);
-    s_kill_and_reap (self);
-    s_set_state (self, KS_KERNEL_DEAD);
 }
 
 /* SIGKILL to every process of a cgroup (v1) folder. */
@@ -354,13 +231,12 @@ ks_kernel_destroy (ks_kernel_t **self_p)
     if (!self_p || !*self_p)
         return;
     ks_kernel_t *self = *self_p;
-    s_kill_and_reap (self);
+    ks_kernel_kill_and_reap (self);
     if (self->cpuacct_fd >= 0)
         close (self->cpuacct_fd);
-    s_close_channels (self);
-    s_remove_runtime_files (self);
+    ks_kernel_close_channels (self);
+    ks_kernel_remove_runtime_files (self);
     unlink (self->log_path);
-    json_decref (self->info);
     if (self->options.runtime_dir_mounted)
         umount2 (self->runtime_dir, MNT_DETACH);
     if (self->options.own_runtime_dir)
@@ -403,8 +279,8 @@ ks_kernel_destroy (ks_kernel_t **self_p)
 }
 
 /* Sends a kernel_info_request on shell. */
-static void
-s_send_kernel_info (ks_kernel_t *self)
+void
+ks_kernel_send_kernel_info (ks_kernel_t *self)
 {
     jp_msg_t *msg = jp_channels_msg_new (self->channels, "kernel_info_request");
     if (msg)
@@ -499,8 +375,8 @@ s_start_relay (ks_kernel_t *self)
 }
 
 /* One launch attempt: connection info, connection file, channels, process. */
-static int
-s_launch (ks_kernel_t *self)
+int
+ks_kernel_launch (ks_kernel_t *self)
 {
     int rc;
     if (self->proxy || ks_spec_supports_ipc (self->spec)) {
@@ -582,29 +458,9 @@ s_launch (ks_kernel_t *self)
         return rc;
     self->got_info_reply = self->iopub_live = false;
     self->working = self->asked = false;
-    s_send_kernel_info (self);
+    ks_kernel_send_kernel_info (self);
     int64_t now = jp_time_now_ms ();
-    self->next_resend = now + RESEND_MS;
-    return 0;
-}
-
-int
-ks_kernel_start (ks_kernel_t *self)
-{
-    if (self->state != KS_KERNEL_NEW)
-        return -EALREADY;
-    self->launched_ms = jp_time_now_ms ();
-    self->start_deadline = self->launched_ms + self->options.start_timeout_ms;
-    self->attempts = 1;
-    self->state = KS_KERNEL_STARTING;
-    int rc = s_launch (self);
-    if (rc) {
-        s_kill_and_reap (self);
-        s_set_state (self, KS_KERNEL_DEAD);
-        return rc;
-    }
-    if (self->on_state)
-        self->on_state (self, KS_KERNEL_STARTING, self->arg);
+    self->next_resend = now + KS_KERNEL_RESEND_MS;
     return 0;
 }
 
@@ -615,515 +471,15 @@ ks_kernel_state (const ks_kernel_t *self)
 }
 
 const char *
-ks_kernel_state_name (ks_kernel_state_t state)
-{
-    static const char *names[] = {"new", "starting", "ready", "stopping", "dead"};
-    return state <= KS_KERNEL_DEAD ? names[state] : "?";
-}
-
-const char *
 ks_kernel_error (const ks_kernel_t *self)
 {
     return self->error;
-}
-
-int
-ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
-{
-    int n = 0;
-    if (self->channels)
-        for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
-            if (self->away[ch])
-                continue;   /* not read until its message is back: not polled */
-            items[n++] = (zmq_pollitem_t) {
-                .socket = jp_channels_socket (self->channels, (jp_channel_t) ch),
-                .events = ZMQ_POLLIN | (jp_channels_take_used (self->channels, (jp_channel_t) ch)
-                                        ? JP_POLL_USED : 0)};
-        }
-    if (self->pidfd >= 0 && n < max)
-        items[n++] = (zmq_pollitem_t) {.fd = self->pidfd, .events = ZMQ_POLLIN};
-    if (self->relay_pidfd >= 0 && n < max)
-        items[n++] = (zmq_pollitem_t) {.fd = self->relay_pidfd, .events = ZMQ_POLLIN};
-    if (self->inbox && n < max)
-        items[n++] = (zmq_pollitem_t) {.fd = ks_decoder_inbox_fd (self->inbox),
-                                       .events = ZMQ_POLLIN};
-    return n;
-}
-
-uint64_t
-ks_kernel_fds_generation (const ks_kernel_t *self)
-{
-    return self->fds_generation;
-}
-
-int
-ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
-{
-    int n = 0;
-    if (self->channels)
-        for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
-            size_t size = sizeof fds[n];
-            if (self->away[ch])
-                continue;   /* its descriptor would wake every turn meanwhile */
-            if (zmq_getsockopt (jp_channels_socket (self->channels, (jp_channel_t) ch),
-                                ZMQ_FD, &fds[n], &size) == 0)
-                n++;
-        }
-    if (self->pidfd >= 0 && n < max)
-        fds[n++] = self->pidfd;
-    if (self->relay_pidfd >= 0 && n < max)
-        fds[n++] = self->relay_pidfd;
-    if (self->inbox && n < max)
-        fds[n++] = ks_decoder_inbox_fd (self->inbox);
-    return n;
-}
-
-bool
-ks_kernel_decoding (const ks_kernel_t *self)
-{
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-        if (self->away[ch])
-            return true;
-    return false;
-}
-
-bool
-ks_kernel_needs_poll_items (const ks_kernel_t *self)
-{
-    return self->channels && jp_channels_any_used (self->channels);
-}
-
-int64_t
-ks_kernel_deadline (const ks_kernel_t *self)
-{
-    if (self->relay_gone_ms && self->state != KS_KERNEL_DEAD)
-        return self->relay_gone_ms + RELAY_GONE_GRACE_MS;
-    switch (self->state) {
-    case KS_KERNEL_STARTING:
-        return self->next_resend < self->start_deadline ? self->next_resend
-                                                        : self->start_deadline;
-    case KS_KERNEL_READY:
-        return self->next_beat;
-    case KS_KERNEL_STOPPING:
-        return self->stop_since + (self->stop_stage == 0 ? STOP_TERM_MS : STOP_KILL_MS);
-    default:
-        return -1;
-    }
-}
-
-/* The kernel process ended: reap it and decide what that means. */
-static void
-s_on_exit (ks_kernel_t *self)
-{
-    int status = 0;
-    if (ks_process_reap (self->pid, &status) == 0)
-        return;     /* spurious wake-up */
-    pid_t pgid = self->pid;
-    self->pid = 0;
-    ks_process_signal_group (pgid, SIGKILL);    /* leftovers of the group */
-    close (self->pidfd);
-    self->pidfd = -1;
-    s_fds_changed (self);
-    char how[128], why[256];
-    ks_process_describe (status, how, sizeof how);
-    if (self->state == KS_KERNEL_STOPPING) {
-        s_set_state (self, KS_KERNEL_DEAD);
-        return;
-    }
-    if (self->state == KS_KERNEL_STARTING) {
-        char *tail = ks_process_log_tail (self->log_path, 4096);
-        bool port_race = tail && strstr (tail, "Address already in use");
-        free (tail);
-        if (port_race && self->conn.transport == JP_TRANSPORT_TCP
-            && self->attempts < PORT_RACE_RETRIES) {
-            /* another process took a port between our probe and its bind */
-            self->attempts++;
-            s_close_channels (self);
-            s_remove_runtime_files (self);
-            if (s_launch (self) == 0)
-                return;
-        }
-        snprintf (why, sizeof why, "kernel %s %s before it was ready", self->spec->name, how);
-        s_fail (self, why);
-        return;
-    }
-    /* after start the log holds only the kernel's banner: leave it out */
-    bool oom = false;
-    for (int i = 0; i < KS_MAX_CGROUPS && self->cgroups[i]; i++)
-        oom |= strstr (self->cgroups[i], "/memory/") && ks_process_cgroup_oom (self->cgroups[i]);
-    snprintf (self->error, sizeof self->error, "the kernel process (%s) %s%s", self->spec->name,
-              how,
-              oom ? " after using all the memory it may (CODEBOX_MEMORY_LIMIT_MB)" : "");
-    s_set_state (self, KS_KERNEL_DEAD);
-}
-
-/* The relay ended on its own: a connection with the kernel broke (the
- * kernel sent what it may not, or it is dying), or the relay died. A
- * kernel that dies closes its connections before it exits, and its exit
- * says more: the kernel is stopped for the relay only after a grace. */
-static void
-s_on_relay_exit (ks_kernel_t *self)
-{
-    int status = 0;
-    if (ks_process_reap (self->relay_pid, &status) == 0)
-        return;
-    self->relay_pid = 0;
-    close (self->relay_pidfd);
-    self->relay_pidfd = -1;
-    s_fds_changed (self);
-    if (self->state == KS_KERNEL_STOPPING)
-        return;
-    char how[128];
-    ks_process_describe (status, how, sizeof how);
-    char *tail = ks_process_log_tail (self->relay_log_path, 300);
-    for (char *p = tail; p && *p; p++)
-        if (*p == '\n')
-            *p = ' ';
-    for (size_t n = tail ? strlen (tail) : 0; n > 0 && tail[n - 1] == ' '; n--)
-        tail[n - 1] = '\0';
-    /* the relay shares the kernel's memory cgroup: the OOM killer may pick it */
-    bool oom = false;
-    for (int i = 0; i < KS_MAX_CGROUPS && self->cgroups[i]; i++)
-        oom |= strstr (self->cgroups[i], "/memory/") && ks_process_cgroup_oom (self->cgroups[i]);
-    snprintf (self->relay_why, sizeof self->relay_why,
-              "the relay between the kernel and the gateway %s%s%s%s; the kernel was stopped",
-              how, oom ? " after the kernel used all the memory it may (CODEBOX_MEMORY_LIMIT_MB)"
-                       : "",
-              tail && *tail ? ": " : "", tail ? tail : "");
-    free (tail);
-    jp_log_warn ("kernel=%s event=relay-ended how=%s", self->id, how);
-    self->relay_gone_ms = jp_time_now_ms ();
-}
-
-/* Handles one message during the handshake. */
-static void
-s_handshake (ks_kernel_t *self, jp_channel_t channel, jp_msg_t *msg)
-{
-    if (channel == JP_CHANNEL_IOPUB)
-        self->iopub_live = true;
-    else if (channel == JP_CHANNEL_SHELL
-             && strcmp (jp_msg_type (msg), "kernel_info_reply") == 0) {
-        self->got_info_reply = true;
-        json_decref (self->info);
-        self->info = json_incref (msg->content);
-    }
-    if (self->got_info_reply && self->iopub_live) {
-        self->ready_ms = jp_time_now_ms ();
-        self->next_beat = s_next_beat (self, self->ready_ms);
-        s_set_state (self, KS_KERNEL_READY);
-    }
-}
-
-/* Follows the kernel's busy/idle status for the heartbeat's pace: a
- * kernel that starts working beats at the working pace from now; one that
- * said idle to our last request stops beating after its next beat. */
-static void
-s_note_status (ks_kernel_t *self, const jp_msg_t *msg)
-{
-    const char *state = json_string_value (json_object_get (msg->content, "execution_state"));
-    bool working = state && strcmp (state, "idle") != 0;
-    if (!working && self->asked && strcmp (jp_msg_parent_id (msg), self->last_request) == 0)
-        self->asked = false;
-    if (working == self->working)
-        return;
-    self->working = working;
-    if (working)
-        s_beat_sooner (self, jp_time_now_ms ());
-}
-
-/* Does what one decoded message of channel asks (msg taken). */
-static void
-s_handle (ks_kernel_t *self, jp_channel_t channel, jp_msg_t **msg_p)
-{
-    jp_msg_t *msg = *msg_p;
-    if (channel == JP_CHANNEL_IOPUB && strcmp (jp_msg_type (msg), "status") == 0)
-        s_note_status (self, msg);
-    if (self->state == KS_KERNEL_STARTING)
-        s_handshake (self, channel, msg);
-    else if (self->state == KS_KERNEL_READY && self->on_msg)
-        self->on_msg (self, channel, msg_p, self->arg);
-    jp_msg_destroy (msg_p);
-}
-
-/* Hands a large message to the decoder; false when it could not take it
- * (then *raw_p is still the caller's). */
-static bool
-s_send_away (ks_kernel_t *self, jp_channel_t channel, jp_raw_t **raw_p)
-{
-    if (!self->inbox) {
-        self->inbox = ks_decoder_inbox_new ();
-        if (!self->inbox)
-            return false;
-        s_fds_changed (self);
-    }
-    if (ks_decoder_submit (self->inbox, (int) channel, raw_p) != 0)
-        return false;
-    self->away[channel] = true;
-    s_fds_changed (self);
-    return true;
-}
-
-/* Reads the waiting messages of one channel up to a fair bound, in count
- * and in bytes: a kernel that floods waits for the next turn of the loop,
- * and every other kernel is served in between. A message over
- * KS_DECODER_MIN_BYTES is verified and decoded by ks_decoder's worker:
- * the channel is then not read until it is back (s_take_decoded). */
-static void
-s_drain (ks_kernel_t *self, jp_channel_t channel)
-{
-    size_t bytes = 0;
-    for (int i = 0; i < MAX_MSGS_PER_DISPATCH && bytes < MAX_BYTES_PER_DISPATCH
-                    && self->channels && !self->away[channel]; i++) {
-        jp_msg_t *msg = NULL;
-        jp_raw_t *raw = NULL;
-        int rc = jp_channels_recv_or_defer (self->channels, channel, KS_DECODER_MIN_BYTES, &msg,
-                                            &raw);
-        if (rc == -EAGAIN)
-            return;
-        bytes += jp_channels_last_bytes (self->channels);
-        if (rc == JP_CHANNELS_DEFERRED) {
-            if (s_send_away (self, channel, &raw))
-                return;
-            rc = jp_raw_decode (&raw, &msg);    /* no worker: decode here */
-        }
-        if (rc) {
-            jp_log_warn ("kernel=%s channel=%s dropped a message: %s",
-                     self->id, jp_channel_name (channel), jp_strerror (rc));
-            continue;
-        }
-        s_handle (self, channel, &msg);
-    }
-}
-
-/* Takes the messages the decoder is done with, in the order they went,
- * and reads on in their channels. */
-static void
-s_take_decoded (ks_kernel_t *self)
-{
-    int channel, rc;
-    jp_msg_t *msg;
-    while (self->inbox && ks_decoder_take (self->inbox, &channel, &msg, &rc)) {
-        self->away[channel] = false;
-        s_fds_changed (self);
-        if (rc)
-            jp_log_warn ("kernel=%s channel=%s dropped a message: %s", self->id,
-                         jp_channel_name ((jp_channel_t) channel), jp_strerror (rc));
-        else
-            s_handle (self, (jp_channel_t) channel, &msg);
-        if (self->state == KS_KERNEL_DEAD)
-            return;
-        /* what came meanwhile woke the socket's descriptor already */
-        if (self->channels)
-            s_drain (self, (jp_channel_t) channel);
-    }
-}
-
-/* Runs the timers that are due. */
-static void
-s_timers (ks_kernel_t *self, int64_t now)
-{
-    if (self->relay_gone_ms && now >= self->relay_gone_ms + RELAY_GONE_GRACE_MS) {
-        self->relay_gone_ms = 0;
-        s_kill_and_reap (self);
-        snprintf (self->error, sizeof self->error, "%s", self->relay_why);
-        s_set_state (self, KS_KERNEL_DEAD);
-        return;
-    }
-    if (self->state == KS_KERNEL_STARTING) {
-        if (now >= self->start_deadline) {
-            char why[256];
-            snprintf (why, sizeof why, "kernel %s did not become ready within %d ms",
-                      self->spec->name, self->options.start_timeout_ms);
-            s_fail (self, why);
-        } else if (now >= self->next_resend) {
-            /* until iopub shows life, each request makes the kernel publish */
-            if (self->got_info_reply || now - self->launched_ms > 2000)
-                s_send_kernel_info (self);
-            self->next_resend = now + (self->got_info_reply ? RESEND_MS : 1000);
-        }
-    } else if (self->state == KS_KERNEL_READY && self->next_beat >= 0 && now >= self->next_beat) {
-        if (self->beat_pending) {
-            if (++self->beats_missed >= HB_MISSES_FATAL) {
-                s_fail (self, "kernel stopped answering heartbeats");
-                return;
-            }
-            jp_channels_hb_reset (self->channels);   /* a REQ socket is stuck
-                                                        until it gets a reply */
-            s_fds_changed (self);
-        }
-        self->beat_pending = jp_channels_hb_ping (self->channels) == 0;
-        self->next_beat = s_next_beat (self, now);
-    } else if (self->state == KS_KERNEL_STOPPING) {
-        if (self->stop_stage == 0 && now >= self->stop_since + STOP_TERM_MS) {
-            ks_process_signal_group (self->pid, SIGTERM);
-            self->stop_stage = 1;
-        } else if (self->stop_stage == 1 && now >= self->stop_since + STOP_KILL_MS) {
-            ks_process_signal_group (self->pid, SIGKILL);
-            self->stop_stage = 2;
-        }
-    }
-}
-
-void
-ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
-{
-    /* nothing readable and no timer due: nothing to do (an idle kernel
-       costs a busy gateway's turn nothing but this look) */
-    bool readable = false;
-    for (int i = 0; i < n && !readable; i++)
-        readable = items[i].revents & ZMQ_POLLIN;
-    int64_t due = ks_kernel_deadline (self);
-    if (!readable && (due < 0 || due > jp_time_now_ms ()))
-        return;
-    for (int i = 0; i < n && self->state != KS_KERNEL_DEAD; i++) {
-        if (!(items[i].revents & ZMQ_POLLIN))
-            continue;
-        if (!items[i].socket) {
-            if (items[i].fd == self->pidfd)
-                s_on_exit (self);
-            else if (items[i].fd == self->relay_pidfd)
-                s_on_relay_exit (self);
-            else if (self->inbox && items[i].fd == ks_decoder_inbox_fd (self->inbox))
-                s_take_decoded (self);
-            continue;
-        }
-        if (!self->channels)
-            continue;
-        if (items[i].socket == jp_channels_socket (self->channels, JP_CHANNEL_HB)) {
-            if (jp_channels_hb_recv (self->channels) == 0) {
-                self->beat_pending = false;
-                self->beats_missed = 0;
-            }
-            continue;
-        }
-        for (int ch = 0; ch < JP_CHANNEL_HB; ch++)
-            if (items[i].socket == jp_channels_socket (self->channels, (jp_channel_t) ch))
-                s_drain (self, (jp_channel_t) ch);
-    }
-    if (self->state != KS_KERNEL_DEAD)
-        s_timers (self, jp_time_now_ms ());
-}
-
-bool
-ks_kernel_run_until (ks_kernel_t *self, bool (*done) (void *arg), void *arg,
-                     int timeout_ms)
-{
-    int64_t end = timeout_ms < 0 ? -1 : jp_time_now_ms () + timeout_ms;
-    while (!done (arg) && self->state != KS_KERNEL_DEAD) {
-        zmq_pollitem_t items[KS_KERNEL_POLL_ITEMS];
-        int n = ks_kernel_poll_items (self, items, KS_KERNEL_POLL_ITEMS);
-        int64_t now = jp_time_now_ms ();
-        int64_t wake = ks_kernel_deadline (self);
-        if (end >= 0 && (wake < 0 || end < wake))
-            wake = end;
-        if (end >= 0 && now >= end)
-            break;
-        long wait = wake < 0 ? -1 : (long) (wake > now ? wake - now : 0);
-        if (zmq_poll (items, n, wait) < 0 && errno != EINTR)
-            break;
-        ks_kernel_dispatch (self, items, n);
-    }
-    return done (arg);
-}
-
-jp_msg_t *
-ks_kernel_msg_new (ks_kernel_t *self, const char *msg_type)
-{
-    return self->channels ? jp_channels_msg_new (self->channels, msg_type) : NULL;
-}
-
-int
-ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg)
-{
-    if (!self->channels || !msg)
-        return -ENOTCONN;
-    int rc = jp_channels_send (self->channels, channel, msg);
-    if (rc == 0 && (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_CONTROL)) {
-        /* it has work: beat until it says idle to this request */
-        snprintf (self->last_request, sizeof self->last_request, "%s", jp_msg_id (msg));
-        self->asked = true;
-        s_beat_sooner (self, jp_time_now_ms ());
-    }
-    return rc;
-}
-
-int
-ks_kernel_interrupt (ks_kernel_t *self)
-{
-    if (self->state != KS_KERNEL_READY)
-        return -ENOTCONN;
-    if (!self->spec->interrupt_by_message && self->wrap_argv) {
-        /* the launcher (bwrap) would die of SIGINT and end the sandbox, and
-           the kernel runs in a session of its own: signal the launcher's
-           descendants */
-        const char *launcher = strrchr (self->wrap_argv[0], '/');
-        launcher = launcher ? launcher + 1 : self->wrap_argv[0];
-        return ks_process_signal_tree_except (self->pid, SIGINT, launcher) > 0 ? 0 : -ESRCH;
-    }
-    if (!self->spec->interrupt_by_message)
-        return ks_process_signal_group (self->pid, SIGINT);
-    jp_msg_t *msg = ks_kernel_msg_new (self, "interrupt_request");
-    int rc = ks_kernel_send (self, JP_CHANNEL_CONTROL, msg);
-    jp_msg_destroy (&msg);
-    return rc;
-}
-
-int
-ks_kernel_shutdown (ks_kernel_t *self)
-{
-    if (self->state == KS_KERNEL_DEAD || self->state == KS_KERNEL_STOPPING)
-        return 0;
-    if (self->state == KS_KERNEL_NEW) {
-        s_set_state (self, KS_KERNEL_DEAD);
-        return 0;
-    }
-    jp_msg_t *msg = ks_kernel_msg_new (self, "shutdown_request");
-    if (msg) {
-        jp_msg_set_content (msg, json_pack ("{s:b}", "restart", 0));
-        ks_kernel_send (self, JP_CHANNEL_CONTROL, msg);
-    }
-    jp_msg_destroy (&msg);
-    self->stop_since = jp_time_now_ms ();
-    self->stop_stage = 0;
-    s_set_state (self, KS_KERNEL_STOPPING);
-    return 0;
-}
-
-void
-ks_kernel_kill (ks_kernel_t *self)
-{
-    s_kill_and_reap (self);
-    s_set_state (self, KS_KERNEL_DEAD);
-}
-
-const ks_spec_t *
-ks_kernel_spec (const ks_kernel_t *self)
-{
-    return self->spec;
-}
-
-pid_t
-ks_kernel_pid (const ks_kernel_t *self)
-{
-    return self->pid;
 }
 
 const char *
 ks_kernel_id (const ks_kernel_t *self)
 {
     return self->id;
-}
-
-const char *
-ks_kernel_log_path (const ks_kernel_t *self)
-{
-    return self->log_path;
-}
-
-json_t *
-ks_kernel_info (const ks_kernel_t *self)
-{
-    return self->state == KS_KERNEL_READY ? self->info : NULL;
 }
 
 long long

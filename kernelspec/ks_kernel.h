@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
 #include <zmq.h>
 
 #include "jp_channels.h"
@@ -114,7 +113,6 @@ void ks_kernel_set_handlers (ks_kernel_t *self, ks_kernel_msg_fn *on_msg,
 int ks_kernel_start (ks_kernel_t *self);
 
 ks_kernel_state_t ks_kernel_state (const ks_kernel_t *self);
-const char *ks_kernel_state_name (ks_kernel_state_t state);
 
 /* Why the kernel failed or died ("" if it did not), borrowed. */
 const char *ks_kernel_error (const ks_kernel_t *self);
@@ -173,12 +171,7 @@ int ks_kernel_shutdown (ks_kernel_t *self);
 /* Ends the process group at once with SIGKILL and reaps it. */
 void ks_kernel_kill (ks_kernel_t *self);
 
-const ks_spec_t *ks_kernel_spec (const ks_kernel_t *self);
-pid_t ks_kernel_pid (const ks_kernel_t *self);
 const char *ks_kernel_id (const ks_kernel_t *self);
-const char *ks_kernel_log_path (const ks_kernel_t *self);
-/* The content of the kernel_info_reply (borrowed), or NULL before READY. */
-json_t *ks_kernel_info (const ks_kernel_t *self);
 /* Milliseconds the start took, from launch to READY. */
 int64_t ks_kernel_start_ms (const ks_kernel_t *self);
 

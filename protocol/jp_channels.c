@@ -99,12 +99,6 @@ jp_channels_socket (jp_channels_t *self, jp_channel_t channel)
     return self->sockets[channel];
 }
 
-const char *
-jp_channels_session (const jp_channels_t *self)
-{
-    return self->session;
-}
-
 jp_msg_t *
 jp_channels_msg_new (jp_channels_t *self, const char *msg_type)
 {
@@ -193,12 +187,6 @@ s_decode_parts (zmq_msg_t *parts, size_t n, const char *key, jp_msg_t **msg_p)
     for (size_t i = 0; i < n; i++)
         zmq_msg_close (&parts[i]);
     return rc;
-}
-
-int
-jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p)
-{
-    return jp_channels_recv_or_defer (self, channel, SIZE_MAX, msg_p, NULL);
 }
 
 int

@@ -37,9 +37,6 @@ bool jp_channels_take_used (jp_channels_t *self, jp_channel_t channel);
 /* True if any channel was used since its flag was last taken. */
 bool jp_channels_any_used (const jp_channels_t *self);
 
-/* The client session id used in every header this client sends. */
-const char *jp_channels_session (const jp_channels_t *self);
-
 /* A new message of msg_type with this client's session in its header. */
 jp_msg_t *jp_channels_msg_new (jp_channels_t *self, const char *msg_type);
 
@@ -47,31 +44,29 @@ jp_msg_t *jp_channels_msg_new (jp_channels_t *self, const char *msg_type);
  * when the socket cannot take it now, or another negative code. */
 int jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t *msg);
 
-/* Receives one message without blocking into *msg_p (new, owned by the
- * caller). Returns 0; -EAGAIN when nothing is waiting; or a jp_error_t when a
- * message arrived but was rejected (it is consumed and dropped). */
-int jp_channels_recv (jp_channels_t *self, jp_channel_t channel, jp_msg_t **msg_p);
-
 /* A message taken from a socket but not yet verified and decoded (its
  * frames and the key to check them with), so that a large one can be
  * decoded on another thread: verifying and parsing 60 MB takes seconds. */
 typedef struct jp_raw jp_raw_t;
 #define JP_CHANNELS_DEFERRED 1
 
-/* jp_channels_recv, except that a message of more than defer_bytes (every
- * frame together) is not decoded: it comes back in *raw_p (owned by the
- * caller) and the return is JP_CHANNELS_DEFERRED. */
+/* Receives one message without blocking into *msg_p (new, owned by the
+ * caller). Returns 0; -EAGAIN when nothing is waiting; or a jp_error_t when a
+ * message arrived but was rejected (it is consumed and dropped). A message
+ * of more than defer_bytes (every frame together) is not decoded: it comes
+ * back in *raw_p (owned by the caller) and the return is
+ * JP_CHANNELS_DEFERRED. */
 int jp_channels_recv_or_defer (jp_channels_t *self, jp_channel_t channel, size_t defer_bytes,
                                jp_msg_t **msg_p, jp_raw_t **raw_p);
 
 /* Verifies and decodes *raw_p (taken and nulled) into *msg_p, as
- * jp_channels_recv would have. Any thread. Returns 0 or a jp_error_t. */
+ * jp_channels_recv_or_defer would have. Any thread. Returns 0 or a jp_error_t. */
 int jp_raw_decode (jp_raw_t **raw_p, jp_msg_t **msg_p);
 
 /* Frees a raw message not decoded, and nulls *raw_p. Any thread. */
 void jp_raw_destroy (jp_raw_t **raw_p);
 
-/* The bytes of every frame of the last message jp_channels_recv took (or
+/* The bytes of every frame of the last message jp_channels_recv_or_defer took (or
  * dropped), so readers can bound their work by bytes. */
 size_t jp_channels_last_bytes (const jp_channels_t *self);
 

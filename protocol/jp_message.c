@@ -13,6 +13,7 @@
 #include "jp_json.h"
 #include "jp_random.h"
 #include "jp_time.h"
+#include "jp_utf8.h"
 
 jp_msg_t *
 jp_msg_new (const char *msg_type, const char *session, const char *username)
@@ -177,27 +178,6 @@ jp_msg_encode (const jp_msg_t *self, const uint8_t *key, size_t key_len,
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
-static size_t
-s_utf8_len (const uint8_t *p, size_t n)
-{
-    if (p[0] < 0x80)
-        return 1;
-    size_t len = p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
-    if (!len || len > n || p[0] > 0xF4)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    uint32_t cp = len == 2 ? (uint32_t) (p[0] & 0x1F) << 6 | (p[1] & 0x3F)
-                : len == 3 ? (uint32_t) (p[0] & 0x0F) << 12 | (uint32_t) (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
-                           : (uint32_t) (p[0] & 0x07) << 18 | (uint32_t) (p[1] & 0x3F) << 12
-                                 | (uint32_t) (p[2] & 0x3F) << 6 | (p[3] & 0x3F);
-    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
-    return overlong || surrogate || cp > 0x10FFFF ? 0 : len;
-}
-
 /* The 16-bit value of the 4 hex digits at p, or -1. */
 static long
 s_hex4 (const uint8_t *p)
@@ -246,7 +226,7 @@ s_repair_text (const uint8_t *in, size_t n, size_t *out_len)
             out[o++] = in[i++];
             continue;
         }
-        size_t len = s_utf8_len (in + i, n - i);
+        size_t len = jp_utf8_char (in + i, n - i, NULL);
         if (len) {
             memcpy (out + o, in + i, len);
             o += len;

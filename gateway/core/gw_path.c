@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "jp_utf8.h"
+
 #define S_RESOLVE       (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
 #define S_DIR_FLAGS     (O_PATH | O_DIRECTORY | O_CLOEXEC)
 #define S_EAGAIN_TRIES  8
@@ -48,32 +50,6 @@ gw_path_valid_session_id (const char *id)
                   || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
         if (!ok || n >= 64)
             return false;
-    }
-    return true;
-}
-
-/* True when s is valid UTF-8 as Jansson accepts it: no overlong form, no
- * surrogate, nothing above U+10FFFF. */
-static bool
-s_utf8_valid (const char *s)
-{
-    static const unsigned min[4] = {0, 0x80, 0x800, 0x10000};
-    const unsigned char *p = (const unsigned char *) s;
-    while (*p) {
-        unsigned cp = *p;
-        size_t n = cp < 0x80 ? 0 : (cp & 0xE0) == 0xC0 ? 1 : (cp & 0xF0) == 0xE0 ? 2
-                   : (cp & 0xF8) == 0xF0 ? 3 : 4;
-        if (n == 4)
-            return false;
-        cp &= n == 0 ? 0x7F : 0x3F >> n;
-        for (size_t i = 1; i <= n; i++) {
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (p[i] & 0x3Fu);
-        }
-        if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        p += n + 1;
     }
     return true;
 }
@@ -114,7 +90,7 @@ gw_path_check_relative (const char *path, char *err, size_t err_len)
     size_t len = strnlen (path, GW_PATH_MAX + 1);
     if (len > GW_PATH_MAX)
         return s_refuse (err, err_len, "The path is longer than 1024 bytes.");
-    if (!s_utf8_valid (path))
+    if (!jp_utf8_valid (path, strlen (path)))
         return s_refuse (err, err_len, "The path is not valid UTF-8.");
     const char *start = path;
     for (size_t i = 0; i <= len; i++) {

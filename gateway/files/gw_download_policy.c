@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gw_download.h"
+#include "jp_utf8.h"
 
 /* ---- addresses ---------------------------------------------------------- */
 
@@ -160,37 +161,6 @@ gw_download_kind_text (gw_addr_kind_t kind)
 
 /* ---- names -------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 character at p (n bytes left), or 0. */
-static size_t
-s_utf8_len (const uint8_t *p, size_t n, uint32_t *cp)
-{
-    size_t need;
-    uint32_t c = p[0], min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf)
-        need = 2, c &= 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        need = 3, c &= 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        need = 4, c &= 0x07, min = 0x10000;
-    else
-        return 0;
-    if (n < need)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        c = c << 6 | (p[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return need;
-}
-
 /* Characters dropped from names: C0 and C1 controls, DEL, and the
  * invisible direction marks and overrides that can disguise an
  * extension ("gpj.exe" shown as "exe.jpg"). */
@@ -238,7 +208,7 @@ gw_download_safe_name (const char *raw, size_t len, char *out, size_t out_len)
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         uint32_t c;
-        size_t w = s_utf8_len (p + i, n - i, &c);
+        size_t w = jp_utf8_char (p + i, n - i, &c);
         if (w == 0) {
             buf[k++] = '_';     /* invalid UTF-8 */
             i++;

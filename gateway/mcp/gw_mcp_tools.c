@@ -32,6 +32,7 @@
 #include "gw_sessions.h"
 #include "ks_search.h"
 #include "jp_log.h"
+#include "jp_utf8.h"
 
 #define MAX_FILE_BYTES (64u << 20)
 
@@ -472,9 +473,7 @@ s_write_file (gw_mcp_ctx_t *ctx, json_t *args)
 static bool
 s_is_text (const char *data, size_t len)
 {
-    json_t *s = memchr (data, '\0', len) ? NULL : json_stringn (data, len);
-    json_decref (s);
-    return s != NULL;
+    return !memchr (data, '\0', len) && jp_utf8_valid (data, len);
 }
 
 static json_t *

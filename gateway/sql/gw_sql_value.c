@@ -12,6 +12,7 @@
 #include <sqlext.h>
 
 #include "gw_base64.h"
+#include "jp_utf8.h"
 
 const char *
 gw_sql_cat_name (gw_sql_cat_t cat, int sql_type)
@@ -48,32 +49,6 @@ gw_sql_cat_for (int sql_type, const char *type_name)
     }
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t
-s_utf8_seq (const unsigned char *s, size_t n)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t len;
-    unsigned min;
-    unsigned cp;
-    if ((s[0] & 0xe0) == 0xc0) { len = 2; min = 0x80; cp = s[0] & 0x1f; }
-    else if ((s[0] & 0xf0) == 0xe0) { len = 3; min = 0x800; cp = s[0] & 0x0f; }
-    else if ((s[0] & 0xf8) == 0xf0) { len = 4; min = 0x10000; cp = s[0] & 0x07; }
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 char *
 gw_sql_utf8_fix (const char *data, size_t len, size_t *out_len)
 {
@@ -83,7 +58,7 @@ gw_sql_utf8_fix (const char *data, size_t len, size_t *out_len)
         return NULL;
     size_t o = 0;
     for (size_t i = 0; i < len;) {
-        size_t k = s_utf8_seq (s + i, len - i);
+        size_t k = jp_utf8_char (s + i, len - i, NULL);
         if (k == 0 || (k == 1 && s[i] == 0)) {
             if (k == 1) {
                 i++;                            /* drop NUL bytes: JSON strings hold none */

@@ -29,5 +29,6 @@ Suite *changes_suite (void);       /* test_changes.c */
 Suite *display_text_suite (void);  /* test_display_text.c */
 Suite *decoder_suite (void);       /* test_decoder.c */
 Suite *proxy_request_suite (void); /* test_proxy_request.c */
+Suite *utf8_suite (void);          /* test_utf8.c */
 
 #endif
