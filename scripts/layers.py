@@ -48,21 +48,6 @@ KNOWN_CYCLES = {
     "gw_pool -> gw_session",
     "gw_pool -> gw_session -> gw_server",
     "gw_server -> gw_session",
-    # core: the sandbox and its limits, through gw_sandbox_internal.h (the
-    # split of gw_sandbox.c merged while this check was written)
-    "gw_sandbox -> gw_sandbox_limits",
-    # mcp: the MCP core and the files that share gw_mcp_internal.h
-    "gw_mcp -> gw_mcp_exec",
-    "gw_mcp -> gw_mcp_resources",
-    "gw_mcp -> gw_mcp_resources -> gw_mcp_fixtures",
-    "gw_mcp -> gw_mcp_stateless",
-    "gw_mcp -> gw_mcp_tasks",
-    "gw_mcp -> gw_mcp_tasks -> gw_mcp_exec",
-    "gw_mcp -> gw_mcp_tools",
-    "gw_mcp -> gw_mcp_tools -> gw_mcp_exec",
-    "gw_mcp -> gw_mcp_tools -> gw_mcp_fixtures",
-    "gw_mcp -> gw_mcp_tools -> gw_mcp_tasks",
-    "gw_mcp -> gw_mcp_tools -> gw_mcp_tasks -> gw_mcp_exec",
 }
 
 LAYERS = {

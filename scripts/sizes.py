@@ -21,7 +21,6 @@ FOLDERS = ("gateway", "kernelspec", "protocol")
 KNOWN_FILES = {
     "gateway/core/gw_server.c",
     "gateway/core/gw_session.c",
-    "gateway/mcp/gw_mcp.c",
 }
 KNOWN_FUNCTIONS = {
     "gateway/cmd/gw_cmd_exec.c:gw_cmd_exec",

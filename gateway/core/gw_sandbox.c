@@ -498,7 +498,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     x->gid = self->gid;
     if (self->set_user && chown (runtime_dir, self->uid, self->gid) < 0)
         return -errno;
-    gw_sandbox_limits (self, spec, kernel_id, memory_mb, exec, launch, x);
+    gw_sandbox_limits (self, spec, kernel_id, memory_mb, exec, launch->cgroups, x);
 
     if (!self->bwrap)
         return exec && exec->n_mounts ? -EPERM : 0;

@@ -10,11 +10,15 @@
 #include <sys/types.h>
 
 #include "gw_exec_options.h"
-#include "gw_sandbox.h"
+#include "ks_kernel.h"
 #include "ks_process.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define S_MAX_ETC_LINKS 24
+
+/* (as in gw_sandbox.h, which this header does not include: the limits
+   below gw_sandbox.c need only the state) */
+typedef struct gw_sandbox gw_sandbox_t;
 
 struct gw_sandbox {
     bool bwrap;
@@ -52,10 +56,10 @@ struct gw_sandbox {
 /* Makes the codebox folder of a cgroup hierarchy; true when usable. */
 bool gw_sandbox_cgroup_ready (const char *controller);
 
-/* A kernel's cgroups (its folders kept in launch, joined through x) and
- * rlimits (in x). */
+/* A kernel's cgroups (their folders written into cgroups, KS_MAX_CGROUPS
+ * of 256 bytes, and joined through x) and rlimits (in x). */
 void gw_sandbox_limits (const gw_sandbox_t *self, const ks_spec_t *spec, const char *kernel_id,
                         long memory_mb, const gw_exec_options_t *exec,
-                        gw_sandbox_launch_t *launch, ks_spawn_extra_t *x);
+                        char cgroups[KS_MAX_CGROUPS][256], ks_spawn_extra_t *x);
 
 #endif

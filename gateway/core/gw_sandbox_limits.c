@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gw_sandbox.h"
 #include "gw_sandbox_internal.h"
 
 /* Writes text to the file path (a cgroup setting). True when it took it. */
@@ -38,13 +37,13 @@ gw_sandbox_cgroup_ready (const char *controller)
  * written when the file exists, its failure ignored) and, when every
  * setting took, has the kernel join it; otherwise removes the folder. */
 static void
-s_cgroup_join (gw_sandbox_launch_t *launch, ks_spawn_extra_t *x, int *cg,
+s_cgroup_join (char cgroups[KS_MAX_CGROUPS][256], ks_spawn_extra_t *x, int *cg,
                const char *hierarchy, const char *kernel_id, const char *const *settings)
 {
     if (*cg >= KS_MAX_CGROUPS)
         return;
-    char *dir = launch->cgroups[*cg];
-    snprintf (dir, sizeof launch->cgroups[0], CGROUP_ROOT "/%s/codebox/%s", hierarchy,
+    char *dir = cgroups[*cg];
+    snprintf (dir, 256, CGROUP_ROOT "/%s/codebox/%s", hierarchy,
               kernel_id);
     bool ok = mkdir (dir, 0755) == 0;
     for (int i = 0; ok && settings[i]; i += 2) {
@@ -69,7 +68,7 @@ s_cgroup_join (gw_sandbox_launch_t *launch, ks_spawn_extra_t *x, int *cg,
  * or not. */
 static void
 s_join_cgroups (const gw_sandbox_t *self, const char *kernel_id, long memory_mb,
-                const gw_exec_options_t *exec, gw_sandbox_launch_t *launch,
+                const gw_exec_options_t *exec, char cgroups[KS_MAX_CGROUPS][256],
                 ks_spawn_extra_t *x)
 {
     int cg = 0;
@@ -86,13 +85,13 @@ s_join_cgroups (const gw_sandbox_t *self, const char *kernel_id, long memory_mb,
     const char *const cpu_settings[] = {"cpu.cfs_period_us", "100000", "cpu.cfs_quota_us",
                                         quota, NULL};
     if (self->cgroup_memory)
-        s_cgroup_join (launch, x, &cg, "memory", kernel_id, memory_settings);
+        s_cgroup_join (cgroups, x, &cg, "memory", kernel_id, memory_settings);
     if (self->cgroup_pids)
-        s_cgroup_join (launch, x, &cg, "pids", kernel_id, pids_settings);
+        s_cgroup_join (cgroups, x, &cg, "pids", kernel_id, pids_settings);
     if (self->cgroup_cpuacct)
-        s_cgroup_join (launch, x, &cg, "cpuacct", kernel_id, no_settings);
+        s_cgroup_join (cgroups, x, &cg, "cpuacct", kernel_id, no_settings);
     if (self->cgroup_cpu)
-        s_cgroup_join (launch, x, &cg, "cpu", kernel_id, cpu_settings);
+        s_cgroup_join (cgroups, x, &cg, "cpu", kernel_id, cpu_settings);
 }
 
 
@@ -115,9 +114,9 @@ s_rlimits (const gw_sandbox_t *self, const ks_spec_t *spec, long memory_mb, ks_s
 
 void
 gw_sandbox_limits (const gw_sandbox_t *self, const ks_spec_t *spec, const char *kernel_id,
-                   long memory_mb, const gw_exec_options_t *exec, gw_sandbox_launch_t *launch,
+                   long memory_mb, const gw_exec_options_t *exec, char cgroups[KS_MAX_CGROUPS][256],
                    ks_spawn_extra_t *x)
 {
-    s_join_cgroups (self, kernel_id, memory_mb, exec, launch, x);
+    s_join_cgroups (self, kernel_id, memory_mb, exec, cgroups, x);
     s_rlimits (self, spec, memory_mb, x);
 }
