@@ -175,7 +175,9 @@ gw_cmd_serve (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
-    char err[1024];
+    /* what a constructor that fails for lack of memory leaves here (it
+       writes its reason over it otherwise) */
+    char err[1024] = "out of memory";
     gw_auth_t *auth = gw_auth_new (gw_config_str (config, GW_SET_API_TOKENS), err, sizeof err);
     if (!auth) {
         fprintf (stderr, "codebox serve: %s\n", err);
@@ -225,6 +227,7 @@ gw_cmd_serve (int argc, char **argv)
     gw_jupyter_t *jupyter = NULL;
     gw_rest_events_t *rest_events = NULL;
     gw_features_t *features = NULL;
+    snprintf (err, sizeof err, "out of memory");
     gw_server_t *server = gw_server_new (config, err, sizeof err);
     if (server && !(features = gw_features_new (server, config, err, sizeof err)))
         gw_server_destroy (&server);
