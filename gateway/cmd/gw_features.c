@@ -51,7 +51,6 @@ gw_features_new (gw_server_t *server, const gw_config_t *config, char *err, size
         gw_features_destroy (&self);
         return NULL;
     }
-    gw_server_set_blob (server, self->blob);
     if (self->blob && !(self->upload = gw_artifact_upload_new (server, self->blob))) {
         snprintf (err, err_len, "out of memory");
         gw_features_destroy (&self);
@@ -78,7 +77,6 @@ gw_features_destroy (gw_features_t **self_p)
     gw_server_set_packages (self->server, NULL);
     gw_packages_destroy (&self->packages);
     gw_artifact_upload_destroy (&self->upload);
-    gw_server_set_blob (self->server, NULL);
     gw_blob_destroy (&self->blob);
     gw_server_set_sql (self->server, NULL);
     gw_sql_destroy (&self->sql);

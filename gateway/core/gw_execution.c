@@ -88,12 +88,6 @@ gw_execution_set_input_handler (gw_execution_t *self, gw_input_fn *fn, void *arg
     self->input_arg = arg;
 }
 
-bool
-gw_execution_waiting_input (const gw_execution_t *self)
-{
-    return self->input_header != NULL;
-}
-
 int
 gw_execution_answer_input (gw_execution_t *self, const char *value)
 {
@@ -641,12 +635,6 @@ gw_exec_status_name (gw_exec_status_t status)
     static const char *names[] = {"queued", "running", "completed", "error", "timeout",
                                   "cancelled"};
     return status <= GW_EXEC_CANCELLED ? names[status] : "?";
-}
-
-const char *
-gw_execution_msg_id (const gw_execution_t *self)
-{
-    return self->msg_id;
 }
 
 json_t *

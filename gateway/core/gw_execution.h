@@ -59,9 +59,6 @@ void gw_execution_set_output_handler (gw_execution_t *self, gw_output_fn *fn, vo
 /* Lets the code's input() ask fn (before gw_execution_start). */
 void gw_execution_set_input_handler (gw_execution_t *self, gw_input_fn *fn, void *arg);
 
-/* True while an input() waits for its answer. */
-bool gw_execution_waiting_input (const gw_execution_t *self);
-
 /* Answers the waiting input() with value. Returns 0, -ENOENT when none
  * waits, or a negative send error. */
 int gw_execution_answer_input (gw_execution_t *self, const char *value);
@@ -104,9 +101,6 @@ void gw_execution_settle (gw_execution_t *self, int64_t now);
 bool gw_execution_finished (const gw_execution_t *self);
 gw_exec_status_t gw_execution_status (const gw_execution_t *self);
 const char *gw_exec_status_name (gw_exec_status_t status);
-
-/* The request's msg_id ("" before start), borrowed. */
-const char *gw_execution_msg_id (const gw_execution_t *self);
 
 /* The outputs so far (borrowed array of the items above). */
 json_t *gw_execution_outputs (gw_execution_t *self);

@@ -61,7 +61,6 @@ struct gw_server {
     gw_pool_t *pool;
     gw_sandbox_t *sandbox;
     struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */
-    struct gw_blob *blob;       /* Azure Blob upload of artifacts, or NULL (off) */
     struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
     struct gw_packages *packages;       /* package installs, or NULL */
     gw_directory_t *directory;  /* shared with other nodes, or NULL (one machine) */
@@ -647,12 +646,6 @@ gw_server_set_sql (gw_server_t *self, struct gw_sql *sql)
 }
 
 void
-gw_server_set_blob (gw_server_t *self, struct gw_blob *blob)
-{
-    self->blob = blob;
-}
-
-void
 gw_server_set_handler (gw_server_t *self, gw_server_handler_fn *handler, void *arg)
 {
     self->handler = handler;
@@ -717,12 +710,6 @@ struct gw_sql *
 gw_server_sql (gw_server_t *self)
 {
     return self->sql;
-}
-
-struct gw_blob *
-gw_server_blob (gw_server_t *self)
-{
-    return self->blob;
 }
 
 gw_sandbox_t *

@@ -1,10 +1,10 @@
 /* gw_server: the application the loop serves: it owns the state folder
  * (locked, one server each), the runtime folder for kernels, the session
  * table, the job store, the metrics and the services (sandbox, warm pool,
- * SQL workers, blob upload), and registers with its gw_loop the source that
- * polls every kernel's sockets and pidfd and runs the timers (kernel
- * handshakes and heartbeats, execution timeouts, long polls, the session
- * reaper, the result store's bounds). Transports hand it requests
+ * SQL workers, downloads, package installs), and registers with its
+ * gw_loop the source that polls every kernel's sockets and pidfd and runs
+ * the timers (kernel handshakes and heartbeats, execution timeouts, long
+ * polls, the session reaper, the result store's bounds). Transports hand it requests
  * (gw_server_post) and get the server passed to their handlers.
  *
  * Threads: gw_server_post, gw_server_call and gw_server_stop may be called
@@ -23,7 +23,6 @@
 
 typedef struct gw_server gw_server_t;
 struct gw_sql;
-struct gw_blob;
 struct gw_downloads;
 struct gw_packages;
 struct gw_sandbox;
@@ -130,7 +129,6 @@ bool gw_server_session_in_use (gw_server_t *self, const gw_session_t *session);
  * program that made them, before gw_server_run; it destroys them after
  * gw_server_run returns, before gw_server_destroy). */
 void gw_server_set_sql (gw_server_t *self, struct gw_sql *sql);
-void gw_server_set_blob (gw_server_t *self, struct gw_blob *blob);
 void gw_server_set_downloads (gw_server_t *self, struct gw_downloads *downloads);
 void gw_server_set_packages (gw_server_t *self, struct gw_packages *packages);
 
@@ -152,8 +150,6 @@ struct gw_directory *gw_server_directory (gw_server_t *self);
  * says so. Any thread may read it. */
 void gw_server_set_draining (gw_server_t *self, bool draining);
 bool gw_server_draining (gw_server_t *self);
-/* The Azure Blob uploader, or NULL when blob upload is off. */
-struct gw_blob *gw_server_blob (gw_server_t *self);
 /* upload_file's downloads, or NULL (none, or the server stops). */
 struct gw_downloads *gw_server_downloads (gw_server_t *self);
 /* Package installs, or NULL (none, or the server stops). */

@@ -800,12 +800,6 @@ gw_session_input_dir (const gw_session_t *self)
 }
 
 const char *
-gw_session_output_dir (const gw_session_t *self)
-{
-    return self->output_dir;
-}
-
-const char *
 gw_session_visible_workdir (const gw_session_t *self)
 {
     return self->visible_workdir;
@@ -815,12 +809,6 @@ const char *
 gw_session_visible_input (const gw_session_t *self)
 {
     return self->visible_input;
-}
-
-const char *
-gw_session_visible_output (const gw_session_t *self)
-{
-    return self->visible_output;
 }
 
 bool

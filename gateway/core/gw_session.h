@@ -55,10 +55,8 @@ const char *gw_session_error (const gw_session_t *self);
  * under the sandbox). */
 const char *gw_session_workdir (const gw_session_t *self);
 const char *gw_session_input_dir (const gw_session_t *self);
-const char *gw_session_output_dir (const gw_session_t *self);
 const char *gw_session_visible_workdir (const gw_session_t *self);
 const char *gw_session_visible_input (const gw_session_t *self);
-const char *gw_session_visible_output (const gw_session_t *self);
 /* A one-shot run's session: listed by no one. */
 bool gw_session_ephemeral (const gw_session_t *self);
 void gw_session_set_ephemeral (gw_session_t *self);
