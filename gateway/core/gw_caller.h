@@ -14,14 +14,9 @@ typedef struct {
     long sql_max_inline_rows;
 } gw_overrides_t;
 
-struct gw_exec_options;
-
 typedef struct {
     const char *tenant;         /* borrowed; "default" without tokens */
     gw_overrides_t overrides;
-    /* what a new session's kernel runs with (codebox-ai's
-       execution_options, checked; borrowed), or NULL */
-    const struct gw_exec_options *exec_options;
 } gw_caller_t;
 
 /* What applies of a limit: the client's value when it gave one (> 0) under

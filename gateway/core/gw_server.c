@@ -2,7 +2,7 @@
  * table, the job store, the services, and the loop source that polls the
  * kernels and runs the timers. Threads: gw_server_post, gw_server_call and
  * gw_server_stop from any thread; the rest in the loop thread. */
-#include "gw_server.h"
+#include "gw_server_internal.h"
 #include "gw_job_internal.h"
 #include "gw_session_internal.h"
 

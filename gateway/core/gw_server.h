@@ -4,8 +4,10 @@
  * SQL workers, downloads, package installs), and registers with its
  * gw_loop the source that polls every kernel's sockets and pidfd and runs
  * the timers (kernel handshakes and heartbeats, execution timeouts, long
- * polls, the session reaper, the result store's bounds). Transports hand it requests
- * (gw_server_post) and get the server passed to their handlers.
+ * polls, the session reaper, the result store's bounds). Transports hand
+ * it requests (gw_server_post) and get the server passed to their
+ * handlers; they reach its sessions through gw_sessions (the table is the
+ * core's own: gw_server_internal.h).
  *
  * Threads: gw_server_post, gw_server_call and gw_server_stop may be called
  * from any thread; everything else runs in the loop thread. */
@@ -158,13 +160,5 @@ struct gw_packages *gw_server_packages (gw_server_t *self);
 struct gw_sandbox *gw_server_sandbox (gw_server_t *self);
 /* The warm pool (NULL once the loop stopped). */
 struct gw_pool *gw_server_pool (gw_server_t *self);
-
-/* Sessions: find by id within a tenant; add; count; the i-th. */
-gw_session_t *gw_server_find_session (gw_server_t *self, const char *id, const char *tenant);
-int gw_server_add_session (gw_server_t *self, gw_session_t *session);
-size_t gw_server_session_count (gw_server_t *self);
-gw_session_t *gw_server_session_at (gw_server_t *self, size_t i);
-/* Ends a session and removes its folder. */
-void gw_server_remove_session (gw_server_t *self, gw_session_t *session);
 
 #endif

@@ -1,5 +1,5 @@
-/* gw_sessions: creating, finding, listing and ending sessions for any
- * transport. Threads: the loop thread only. */
+/* gw_sessions: resolving, creating, submitting to, listing and ending
+ * sessions for any transport or feature. Threads: the loop thread only. */
 #include "gw_sessions.h"
 #include "gw_session_internal.h"
 
@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "gw_directory.h"
+#include "gw_server_internal.h"
 #include "gw_path.h"
 #include "jp_log.h"
 #include "jp_random.h"
@@ -16,23 +17,27 @@
 const char gw_sessions_id_rule[] =
     "session ids are 1-64 characters of A-Z a-z 0-9 _ . - and do not start with '.'";
 
-gw_limits_t
-gw_sessions_limits (gw_server_t *server, const gw_caller_t *caller)
+/* The limits a new session of caller gets; exec_timeout_s (execution_options'
+ * timeout, 0: none) lowers the execution timeout further. */
+static gw_limits_t
+s_limits (gw_server_t *server, const gw_caller_t *caller, long exec_timeout_s)
 {
     const gw_config_t *c = gw_server_config (server);
     const gw_overrides_t *o = &caller->overrides;
+    long exec = gw_caller_clamp (o->exec_timeout, gw_config_int (c, GW_SET_EXEC_TIMEOUT));
     return (gw_limits_t) {
         .ttl_s = gw_caller_clamp (o->session_ttl, gw_config_int (c, GW_SET_SESSION_TTL)),
         .idle_s = gw_caller_clamp (o->idle_timeout, gw_config_int (c, GW_SET_IDLE_TIMEOUT)),
-        .exec_timeout_s = gw_caller_clamp (o->exec_timeout,
-                                           gw_config_int (c, GW_SET_EXEC_TIMEOUT)),
+        .exec_timeout_s = gw_caller_clamp (exec_timeout_s, exec),
         .max_output_bytes = gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES),
     };
 }
 
-ks_spec_t *
-gw_sessions_find_spec (gw_server_t *server, const char *kernel, const char *language,
-                       char *err, size_t err_len)
+/* The kernelspec by name, else the default kernel if it speaks language,
+ * else the first that does, else the default kernel. NULL with err set. */
+static ks_spec_t *
+s_find_spec (gw_server_t *server, const char *kernel, const char *language, char *err,
+             size_t err_len)
 {
     const gw_config_t *c = gw_server_config (server);
     const char *path = gw_config_str (c, GW_SET_KERNEL_PATH);
@@ -61,12 +66,79 @@ gw_sessions_find_spec (gw_server_t *server, const char *kernel, const char *lang
     return spec;
 }
 
+/* The live sessions tenant holds (one-shot ones too: each has a kernel). */
+static long
+s_count_tenant (gw_server_t *server, const char *tenant)
+{
+    long n = 0;
+    for (size_t i = 0; i < gw_server_session_count (server); i++)
+        n += strcmp (gw_server_session_at (server, i)->tenant, tenant) == 0;
+    return n;
+}
+
+/* Fills where for the caller's id, which is not on this node: the
+ * directory says whether another node holds it or held it. */
+static void
+s_where (gw_server_t *server, const gw_caller_t *caller, const char *id,
+         gw_sessions_where_t *where)
+{
+    gw_directory_t *dir = gw_server_directory (server);
+    gw_dir_where_t at = dir ? gw_directory_where (dir, caller->tenant, id, where->node,
+                                                  sizeof where->node)
+                            : GW_DIR_UNKNOWN;
+    if (at == GW_DIR_ELSEWHERE) {
+        where->e = GW_E_WRONG_NODE;
+        snprintf (where->why, sizeof where->why, "session '%s' lives on node %s: send its "
+                  "requests there (this is node %s)", id, where->node, gw_directory_node (dir));
+    } else if (at == GW_DIR_LOST) {
+        where->e = GW_E_SESSION_LOST;
+        snprintf (where->why, sizeof where->why, "session '%s' was lost: its node %s is gone, "
+                  "and its variables and files with it", id, where->node);
+    } else {
+        where->e = GW_E_SESSION_NOT_FOUND;
+        snprintf (where->why, sizeof where->why, "no session '%s'", id);
+    }
+}
+
 gw_session_t *
-gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *id,
-                    const char *kernel, const char *language, gw_error_t *e, char *err,
-                    size_t err_len)
+gw_sessions_resolve (gw_server_t *server, const gw_caller_t *caller, const char *id,
+                     gw_sessions_where_t *where)
+{
+    *where = (gw_sessions_where_t) {.e = GW_E_OK};
+    if (!id || !gw_path_valid_session_id (id)) {
+        where->e = GW_E_INVALID_SESSION_ID;
+        snprintf (where->why, sizeof where->why, "%s", gw_sessions_id_rule);
+        return NULL;
+    }
+    gw_session_t *session = gw_server_find_session (server, id, caller->tenant);
+    if (!session)
+        s_where (server, caller, id, where);
+    return session;
+}
+
+gw_session_t *
+gw_sessions_find (gw_server_t *server, const char *tenant, const char *id)
+{
+    return id && tenant ? gw_server_find_session (server, id, tenant) : NULL;
+}
+
+gw_session_t *
+gw_sessions_next (gw_server_t *server, const char *tenant, size_t *i)
+{
+    while (*i < gw_server_session_count (server)) {
+        gw_session_t *s = gw_server_session_at (server, (*i)++);
+        if (strcmp (s->tenant, tenant) == 0 && !s->ephemeral)
+            return s;
+    }
+    return NULL;
+}
+
+gw_session_t *
+gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
+                    const gw_sessions_new_t *opts, gw_error_t *e, char *err, size_t err_len)
 {
     char generated[JP_UUID_LEN + 1];
+    const char *id = opts->id;
     if (!id) {
         jp_random_uuid (generated);
         id = generated;
@@ -89,14 +161,19 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
                   "node)");
         return NULL;
     }
-    /* never a second kernel for a session another node holds */
-    gw_directory_t *dir = gw_server_directory (server);
-    char node[65];
-    if (dir && gw_directory_where (dir, caller->tenant, id, node, sizeof node)
-                   == GW_DIR_ELSEWHERE) {
+    /* never a second kernel for a session another node holds (a new
+       uuid is nowhere yet; a resolved id was asked about already) */
+    gw_sessions_where_t where;
+    if (opts->where)
+        where = *opts->where;
+    else if (opts->id)
+        s_where (server, caller, id, &where);
+    else
+        where.e = GW_E_SESSION_NOT_FOUND;
+    if (where.e == GW_E_WRONG_NODE) {
         *e = GW_E_WRONG_NODE;
         snprintf (err, err_len, "session '%s' lives on node %s: send its requests there",
-                  id, node);
+                  id, where.node);
         return NULL;
     }
     /* the tenant's share first: a tenant at it is told so, whatever the
@@ -104,7 +181,7 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
     const gw_config_t *config = gw_server_config (server);
     long max = gw_config_int (config, GW_SET_MAX_SESSIONS);
     long share = gw_config_share (config, max);
-    long mine = (long) gw_sessions_count_tenant (server, caller->tenant);
+    long mine = s_count_tenant (server, caller->tenant);
     if (share < max && mine >= share) {
         *e = GW_E_TOO_MANY_SESSIONS;
         snprintf (err, err_len, "tenant '%s' holds %ld live sessions, its share of this "
@@ -118,19 +195,20 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
                   "(CODEBOX_MAX_SESSIONS); DELETE one you no longer need", max);
         return NULL;
     }
-    ks_spec_t *spec = gw_sessions_find_spec (server, kernel, language, err, err_len);
+    ks_spec_t *spec = s_find_spec (server, opts->kernel, opts->language, err, err_len);
     if (!spec) {
         *e = GW_E_KERNEL_NOT_FOUND;
         return NULL;
     }
-    gw_limits_t limits = gw_sessions_limits (server, caller);
+    gw_limits_t limits = s_limits (server, caller, opts->exec ? opts->exec->timeout_s : 0);
     gw_session_t *session = gw_session_new (server, id, caller->tenant, &spec, &limits,
-                                            caller->exec_options, err, err_len);
+                                            opts->exec, err, err_len);
     ks_spec_destroy (&spec);
     if (!session) {
         *e = GW_E_KERNEL_START_FAILED;
         return NULL;
     }
+    session->ephemeral = opts->ephemeral;
     if (gw_server_add_session (server, session)) {
         gw_session_destroy (&session, true);
         *e = GW_E_TOO_MANY_SESSIONS;
@@ -142,53 +220,37 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller, const char *
     return session;
 }
 
-size_t
-gw_sessions_count_tenant (gw_server_t *server, const char *tenant)
+long
+gw_sessions_exec_timeout (const gw_session_t *session, const gw_overrides_t *overrides,
+                          long wished_s)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < gw_server_session_count (server); i++)
-        n += strcmp (gw_server_session_at (server, i)->tenant, tenant) == 0;
-    return n;
+    long seconds = gw_caller_clamp (overrides ? overrides->exec_timeout : 0,
+                                    session->limits.exec_timeout_s);
+    return gw_caller_clamp (wished_s, seconds);
 }
 
-gw_session_t *
-gw_sessions_lookup (gw_server_t *server, const gw_caller_t *caller, const char *id,
-                    gw_error_t *e)
+gw_job_t *
+gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller, gw_session_t *session,
+                    const char *code, const gw_sessions_submit_t *opts, gw_error_t *e,
+                    char *err, size_t err_len)
 {
-    if (!id || !gw_path_valid_session_id (id)) {
-        *e = GW_E_INVALID_SESSION_ID;
+    *e = GW_E_OK;
+    if (gw_session_queue_full (session, strlen (code), err, err_len)) {
+        *e = GW_E_TOO_MANY_QUEUED;
         return NULL;
     }
-    gw_session_t *session = gw_server_find_session (server, id, caller->tenant);
-    *e = session ? GW_E_OK : GW_E_SESSION_NOT_FOUND;
-    gw_directory_t *dir = gw_server_directory (server);
-    char node[65];
-    if (!session && dir) {
-        gw_dir_where_t where = gw_directory_where (dir, caller->tenant, id, node, sizeof node);
-        *e = where == GW_DIR_ELSEWHERE ? GW_E_WRONG_NODE
-             : where == GW_DIR_LOST ? GW_E_SESSION_LOST : GW_E_SESSION_NOT_FOUND;
+    long seconds = gw_sessions_exec_timeout (session, &caller->overrides, opts->timeout_s);
+    gw_job_t *job = gw_jobs_add (gw_server_jobs (server), session, session->id,
+                                 session->tenant, code, seconds * 1000);
+    if (job && opts->allow_input)
+        gw_job_allow_input (job);
+    if (!job || (opts->on_job && !opts->on_job (job, opts->arg))) {
+        *e = GW_E_INTERNAL;
+        snprintf (err, err_len, "out of memory");
+        return NULL;
     }
-    return session;
-}
-
-void
-gw_sessions_missing_why (gw_server_t *server, const gw_caller_t *caller, const char *id,
-                         gw_error_t e, char *msg, size_t msg_len)
-{
-    char node[65] = "?";
-    gw_directory_t *dir = gw_server_directory (server);
-    if (dir)
-        gw_directory_where (dir, caller->tenant, id, node, sizeof node);
-    if (e == GW_E_WRONG_NODE)
-        snprintf (msg, msg_len, "session '%s' lives on node %s: send its requests there "
-                  "(this is node %s)", id, node, gw_directory_node (dir));
-    else if (e == GW_E_SESSION_LOST)
-        snprintf (msg, msg_len, "session '%s' was lost: its node %s is gone, and its "
-                  "variables and files with it", id, node);
-    else if (e == GW_E_INVALID_SESSION_ID)
-        snprintf (msg, msg_len, "%s", gw_sessions_id_rule);
-    else
-        snprintf (msg, msg_len, "no session '%s'", id);
+    gw_session_enqueue (session, job);
+    return job;
 }
 
 json_t *
@@ -196,10 +258,8 @@ gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes
 {
     gw_directory_t *dir = gw_server_directory (server);
     json_t *list = json_array ();
-    for (size_t i = 0; list && i < gw_server_session_count (server); i++) {
-        gw_session_t *s = gw_server_session_at (server, i);
-        if (strcmp (s->tenant, caller->tenant) != 0 || s->ephemeral)
-            continue;
+    size_t i = 0;
+    for (gw_session_t *s; list && (s = gw_sessions_next (server, caller->tenant, &i));) {
         json_t *entry = gw_session_json (s, false);
         if (entry && dir)
             json_object_set_new (entry, "node", json_string (gw_directory_node (dir)));

@@ -1,9 +1,13 @@
-/* gw_sessions: the session operations every transport shares: create
- * (id rules, conflicts, the tenant's share and the server's bound, the
- * kernel by name or language, limits clamped for the caller), look up,
- * list (a tenant's sessions, one-shot ones left out) and end. REST, MCP
- * over HTTP and over stdio are thin adapters over these; each words its
- * own errors from the gw_error_t they return.
+/* gw_sessions: the one way through the core for every transport (REST,
+ * MCP over HTTP and over stdio, the Jupyter API) and feature (package
+ * installs, artifact uploads, signed links): resolve a session the caller
+ * names, with the reason when it is not here (on another node, lost with
+ * its node, missing); create one with options (id rules, conflicts, the
+ * tenant's share and the server's bound, the kernel by name or language,
+ * limits clamped for the caller); submit code to one, with the execution
+ * timeout clamped here and nowhere else; list; end. Nothing above the
+ * core reaches the server's session table but through these; each
+ * transport words its own errors from the gw_error_t they return.
  *
  * Threads: the loop thread only. */
 #ifndef GW_SESSIONS_H
@@ -15,39 +19,82 @@
 #include "gw_error.h"
 #include "gw_server.h"
 #include "gw_session.h"
-#include "ks_spec.h"
 
-/* The limits a new session of caller gets. */
-gw_limits_t gw_sessions_limits (gw_server_t *server, const gw_caller_t *caller);
+/* Where the session a caller names is (gw_sessions_resolve). */
+typedef struct {
+    /* GW_E_OK (here), GW_E_INVALID_SESSION_ID, GW_E_SESSION_NOT_FOUND, or,
+       with a directory shared by many nodes, GW_E_WRONG_NODE (another node
+       holds it) or GW_E_SESSION_LOST (its node is gone) */
+    gw_error_t e;
+    char node[65];      /* the node that holds it, or that it was lost with */
+    char why[300];      /* the failure as a sentence ("" when here) */
+} gw_sessions_where_t;
 
-/* The kernelspec by name, else the default kernel if it speaks language,
- * else the first that does, else the default kernel. NULL with err set. */
-ks_spec_t *gw_sessions_find_spec (gw_server_t *server, const char *kernel, const char *language,
-                                  char *err, size_t err_len);
+/* The caller's session id on this node, or NULL with where saying why
+ * (the directory is asked once, and only when it is not here). */
+gw_session_t *gw_sessions_resolve (gw_server_t *server, const gw_caller_t *caller,
+                                   const char *id, gw_sessions_where_t *where);
 
-/* Makes and starts a session (id NULL: a new uuid). NULL with *e and err
- * set: GW_E_INVALID_SESSION_ID, GW_E_CONFLICT, GW_E_TOO_MANY_SESSIONS (the
- * tenant holds its share, CODEBOX_TENANT_MAX_SESSIONS, or the server its
- * CODEBOX_MAX_SESSIONS; err says which), GW_E_KERNEL_NOT_FOUND,
- * GW_E_KERNEL_START_FAILED. */
+/* The tenant's session id on this node, or NULL (id NULL too): the
+ * directory is not asked (a late answer finding its session again). */
+gw_session_t *gw_sessions_find (gw_server_t *server, const char *tenant, const char *id);
+
+/* After *i (0 to begin), the next of tenant's sessions on this node that
+ * a listing shows (one-shot runs left out), or NULL at the end. */
+gw_session_t *gw_sessions_next (gw_server_t *server, const char *tenant, size_t *i);
+
+/* What a new session is. */
+typedef struct {
+    const char *id;             /* NULL: a new uuid */
+    const char *kernel;         /* a kernelspec's name, or NULL */
+    const char *language;       /* else one that speaks it, or NULL: the default */
+    /* what its kernel runs with (execution_options, checked; copied), or
+       NULL; its timeout lowers the session's execution timeout */
+    const gw_exec_options_t *exec;
+    bool ephemeral;             /* a one-shot run's: listed by no one */
+    /* the caller's gw_sessions_resolve of id, so the directory is not
+       asked again, or NULL */
+    const gw_sessions_where_t *where;
+} gw_sessions_new_t;
+
+/* Makes and starts a session. NULL with *e and err set:
+ * GW_E_INVALID_SESSION_ID, GW_E_CONFLICT, GW_E_DRAINING, GW_E_WRONG_NODE,
+ * GW_E_TOO_MANY_SESSIONS (the tenant holds its share,
+ * CODEBOX_TENANT_MAX_SESSIONS, or the server its CODEBOX_MAX_SESSIONS; err
+ * says which), GW_E_KERNEL_NOT_FOUND, GW_E_KERNEL_START_FAILED. */
 gw_session_t *gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
-                                  const char *id, const char *kernel, const char *language,
-                                  gw_error_t *e, char *err, size_t err_len);
+                                  const gw_sessions_new_t *opts, gw_error_t *e, char *err,
+                                  size_t err_len);
 
-/* The live sessions tenant holds (one-shot ones too: each has a kernel). */
-size_t gw_sessions_count_tenant (gw_server_t *server, const char *tenant);
+/* The seconds one execution of session may run: wished_s (a request
+ * body's timeout, 0: none) under the request's X-Codebox-Exec-Timeout
+ * (overrides, NULL: none) under the session's limit. The one place the
+ * execution timeout is clamped. */
+long gw_sessions_exec_timeout (const gw_session_t *session, const gw_overrides_t *overrides,
+                               long wished_s);
 
-/* The caller's session id, or NULL with *e = GW_E_INVALID_SESSION_ID,
- * GW_E_SESSION_NOT_FOUND, or, with a directory shared by many nodes,
- * GW_E_WRONG_NODE (another node holds it) or GW_E_SESSION_LOST (its node
- * is gone). */
-gw_session_t *gw_sessions_lookup (gw_server_t *server, const gw_caller_t *caller,
-                                  const char *id, gw_error_t *e);
+/* Told of a submitted job before it joins the queue (to observe it from
+ * its start); false stops the submission. */
+typedef bool (gw_sessions_job_fn) (gw_job_t *job, void *arg);
 
-/* The message for a lookup's failure e (naming the node that holds the
- * session, or the one it was lost with). */
-void gw_sessions_missing_why (gw_server_t *server, const gw_caller_t *caller, const char *id,
-                              gw_error_t e, char *msg, size_t msg_len);
+/* What a submission asks for beyond its code. */
+typedef struct {
+    long timeout_s;             /* the execution timeout wished (0: none) */
+    bool allow_input;           /* input() asks the client */
+    gw_sessions_job_fn *on_job; /* or NULL */
+    void *arg;
+} gw_sessions_submit_t;
+
+/* Queues code (borrowed) in session for caller: the queue's bounds, the
+ * timeout clamped (gw_sessions_exec_timeout), the job kept by the job
+ * store. Returns the job (queued, maybe running or, when the kernel
+ * could not start, finished already), or NULL with *e and err set:
+ * GW_E_TOO_MANY_QUEUED, GW_E_INTERNAL (out of memory, or on_job said
+ * no). */
+gw_job_t *gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller,
+                              gw_session_t *session, const char *code,
+                              const gw_sessions_submit_t *opts, gw_error_t *e, char *err,
+                              size_t err_len);
 
 /* The caller's sessions as a new JSON array of gw_session_json (one-shot
  * sessions left out); with a shared directory and all_nodes, also those
@@ -55,7 +102,7 @@ void gw_sessions_missing_why (gw_server_t *server, const gw_caller_t *caller, co
  * and every entry says its "node". */
 json_t *gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes);
 
-/* Ends a session at a client's request: its kernel, jobs and folder. */
+/* Ends a session now: its kernel, jobs and folder. */
 void gw_sessions_end (gw_server_t *server, gw_session_t *session);
 
 /* The rule session ids follow, as a sentence for error messages. */

@@ -12,6 +12,7 @@
 #include "gw_artifacts.h"
 #include "gw_blob.h"
 #include "gw_server.h"
+#include "gw_sessions.h"
 #include "gw_signed_url.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -129,7 +130,7 @@ s_done (gw_server_t *server, void *arg)
     gw_blob_upload_t *u = arg;
     s_owner_t *o = u->arg;
     gw_artifact_upload_t *self = o->self;
-    gw_session_t *s = gw_server_find_session (server, o->session, o->tenant);
+    gw_session_t *s = gw_sessions_find (server, o->tenant, o->session);
     s_state_t *st = s && gw_session_created_ms (s) == o->created_ms && gw_server_has_hooks (server, &s_hooks,
                                                                               self)
                     ? s_state (self, s, false) : NULL;

@@ -21,6 +21,7 @@
 #include "gw_server.h"
 #include "gw_path.h"
 #include "gw_session.h"
+#include "gw_sessions.h"
 #include "gw_url.h"
 #include "jp_random.h"
 #include "jp_sign.h"
@@ -240,7 +241,7 @@ gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
                                 "malformed, or made before the gateway restarted)");
         return;
     }
-    gw_session_t *session = gw_server_find_session (server, session_id, tenant);
+    gw_session_t *session = gw_sessions_find (server, tenant, session_id);
     if (session)
         gw_request_name_session (req, session_id);
     int dirfd = session ? open (gw_session_workdir (session), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

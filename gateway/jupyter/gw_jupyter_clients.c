@@ -214,9 +214,7 @@ s_asked (gw_ws_client_t *c, const char *parent_id, bool forget)
 static gw_session_t *
 s_session (gw_ws_client_t *c)
 {
-    gw_caller_t caller = {.tenant = c->tenant};
-    gw_error_t e;
-    return gw_sessions_lookup (c->owner->server, &caller, c->session_id, &e);
+    return gw_sessions_find (c->owner->server, c->tenant, c->session_id);
 }
 
 /* True for a shell request every kernel answers with a reply on shell

@@ -69,12 +69,10 @@ gw_session_t *
 gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req, const char *id)
 {
     gw_caller_t caller = gw_request_caller (req);
-    gw_error_t e;
-    gw_session_t *session = gw_sessions_lookup (self->server, &caller, id, &e);
-    if (!session && (e == GW_E_WRONG_NODE || e == GW_E_SESSION_LOST)) {
-        char why[300];
-        gw_sessions_missing_why (self->server, &caller, id, e, why, sizeof why);
-        gw_request_reply_error (req, e, "%s", why);
+    gw_sessions_where_t where;
+    gw_session_t *session = gw_sessions_resolve (self->server, &caller, id, &where);
+    if (!session && (where.e == GW_E_WRONG_NODE || where.e == GW_E_SESSION_LOST)) {
+        gw_request_reply_error (req, where.e, "%s", where.why);
         return NULL;
     }
     if (!session || gw_session_ephemeral (session)) {
@@ -173,8 +171,8 @@ s_start_kernel (gw_jupyter_t *self, gw_request_t *req, const char *name, json_t 
         return;
     }
     gw_caller_t caller = gw_request_caller (req);
-    caller.exec_options = &exec;
-    gw_session_t *session = gw_sessions_create (self->server, &caller, NULL, name, NULL, &e, err,
+    gw_sessions_new_t opts = {.kernel = name, .exec = &exec};
+    gw_session_t *session = gw_sessions_create (self->server, &caller, &opts, &e, err,
                                                 sizeof err);
     gw_exec_options_clear (&exec);
     if (!session) {
@@ -199,11 +197,9 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
 {
     if (strcmp (req->method, "GET") == 0) {
         json_t *list = json_array ();
-        for (size_t i = 0; i < gw_server_session_count (self->server); i++) {
-            gw_session_t *s = gw_server_session_at (self->server, i);
-            if (strcmp (gw_session_tenant (s), req->tenant) == 0 && !gw_session_ephemeral (s))
-                json_array_append_new (list, gw_jupyter_kernel_model (self, s));
-        }
+        size_t at = 0;
+        for (gw_session_t *s; (s = gw_sessions_next (self->server, req->tenant, &at));)
+            json_array_append_new (list, gw_jupyter_kernel_model (self, s));
         /* the other nodes' kernels too (a shared directory), unless
            ?scope=node; a router takes a client to them by their path */
         gw_directory_t *dir = gw_server_directory (self->server);
@@ -337,9 +333,7 @@ gw_jupyter_forget_kernel (gw_jupyter_t *self, const gw_session_t *session)
 static gw_session_t *
 s_nb_kernel (gw_jupyter_t *self, const gw_nb_session_t *nb)
 {
-    gw_caller_t caller = {.tenant = nb->tenant};
-    gw_error_t e;
-    return gw_sessions_lookup (self->server, &caller, nb->kernel_id, &e);
+    return gw_sessions_find (self->server, nb->tenant, nb->kernel_id);
 }
 
 /* Copies the optional string key of body into out; false after a 400. */

@@ -24,6 +24,7 @@
 #include "gw_mcp_tools.h"
 #include "gw_packages.h"
 #include "gw_session.h"
+#include "gw_sessions.h"
 #include "jp_time.h"
 #include "jp_log.h"
 
@@ -173,8 +174,7 @@ s_install_package (gw_mcp_ctx_t *ctx, json_t *args)
     }
     s_install_t *in = calloc (1, sizeof *in);
     gw_mcp_call_t *call = in ? calloc (1, sizeof *call) : NULL;
-    long timeout = gw_caller_clamp (ctx->overrides ? ctx->overrides->exec_timeout : 0,
-                                      gw_session_limits (session)->exec_timeout_s);
+    long timeout = gw_sessions_exec_timeout (session, ctx->overrides, 0);
     if (call) {
         in->call = call;
         in->packages = installs;

@@ -48,7 +48,7 @@ static gw_session_t *
 s_find (gw_mcp_ctx_t *ctx, const char *id)
 {
     return gw_path_valid_session_id (id)
-               ? gw_server_find_session (ctx->mcp->server, id, ctx->client->tenant)
+               ? gw_sessions_find (ctx->mcp->server, ctx->client->tenant, id)
                : NULL;
 }
 
@@ -77,10 +77,8 @@ gw_mcp_resources_list (gw_mcp_ctx_t *ctx, const char *cursor)
                                            "sessions", "description", "Your live sessions",
                                            "mimeType", "application/json"));
     gw_server_t *server = ctx->mcp->server;
-    for (size_t i = 0; i < gw_server_session_count (server); i++) {
-        gw_session_t *s = gw_server_session_at (server, i);
-        if (strcmp (gw_session_tenant (s), ctx->client->tenant) != 0 || gw_session_ephemeral (s))
-            continue;
+    size_t at = 0;
+    for (gw_session_t *s; (s = gw_sessions_next (server, ctx->client->tenant, &at));) {
         json_t *files = gw_artifacts_list (gw_session_workdir (s), NULL, GW_SNAPSHOT_SESSION);
         size_t k;
         json_t *f;

@@ -243,22 +243,17 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
         return NULL;
     }
     gw_caller_t caller = s_caller (ctx);
-    gw_error_t e;
-    gw_session_t *session = gw_sessions_lookup (ctx->mcp->server, &caller, id, &e);
-    if (e == GW_E_INVALID_SESSION_ID) {
+    gw_sessions_where_t where;
+    gw_session_t *session = gw_sessions_resolve (ctx->mcp->server, &caller, id, &where);
+    if (where.e == GW_E_INVALID_SESSION_ID) {
         *error = gw_mcp_tool_error ("invalid session_id '%.80s': use 1-64 characters of A-Z "
                                     "a-z 0-9 _ . - not starting with '.'", id);
         return NULL;
     }
-    char lost[300] = "";
-    if (e == GW_E_WRONG_NODE || (e == GW_E_SESSION_LOST && !create)) {
-        char why[300];
-        gw_sessions_missing_why (ctx->mcp->server, &caller, id, e, why, sizeof why);
-        *error = gw_mcp_tool_error ("%s", why);
+    if (where.e == GW_E_WRONG_NODE || (where.e == GW_E_SESSION_LOST && !create)) {
+        *error = gw_mcp_tool_error ("%s", where.why);
         return NULL;
     }
-    if (e == GW_E_SESSION_LOST)
-        gw_sessions_missing_why (ctx->mcp->server, &caller, id, e, lost, sizeof lost);
     if (session || !create) {
         if (!session)
             *error = gw_mcp_tool_error ("no session '%s'; list_sessions shows yours", id);
@@ -270,9 +265,11 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
     const char *kernel = gw_mcp_arg (args, "kernel", error);
     if (*error)
         return NULL;
+    gw_sessions_new_t opts = {.id = id, .kernel = kernel, .language = language,
+                              .where = &where};
+    gw_error_t e;
     char err[1200];
-    session = gw_sessions_create (ctx->mcp->server, &caller, id, kernel, language, &e, err,
-                                  sizeof err);
+    session = gw_sessions_create (ctx->mcp->server, &caller, &opts, &e, err, sizeof err);
     if (!session) {
         *error = gw_mcp_tool_error ("cannot create session '%s': %s", id, err);
         return NULL;
@@ -281,33 +278,45 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
     snprintf (note, sizeof note, "starting a %s kernel for the new session '%s'",
               gw_session_spec (session)->name, id);
     gw_mcp_log (ctx, "info", note);
-    if (lost[0]) {
+    if (where.e == GW_E_SESSION_LOST) {
         /* the caller must know its state is gone before it builds on it */
         *error = gw_mcp_tool_error ("%s. A new, empty session '%s' was started on this node: "
-                                    "run what it needs again.", lost, id);
+                                    "run what it needs again.", where.why, id);
         return NULL;
     }
     return session;
+}
+
+/* The call that answers a job, made before the job is queued. */
+typedef struct {
+    gw_mcp_ctx_t *ctx;
+    bool oneshot;
+} s_run_t;
+
+static bool
+s_on_job (gw_job_t *job, void *arg)
+{
+    s_run_t *run = arg;
+    return gw_mcp_call_start (run->ctx, job, run->oneshot) != NULL;
 }
 
 /* Queues code in session and hands the reply to a call. */
 static json_t *
 s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_s, bool oneshot)
 {
-    char why[256];
-    if (gw_session_queue_full (session, strlen (code), why, sizeof why))
-        return gw_mcp_tool_error ("%s", why);
     gw_caller_t caller = s_caller (ctx);
-    long seconds = gw_caller_clamp (caller.overrides.exec_timeout,
-                                      gw_session_limits (session)->exec_timeout_s);
-    seconds = gw_caller_clamp (timeout_s, seconds);
-    gw_job_t *job = gw_jobs_add (gw_server_jobs (ctx->mcp->server), session, gw_session_id (session),
-                                 gw_session_tenant (session), code, seconds * 1000);
-    if (job && gw_mcp_input_wanted (ctx))
-        gw_job_allow_input (job);   /* input() asks the client (2026-07-28) */
-    if (!job || !gw_mcp_call_start (ctx, job, oneshot))
-        return gw_mcp_tool_error ("out of memory");
-    gw_session_enqueue (session, job);
+    s_run_t run = {.ctx = ctx, .oneshot = oneshot};
+    gw_sessions_submit_t submit = {
+        .timeout_s = timeout_s,
+        .allow_input = gw_mcp_input_wanted (ctx),   /* input() asks the client (2026-07-28) */
+        .on_job = s_on_job,
+        .arg = &run,
+    };
+    gw_error_t e;
+    char why[256];
+    if (!gw_sessions_submit (ctx->mcp->server, &caller, session, code, &submit, &e, why,
+                             sizeof why))
+        return gw_mcp_tool_error ("%s", why);
     return NULL;
 }
 
@@ -351,13 +360,13 @@ s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
     jp_random_uuid (uuid);
     snprintf (id, sizeof id, "run-%s", uuid);
     gw_caller_t caller = s_caller (ctx);
+    gw_sessions_new_t opts = {.id = id, .language = language, .ephemeral = true};
     gw_error_t e;
     char err[1200];
-    gw_session_t *session = gw_sessions_create (ctx->mcp->server, &caller, id, NULL, language,
-                                                &e, err, sizeof err);
+    gw_session_t *session = gw_sessions_create (ctx->mcp->server, &caller, &opts, &e, err,
+                                                sizeof err);
     if (!session)
         return gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
-    gw_session_set_ephemeral (session);
     return s_run (ctx, session, code, 0, true);
 }
 

@@ -11,6 +11,7 @@
 
 #include "gw_server.h"
 #include "gw_session.h"
+#include "gw_sessions.h"
 
 typedef struct {
     gw_server_t *server;
@@ -23,7 +24,7 @@ typedef struct {
 static void
 s_rest_drop_session (s_rest_t *r)
 {
-    gw_session_t *session = gw_server_find_session (r->server, r->id, r->tenant);
+    gw_session_t *session = gw_sessions_find (r->server, r->tenant, r->id);
     if (session)
         gw_session_end_later (session);
 }
@@ -50,7 +51,7 @@ s_rest_done (json_t *result, void *arg)
 {
     s_rest_t *r = arg;
     json_t *error = json_object_get (result, "error");
-    gw_session_t *session = gw_server_find_session (r->server, r->id, r->tenant);
+    gw_session_t *session = gw_sessions_find (r->server, r->tenant, r->id);
     if (!error && session) {
         json_t *body = gw_session_json (session, false);
         json_object_set_new (body, "dependencies", result);
@@ -89,7 +90,7 @@ gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *se
         return false;
     s_rest_t *r = calloc (1, sizeof *r);
     if (!r) {
-        gw_server_remove_session (server, session);
+        gw_sessions_end (server, session);
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
         return true;
     }
@@ -113,7 +114,7 @@ gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *se
                                   gw_error_code (GW_E_FORBIDDEN), "message", text, "reason",
                                   "refused", "dependencies", "installed", "refused", refused);
         json_decref (allowed);
-        gw_server_remove_session (server, session);
+        gw_sessions_end (server, session);
         gw_request_reply_json (req, gw_error_http_status (GW_E_FORBIDDEN), body);
         free (r);
         return true;
@@ -128,7 +129,7 @@ gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *se
         e = GW_E_INTERNAL;
         snprintf (err, sizeof err, "the install could not start (see the server log)");
     }
-    gw_server_remove_session (server, session);
+    gw_sessions_end (server, session);
     gw_request_reply_error (req, e, "%s", err);
     free (r);
     return true;

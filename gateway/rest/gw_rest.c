@@ -122,12 +122,8 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
         gw_request_reply_error (req, e, "%s", err);
         return;
     }
-    if (exec.timeout_s > 0 && (caller.overrides.exec_timeout <= 0
-                               || exec.timeout_s < caller.overrides.exec_timeout))
-        caller.overrides.exec_timeout = exec.timeout_s;     /* clamped by the server's */
-    caller.exec_options = &exec;
-    gw_session_t *session = gw_sessions_create (server, &caller, id, kernel, language, &e, err,
-                                                sizeof err);
+    gw_sessions_new_t opts = {.id = id, .kernel = kernel, .language = language, .exec = &exec};
+    gw_session_t *session = gw_sessions_create (server, &caller, &opts, &e, err, sizeof err);
     gw_exec_options_clear (&exec);
     json_decref (body);
     if (!session) {
@@ -159,16 +155,13 @@ gw_session_t *
 gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id)
 {
     gw_caller_t caller = gw_request_caller (req);
-    gw_error_t e;
-    gw_session_t *session = gw_sessions_lookup (server, &caller, id, &e);
-    if (e == GW_E_INVALID_SESSION_ID)
-        gw_request_reply_error (req, e, "%s", gw_sessions_id_rule);
-    else if (e == GW_E_WRONG_NODE || e == GW_E_SESSION_LOST) {
-        char why[300];
-        gw_sessions_missing_why (server, &caller, id, e, why, sizeof why);
-        gw_request_reply_error (req, e, "%s", why);
-    } else if (!session)
-        gw_request_reply_error (req, e, "no session '%s'; create it with POST /sessions", id);
+    gw_sessions_where_t where;
+    gw_session_t *session = gw_sessions_resolve (server, &caller, id, &where);
+    if (where.e == GW_E_SESSION_NOT_FOUND)
+        gw_request_reply_error (req, where.e, "no session '%s'; create it with POST /sessions",
+                                id);
+    else if (!session)
+        gw_request_reply_error (req, where.e, "%s", where.why);
     else
         gw_request_name_session (req, gw_session_id (session));
     return session;
@@ -211,24 +204,19 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
         json_decref (body);
         return;
     }
+    gw_caller_t caller = gw_request_caller (req);
+    gw_sessions_submit_t submit = {
+        .timeout_s = json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0,
+    };
+    gw_error_t e;
     char why[256];
-    if (gw_session_queue_full (session, strlen (code), why, sizeof why)) {
-        json_decref (body);
-        gw_request_reply_error (req, GW_E_TOO_MANY_QUEUED, "%s", why);
-        return;
-    }
-    long seconds = gw_caller_clamp (req->overrides.exec_timeout,
-                                    gw_session_limits (session)->exec_timeout_s);
-    seconds = gw_caller_clamp (json_is_integer (timeout) ? (long) json_integer_value (timeout)
-                                                         : 0, seconds);
-    gw_job_t *job = gw_jobs_add (gw_server_jobs (server), session, gw_session_id (session), req->tenant, code,
-                                 seconds * 1000);
+    gw_job_t *job = gw_sessions_submit (server, &caller, session, code, &submit, &e, why,
+                                        sizeof why);
     json_decref (body);
     if (!job) {
-        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        gw_request_reply_error (req, e, "%s", why);
         return;
     }
-    gw_session_enqueue (session, job);
     gw_request_name_session (req, gw_session_id (session));
     /* accepted means queued, as the contract shows, even if it already runs */
     gw_request_reply_json (req, 202, json_pack ("{s:s, s:s}", "request_id", gw_job_id (job), "status",
