@@ -29,7 +29,7 @@ struct gw_job {
                                    dropped at the next expiry pass */
     gw_job_t *next_queued;
     bool held;                  /* the kernel is done; a feature holds its end
-                                   (gw_server_end_job) */
+                                   (gw_hooks_end_job) */
     long messages;              /* kernel messages fed to its execution */
     long long bytes;            /* and their bytes, every frame */
     long long cpu_start_ns;     /* the kernel's CPU time when it started */

@@ -11,9 +11,6 @@
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_launch.h"
-#include "gw_server.h"
-#include "gw_sandbox.h"
-#include "gw_session.h"
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
@@ -44,7 +41,7 @@ typedef struct {
 } s_kind_t;
 
 struct gw_pool {
-    gw_server_t *server;
+    const gw_launch_ctx_t *ctx;  /* how its kernels start */
     int size;
     s_kind_t kinds[MAX_KINDS];
     int n_kinds;
@@ -59,13 +56,13 @@ struct gw_pool {
 };
 
 gw_pool_t *
-gw_pool_new (gw_server_t *server)
+gw_pool_new (const gw_launch_ctx_t *ctx)
 {
     gw_pool_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
-    self->server = server;
-    const gw_config_t *c = gw_server_config (server);
+    self->ctx = ctx;
+    const gw_config_t *c = ctx->config;
     self->size = (int) gw_config_int (c, GW_SET_POOL_SIZE);
     const char *list = gw_config_str (c, GW_SET_POOL_KERNELS);
     if (!*list)
@@ -131,7 +128,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 static int
 s_start_one (gw_pool_t *self, int kind)
 {
-    const gw_config_t *c = gw_server_config (self->server);
+    const gw_config_t *c = self->ctx->config;
     char err[1024];
     ks_spec_t *spec = ks_search_find (gw_config_str (c, GW_SET_KERNEL_PATH),
                                       self->kinds[kind].name, err, sizeof err);
@@ -150,12 +147,13 @@ s_start_one (gw_pool_t *self, int kind)
     s_slot_t slot = {.spec = spec, .kind = kind};
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
-    snprintf (slot.folder, sizeof slot.folder, "%s/.pool-%.8s", gw_server_state_dir (self->server),
+    snprintf (slot.folder, sizeof slot.folder, "%s/.pool-%.8s", self->ctx->state_dir,
               uuid);
-    int rc = gw_session_make_folder (self->server, slot.folder, err, sizeof err);
+    int rc = gw_launch_make_folder (self->ctx, slot.folder, err, sizeof err);
     if (rc)
         slot.folder[0] = '\0';     /* nothing was made */
-    slot.kernel = rc ? NULL : gw_launch_kernel (self->server, spec, slot.folder, NULL, err, sizeof err);
+    slot.kernel = rc ? NULL : gw_launch_kernel (self->ctx, spec, slot.folder, NULL, err,
+                                                 sizeof err);
     if (!slot.kernel) {
         jp_log_warn ("pool event=start-failed kernel=%s why=%s",
                  self->kinds[kind].name, err);

@@ -16,13 +16,14 @@
 
 #include <zmq.h>
 
+#include "gw_launch.h"
 #include "ks_kernel.h"
 
-typedef struct gw_server gw_server_t;
 typedef struct gw_pool gw_pool_t;
 
-/* A pool for the loop's settings (empty when CODEBOX_POOL_SIZE is 0). */
-gw_pool_t *gw_pool_new (gw_server_t *server);
+/* A pool for the settings of ctx (borrowed: the server's, which outlives
+ * the pool), empty when CODEBOX_POOL_SIZE is 0. */
+gw_pool_t *gw_pool_new (const gw_launch_ctx_t *ctx);
 /* Kills every pool kernel and removes their folders. */
 void gw_pool_destroy (gw_pool_t **self_p);
 

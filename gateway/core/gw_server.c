@@ -58,7 +58,6 @@ struct gw_server {
     gw_watch_t *watch;          /* the kernels not used since their last poll */
     int watch_item;             /* its item this turn, or -1 */
     int64_t next_reap;
-    gw_pool_t *pool;
     gw_sandbox_t *sandbox;
     struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */
     struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
@@ -69,11 +68,8 @@ struct gw_server {
     int runtime_lock_fd;        /* the runtime folder's (gw_runtime_dir) */
     char disk_why[300];         /* how the disk quota is enforced (gw_disk) */
     int64_t next_jobs_expiry;
-    struct {
-        const gw_session_hooks_t *hooks;
-        void *arg;
-    } hooks[GW_SERVER_MAX_HOOKS];
-    int n_hooks;
+    gw_hooks_t hooks;           /* the features' */
+    gw_session_host_t host;     /* what sessions and the pool need of the server */
 };
 
 static const gw_loop_source_t s_source;
@@ -175,9 +171,16 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         gw_server_destroy (&self);
         return NULL;
     }
-    self->pool = gw_pool_new (self);
+    self->host = (gw_session_host_t) {
+        .launch = {.config = config, .zmq = self->zmq, .runtime_dir = self->runtime_dir,
+                   .state_dir = self->state_dir, .sandbox = self->sandbox,
+                   .metrics = self->metrics, .hooks = &self->hooks},
+        .jobs = self->jobs,
+        .server = self,
+    };
+    self->host.pool = gw_pool_new (&self->host.launch);
     self->watch = gw_watch_new ();     /* NULL: every kernel is polled each turn */
-    if (!self->pool || !self->zmq || !self->jobs || !self->metrics) {
+    if (!self->host.pool || !self->zmq || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
         gw_server_destroy (&self);
         return NULL;
@@ -195,7 +198,7 @@ gw_server_destroy (gw_server_t **self_p)
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
-    gw_pool_destroy (&self->pool);
+    gw_pool_destroy (&self->host.pool);
     gw_directory_destroy (&self->directory);    /* its sessions are gone: it says so */
     gw_sandbox_destroy (&self->sandbox);
     gw_loop_destroy (&self->loop);     /* its last calls and requests first */
@@ -276,7 +279,7 @@ s_session_busy (gw_server_t *self, gw_session_t *s)
 {
     return s->running || s->queue_head
            || strcmp (gw_session_execution_state (s), "busy") == 0
-           || gw_server_session_in_use (self, s);
+           || gw_hooks_in_use (&self->hooks, s);
 }
 
 /* The earliest time a session could be reaped: its TTL's end, or its
@@ -320,7 +323,7 @@ s_poll_count (void *arg)
 {
     gw_server_t *self = arg;
     return 1 + (int) (self->n_sessions * KS_KERNEL_POLL_ITEMS)    /* 1: the epoll set */
-           + gw_pool_poll_count (self->pool);
+           + gw_pool_poll_count (self->host.pool);
 }
 
 /* Room for this turn's per-session arrays. Returns false if out of memory. */
@@ -378,7 +381,7 @@ s_poll_items (void *arg, zmq_pollitem_t *items, int max)
     }
     self->n_polled = self->n_sessions;
     self->pool_first = n;
-    n += gw_pool_poll_items (self->pool, items + n, max - n);
+    n += gw_pool_poll_items (self->host.pool, items + n, max - n);
     self->n_items = n;
     return n;
 }
@@ -416,7 +419,8 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
         else
             gw_session_dispatch (session, NULL, 0);     /* its timers */
     }
-    gw_pool_dispatch (self->pool, items + self->pool_first, self->n_items - self->pool_first);
+    gw_pool_dispatch (self->host.pool, items + self->pool_first,
+                      self->n_items - self->pool_first);
     self->n_polled = 0;
 }
 
@@ -462,7 +466,7 @@ s_deadline (void *arg, int64_t now)
     int64_t w = gw_jobs_expire_waits (self->jobs, now);
     if (w >= 0 && (next < 0 || w < next))
         next = w;
-    int64_t p = gw_pool_deadline (self->pool);
+    int64_t p = gw_pool_deadline (self->host.pool);
     if (p >= 0 && (next < 0 || p < next))
         next = p;
     return next;
@@ -477,7 +481,7 @@ s_tick (void *arg, int64_t now)
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_tick (self->sessions[i], now);
     if (!gw_loop_stopping (self->loop))
-        gw_pool_tick (self->pool, now);
+        gw_pool_tick (self->host.pool, now);
     for (size_t i = 0; i < self->n_sessions;) {
         if (self->sessions[i]->doomed)
             gw_server_remove_session (self, self->sessions[i]);
@@ -516,7 +520,7 @@ gw_server_run (gw_server_t *self)
     for (size_t i = 0; i < self->n_sessions; i++)
         gw_session_destroy (&self->sessions[i], false);
     self->n_sessions = 0;
-    gw_pool_destroy (&self->pool);
+    gw_pool_destroy (&self->host.pool);
     gw_jobs_shutdown (self->jobs);
     return 0;
 }
@@ -524,119 +528,31 @@ gw_server_run (gw_server_t *self)
 int
 gw_server_add_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg)
 {
-    if (self->n_hooks == GW_SERVER_MAX_HOOKS)
-        return -ENOSPC;
-    self->hooks[self->n_hooks].hooks = hooks;
-    self->hooks[self->n_hooks].arg = arg;
-    self->n_hooks++;
-    return 0;
+    return gw_hooks_add (&self->hooks, hooks, arg);
 }
 
 void
 gw_server_remove_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg)
 {
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks == hooks && self->hooks[i].arg == arg) {
-            memmove (&self->hooks[i], &self->hooks[i + 1],
-                     (size_t) (self->n_hooks - i - 1) * sizeof self->hooks[0]);
-            self->n_hooks--;
-            return;
-        }
+    gw_hooks_remove (&self->hooks, hooks, arg);
 }
 
 bool
 gw_server_has_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg)
 {
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks == hooks && self->hooks[i].arg == arg)
-            return true;
-    return false;
-}
-
-void
-gw_server_kernel_env (gw_server_t *self, const char *visible_workdir, gw_kernel_env_t *env)
-{
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->kernel_env)
-            self->hooks[i].hooks->kernel_env (self->hooks[i].arg, visible_workdir, env);
+    return gw_hooks_has (&self->hooks, hooks, arg);
 }
 
 void
 gw_server_annotate (gw_server_t *self, const gw_session_t *session, json_t *artifacts)
 {
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->annotate)
-            self->hooks[i].hooks->annotate (self->hooks[i].arg, session, artifacts);
+    gw_hooks_annotate (&self->hooks, session, artifacts);
 }
 
-void
-gw_server_end_job (gw_server_t *self, gw_session_t *session, gw_job_t *job,
-                   gw_exec_status_t status)
+const gw_session_host_t *
+gw_server_session_host (gw_server_t *self)
 {
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->job_ending
-            && self->hooks[i].hooks->job_ending (self->hooks[i].arg, session, job, status)) {
-            job->held = true;
-            return;
-        }
-    gw_server_annotate (self, session, job->new_artifacts);
-    gw_job_finish (job, status);
-}
-
-int64_t
-gw_server_session_deadline (gw_server_t *self, const gw_session_t *session)
-{
-    int64_t next = -1;
-    for (int i = 0; i < self->n_hooks; i++) {
-        int64_t d = self->hooks[i].hooks->deadline
-                    ? self->hooks[i].hooks->deadline (self->hooks[i].arg, session) : -1;
-        if (d >= 0 && (next < 0 || d < next))
-            next = d;
-    }
-    return next;
-}
-
-void
-gw_server_session_tick (gw_server_t *self, gw_session_t *session, int64_t now)
-{
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->tick)
-            self->hooks[i].hooks->tick (self->hooks[i].arg, session, now);
-}
-
-void
-gw_server_session_end (gw_server_t *self, gw_session_t *session)
-{
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->session_end)
-            self->hooks[i].hooks->session_end (self->hooks[i].arg, session);
-}
-
-void
-gw_server_kernel_msg (gw_server_t *self, gw_session_t *session, jp_channel_t channel,
-                      const jp_msg_t *msg)
-{
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->kernel_msg)
-            self->hooks[i].hooks->kernel_msg (self->hooks[i].arg, session, channel, msg);
-}
-
-void
-gw_server_kernel_state (gw_server_t *self, gw_session_t *session, const char *state)
-{
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->kernel_state)
-            self->hooks[i].hooks->kernel_state (self->hooks[i].arg, session, state);
-}
-
-bool
-gw_server_session_in_use (gw_server_t *self, const gw_session_t *session)
-{
-    for (int i = 0; i < self->n_hooks; i++)
-        if (self->hooks[i].hooks->in_use
-            && self->hooks[i].hooks->in_use (self->hooks[i].arg, session))
-            return true;
-    return false;
+    return &self->host;
 }
 
 void
@@ -656,18 +572,6 @@ const gw_config_t *
 gw_server_config (gw_server_t *self)
 {
     return self->config;
-}
-
-void *
-gw_server_zmq (gw_server_t *self)
-{
-    return self->zmq;
-}
-
-const char *
-gw_server_runtime_dir (gw_server_t *self)
-{
-    return self->runtime_dir;
 }
 
 const char *
@@ -716,12 +620,6 @@ gw_sandbox_t *
 gw_server_sandbox (gw_server_t *self)
 {
     return self->sandbox;
-}
-
-gw_pool_t *
-gw_server_pool (gw_server_t *self)
-{
-    return self->pool;
 }
 
 gw_metrics_t *

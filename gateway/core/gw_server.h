@@ -15,6 +15,7 @@
 #define GW_SERVER_H
 
 #include "gw_config.h"
+#include "gw_hooks.h"
 #include "gw_job.h"
 #include "gw_loop.h"
 #include "gw_metrics.h"
@@ -28,7 +29,6 @@ struct gw_sql;
 struct gw_downloads;
 struct gw_packages;
 struct gw_sandbox;
-struct gw_pool;
 
 /* Handles one request in the loop thread; must complete it (now or later). */
 typedef void (gw_server_handler_fn) (gw_server_t *server, gw_request_t *req, void *arg);
@@ -66,66 +66,15 @@ void gw_server_post (gw_request_t *req, void *server);
 /* The loop, for transports that add sources of their own (stdin). */
 gw_loop_t *gw_server_loop (gw_server_t *self);
 
-/* What a feature adds to every session without the core knowing it
- * (artifact uploads, SQL connections, signed links, package paths). Every
- * function is optional; all run in the loop thread. */
-#define GW_KERNEL_ENV_MAX 8
-typedef struct {
-    char vars[GW_KERNEL_ENV_MAX][1100];     /* "NAME=value" */
-    int n;
-} gw_kernel_env_t;
-
-typedef struct {
-    /* adds "NAME=value" for a kernel whose session folder it sees at
-       visible_workdir */
-    void (*kernel_env) (void *arg, const char *visible_workdir, gw_kernel_env_t *env);
-    /* adds links or states to a listing of the session's artifacts */
-    void (*annotate) (void *arg, const gw_session_t *session, json_t *artifacts);
-    /* the kernel is done with job, which ends with status: true holds its
-       end, and the feature calls gw_job_finish itself (soon; at the latest
-       when the session ends) */
-    bool (*job_ending) (void *arg, gw_session_t *session, gw_job_t *job,
-                        gw_exec_status_t status);
-    /* the session's next deadline for tick, or -1 */
-    int64_t (*deadline) (void *arg, const gw_session_t *session);
-    void (*tick) (void *arg, gw_session_t *session, int64_t now);
-    /* the session ends: the feature lets go of it */
-    void (*session_end) (void *arg, gw_session_t *session);
-    /* a message from the session's kernel, on any channel (borrowed; every
-       message, whoever asked for it) */
-    void (*kernel_msg) (void *arg, gw_session_t *session, jp_channel_t channel,
-                        const jp_msg_t *msg);
-    /* the session's kernel is being replaced ("restarting") or could not
-       be started ("dead") */
-    void (*kernel_state) (void *arg, gw_session_t *session, const char *state);
-    /* true while a client holds the session open (a Jupyter websocket):
-       it is not idle, whatever its last use */
-    bool (*in_use) (void *arg, const gw_session_t *session);
-} gw_session_hooks_t;
-
-#define GW_SERVER_MAX_HOOKS 8
-
-/* Adds or removes hooks (hooks borrowed). Returns 0 or -ENOSPC. */
+/* Adds or removes a feature's hooks (gw_hooks.h; hooks borrowed).
+ * Returns 0 or -ENOSPC. */
 int gw_server_add_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg);
 void gw_server_remove_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg);
 /* True while those hooks are on (a late answer's check that its feature
  * still exists). */
 bool gw_server_has_hooks (gw_server_t *self, const gw_session_hooks_t *hooks, void *arg);
-
-/* The hooks, as the core calls them. */
-void gw_server_kernel_env (gw_server_t *self, const char *visible_workdir,
-                           gw_kernel_env_t *env);
+/* Lets every feature annotate a listing of session's artifacts. */
 void gw_server_annotate (gw_server_t *self, const gw_session_t *session, json_t *artifacts);
-/* Ends job with status, unless a feature holds its end. */
-void gw_server_end_job (gw_server_t *self, gw_session_t *session, gw_job_t *job,
-                        gw_exec_status_t status);
-int64_t gw_server_session_deadline (gw_server_t *self, const gw_session_t *session);
-void gw_server_session_tick (gw_server_t *self, gw_session_t *session, int64_t now);
-void gw_server_session_end (gw_server_t *self, gw_session_t *session);
-void gw_server_kernel_msg (gw_server_t *self, gw_session_t *session, jp_channel_t channel,
-                           const jp_msg_t *msg);
-void gw_server_kernel_state (gw_server_t *self, gw_session_t *session, const char *state);
-bool gw_server_session_in_use (gw_server_t *self, const gw_session_t *session);
 
 /* The features' services, held for whoever needs them (set by the
  * program that made them, before gw_server_run; it destroys them after
@@ -136,8 +85,6 @@ void gw_server_set_packages (gw_server_t *self, struct gw_packages *packages);
 
 /* Loop-thread accessors. */
 const gw_config_t *gw_server_config (gw_server_t *self);
-void *gw_server_zmq (gw_server_t *self);
-const char *gw_server_runtime_dir (gw_server_t *self);
 const char *gw_server_state_dir (gw_server_t *self);
 gw_jobs_t *gw_server_jobs (gw_server_t *self);
 gw_metrics_t *gw_server_metrics (gw_server_t *self);
@@ -158,7 +105,5 @@ struct gw_downloads *gw_server_downloads (gw_server_t *self);
 struct gw_packages *gw_server_packages (gw_server_t *self);
 /* The sandbox policy for kernels. */
 struct gw_sandbox *gw_server_sandbox (gw_server_t *self);
-/* The warm pool (NULL once the loop stopped). */
-struct gw_pool *gw_server_pool (gw_server_t *self);
 
 #endif

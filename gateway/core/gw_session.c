@@ -15,10 +15,10 @@
 
 #include "gw_disk.h"
 #include "gw_fs.h"
+#include "gw_hooks.h"
 #include "gw_launch.h"
 #include "gw_pool.h"
 #include "gw_sandbox.h"
-#include "gw_server.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -37,7 +37,7 @@ static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 static int
 s_start_kernel (gw_session_t *self)
 {
-    self->kernel = gw_launch_kernel (self->server, self->spec, self->workdir, &self->exec,
+    self->kernel = gw_launch_kernel (&self->host->launch, self->spec, self->workdir, &self->exec,
                                      self->error, sizeof self->error);
     if (!self->kernel)
         return -EIO;
@@ -53,7 +53,7 @@ static bool
 s_take_warm (gw_session_t *self)
 {
     ks_spec_t *spec = NULL;
-    ks_kernel_t *kernel = gw_pool_take (gw_server_pool (self->server), self->spec->name,
+    ks_kernel_t *kernel = gw_pool_take (self->host->pool, self->spec->name,
                                         self->workdir, &spec);
     if (!kernel)
         return false;
@@ -67,21 +67,10 @@ s_take_warm (gw_session_t *self)
     return true;
 }
 
-int
-gw_session_make_folder (gw_server_t *server, const char *folder, char *err, size_t err_len)
-{
-    uid_t uid = geteuid ();
-    gid_t gid = getegid ();
-    gw_sandbox_owner (gw_server_sandbox (server), &uid, &gid);
-    return gw_disk_make_session (folder, gw_config_int (gw_server_config (server),
-                                                        GW_SET_DISK_QUOTA_MB),
-                                 uid, gid, err, err_len);
-}
-
 gw_session_t *
-gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec_t **spec_p,
-                const gw_limits_t *limits, const gw_exec_options_t *exec, char *err,
-                size_t err_len)
+gw_session_new (const gw_session_host_t *host, const char *id, const char *tenant,
+                ks_spec_t **spec_p, const gw_limits_t *limits, const gw_exec_options_t *exec,
+                char *err, size_t err_len)
 {
     gw_session_t *self = calloc (1, sizeof *self);
     if (!self || (exec && gw_exec_options_copy (&self->exec, exec) < 0)) {
@@ -91,7 +80,7 @@ gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec
     }
     snprintf (self->id, sizeof self->id, "%s", id);
     snprintf (self->tenant, sizeof self->tenant, "%s", tenant);
-    self->server = server;
+    self->host = host;
     self->spec = *spec_p;
     *spec_p = NULL;
     self->limits = *limits;
@@ -100,23 +89,24 @@ gw_session_new (gw_server_t *server, const char *id, const char *tenant, ks_spec
     /* tenants other than the default one get a folder each ('@' cannot
        start a session id), so two tenants may use the same session id */
     if (strcmp (tenant, "default") == 0)
-        snprintf (self->workdir, sizeof self->workdir, "%s/%s", gw_server_state_dir (server), id);
+        snprintf (self->workdir, sizeof self->workdir, "%s/%s", host->launch.state_dir,
+                  id);
     else {
         char parent[900];
-        snprintf (parent, sizeof parent, "%s/@%s", gw_server_state_dir (server), tenant);
+        snprintf (parent, sizeof parent, "%s/@%s", host->launch.state_dir, tenant);
         gw_fs_mkdirs (parent, 0755);
         snprintf (self->workdir, sizeof self->workdir, "%s/%s", parent, id);
     }
     snprintf (self->input_dir, sizeof self->input_dir, "%s/input", self->workdir);
     snprintf (self->output_dir, sizeof self->output_dir, "%s/output", self->workdir);
     snprintf (self->visible_workdir, sizeof self->visible_workdir, "%s",
-              gw_sandbox_visible (gw_server_sandbox (server), self->workdir));
+              gw_sandbox_visible (host->launch.sandbox, self->workdir));
     snprintf (self->visible_input, sizeof self->visible_input, "%s/input", self->visible_workdir);
     snprintf (self->visible_output, sizeof self->visible_output, "%s/output",
               self->visible_workdir);
     if (!gw_exec_options_custom (&self->exec) && s_take_warm (self))
         return self;
-    if (gw_session_make_folder (server, self->workdir, err, err_len) < 0) {
+    if (gw_launch_make_folder (&host->launch, self->workdir, err, err_len) < 0) {
         gw_session_destroy (&self, false);
         return NULL;
     }
@@ -197,7 +187,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
     }
     gw_snapshot_destroy (&after);
     gw_snapshot_destroy (&job->before);
-    long long quota = gw_config_int (gw_server_config (self->server), GW_SET_DISK_QUOTA_MB) << 20;
+    long long quota = gw_config_int (self->host->launch.config, GW_SET_DISK_QUOTA_MB) << 20;
     /* a session folder that is a file system of its own (gw_disk) cannot
        hold more than its quota: only a plain folder is walked and summed,
        which costs a walk of everything the kernel keeps there each run */
@@ -212,12 +202,12 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
         if (status == GW_EXEC_COMPLETED)
             status = GW_EXEC_ERROR;
     }
-    gw_metrics_execution (gw_server_metrics (self->server), status,
+    gw_metrics_execution (self->host->launch.metrics, status,
                           gw_execution_duration_ms (job->exec));
     if (job->messages > TRIM_AFTER_MESSAGES || job->bytes > TRIM_AFTER_BYTES)
         malloc_trim (0);    /* a flood the loop fell behind on was queued by
                                libzmq's thread; give that memory back */
-    gw_server_end_job (self->server, self, job, status);
+    gw_hooks_end_job (self->host->launch.hooks, self, job, status);
     self->last_used_ms = jp_time_now_ms ();
     s_start_next (self);
 }
@@ -310,7 +300,7 @@ s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg
         if (state)
             snprintf (self->exec_state, sizeof self->exec_state, "%s", state);
     }
-    gw_server_kernel_msg (self->server, self, channel, msg);
+    gw_hooks_kernel_msg (self->host->launch.hooks, self, channel, msg);
     gw_job_t *job = self->running;
     if (!job || !gw_execution_feed (job->exec, channel, *msg_p))
         return;
@@ -346,12 +336,12 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         /* it never became ready: a start failure, first or after a restart */
         self->failed = true;
         self->starting_again = false;
-        gw_server_kernel_state (self->server, self, "dead");
+        gw_hooks_kernel_state (self->host->launch.hooks, self, "dead");
         s_answer_start_waiters (self, false);
         s_fail_queue (self, self->error);
         return;
     }
-    gw_metrics_kernel_death (gw_server_metrics (self->server));
+    gw_metrics_kernel_death (self->host->launch.metrics);
     gw_job_t *job = self->running;
     if (job) {
         char why[1200];
@@ -375,13 +365,13 @@ s_restart (gw_session_t *self)
     ks_kernel_destroy (&self->kernel);
     self->restarts++;
     self->exec_state[0] = '\0';
-    gw_server_kernel_state (self->server, self, "restarting");
+    gw_hooks_kernel_state (self->host->launch.hooks, self, "restarting");
     if (s_start_kernel (self)) {
         self->failed = true;
         s_fail_queue (self, self->error);
         return;
     }
-    gw_metrics_kernel_restart (gw_server_metrics (self->server));
+    gw_metrics_kernel_restart (self->host->launch.metrics);
     self->starting_again = true;
 }
 
@@ -410,10 +400,10 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
         job->next_queued = NULL;
         gw_job_finish (job, GW_EXEC_CANCELLED);
     }
-    gw_server_session_end (self->server, self);    /* features let go (held jobs end) */
+    gw_hooks_session_end (self->host->launch.hooks, self);    /* features let go (held jobs end) */
     snprintf (self->error, sizeof self->error, "the session was ended before its kernel started");
     s_answer_start_waiters (self, false);
-    gw_jobs_detach_session (gw_server_jobs (self->server), self);
+    gw_jobs_detach_session (self->host->jobs, self);
     gw_snapshot_destroy (&self->last_walk);
     gw_changes_destroy (&self->changes);
     if (remove_folder && self->workdir[0]) {
@@ -447,7 +437,7 @@ gw_session_enqueue (gw_session_t *self, gw_job_t *job)
 bool
 gw_session_queue_full (const gw_session_t *self, size_t code_len, char *why, size_t why_len)
 {
-    long max = gw_config_int (gw_server_config (self->server), GW_SET_MAX_QUEUED_EXECUTIONS);
+    long max = gw_config_int (self->host->launch.config, GW_SET_MAX_QUEUED_EXECUTIONS);
     long count = 0;
     size_t bytes = code_len;
     for (const gw_job_t *j = self->queue_head; j; j = j->next_queued) {
@@ -526,7 +516,7 @@ gw_session_deadline (const gw_session_t *self)
         if (d < 0 || j < d)
             d = j;
     }
-    int64_t u = gw_server_session_deadline (self->server, self);
+    int64_t u = gw_hooks_session_deadline (self->host->launch.hooks, self);
     if (u >= 0 && (d < 0 || u < d))
         d = u;
     if (self->restart_pending && self->kernel
@@ -558,7 +548,7 @@ s_kill_for_restart (gw_session_t *self)
 static void
 s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
 {
-    long long limit_s = gw_config_int (gw_server_config (self->server), GW_SET_CPU_TIME_LIMIT);
+    long long limit_s = gw_config_int (self->host->launch.config, GW_SET_CPU_TIME_LIMIT);
     long long used = ks_kernel_cpu_ns (self->kernel) - job->cpu_start_ns;
     if (used <= limit_s * 1000000000LL) {
         job->cpu_check_ms = now + CPU_CHECK_MS;
@@ -579,7 +569,7 @@ s_check_cpu (gw_session_t *self, gw_job_t *job, int64_t now)
 void
 gw_session_tick (gw_session_t *self, int64_t now)
 {
-    gw_server_session_tick (self->server, self, now);
+    gw_hooks_session_tick (self->host->launch.hooks, self, now);
     gw_job_t *job = self->running;
     if (job && gw_execution_settle_deadline (job->exec) >= 0) {
         gw_execution_settle (job->exec, now);
@@ -686,7 +676,7 @@ gw_session_disk_room (gw_session_t *self)
         self->own_file_system = s_own_file_system (self->workdir);
     if (self->own_file_system)
         return disk;
-    long long quota = gw_config_int (gw_server_config (self->server), GW_SET_DISK_QUOTA_MB) << 20;
+    long long quota = gw_config_int (self->host->launch.config, GW_SET_DISK_QUOTA_MB) << 20;
     long long left = quota - gw_fs_tree_size (self->workdir);
     return left < disk ? left : disk;
 }
@@ -731,7 +721,7 @@ gw_session_json (const gw_session_t *self, bool with_limits)
                                         (json_int_t) self->limits.max_output_bytes));
         json_object_set_new (json, "restarts", json_integer (self->restarts));
         json_object_set_new (json, "sandbox",
-                             gw_sandbox_describe (gw_server_sandbox (self->server), self->spec));
+                             gw_sandbox_describe (self->host->launch.sandbox, self->spec));
         if (self->failed)
             json_object_set_new (json, "error", json_string (self->error));
     }
@@ -766,7 +756,7 @@ gw_session_spec (const gw_session_t *self)
 gw_server_t *
 gw_session_server (const gw_session_t *self)
 {
-    return self->server;
+    return self->host->server;
 }
 
 const gw_limits_t *

@@ -17,9 +17,22 @@
 
 #include "gw_exec_options.h"
 #include "gw_job.h"
+#include "gw_launch.h"
 #include "ks_kernel.h"
 
 typedef struct gw_server gw_server_t;
+struct gw_pool;
+
+/* What a session needs of the server that holds it (the server's,
+ * alive as long as it): how its kernels start (with the features' hooks),
+ * the warm pool, the job store, and the server itself, only to hand back
+ * through gw_session_server. */
+typedef struct {
+    gw_launch_ctx_t launch;
+    struct gw_pool *pool;       /* NULL once the loop stopped */
+    gw_jobs_t *jobs;
+    gw_server_t *server;
+} gw_session_host_t;
 
 typedef struct {
     long ttl_s;
@@ -65,9 +78,10 @@ void gw_session_set_ephemeral (gw_session_t *self);
  * (execution_options, copied; NULL: none; a warm kernel of the pool only
  * without custom ones). NULL with a sentence in err when the folder cannot
  * be made or the kernel launched. */
-gw_session_t *gw_session_new (gw_server_t *server, const char *id, const char *tenant,
-                              ks_spec_t **spec_p, const gw_limits_t *limits,
-                              const gw_exec_options_t *exec, char *err, size_t err_len);
+gw_session_t *gw_session_new (const gw_session_host_t *host, const char *id,
+                              const char *tenant, ks_spec_t **spec_p,
+                              const gw_limits_t *limits, const gw_exec_options_t *exec,
+                              char *err, size_t err_len);
 
 /* Ends the kernel (SIGKILL to its group), ends its jobs as cancelled,
  * answers start waiters, removes the folder when asked, frees. */
@@ -75,11 +89,6 @@ void gw_session_destroy (gw_session_t **self_p, bool remove_folder);
 
 /* Queues job (kept by the job store) and starts it when the kernel is free. */
 void gw_session_enqueue (gw_session_t *self, gw_job_t *job);
-
-/* Makes a session folder (a file system of CODEBOX_DISK_QUOTA_MB where
- * quotas are on, see gw_disk) with input/, output/ and .tmp/ for the
- * kernel user. Returns 0 or -errno with err set. */
-int gw_session_make_folder (gw_server_t *server, const char *folder, char *err, size_t err_len);
 
 /* True (with why) when code of code_len bytes may not join the queue: it
  * already holds CODEBOX_MAX_QUEUED_EXECUTIONS jobs, or GW_SESSION_QUEUE_BYTES

@@ -21,7 +21,7 @@ struct gw_session {
     char visible_output[1040];
     ks_spec_t *spec;
     ks_kernel_t *kernel;
-    gw_server_t *server;
+    const gw_session_host_t *host;  /* the server's */
     gw_limits_t limits;
     int64_t created_ms, last_used_ms;
     gw_job_t *queue_head, *queue_tail;

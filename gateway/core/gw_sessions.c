@@ -201,8 +201,9 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
         return NULL;
     }
     gw_limits_t limits = s_limits (server, caller, opts->exec ? opts->exec->timeout_s : 0);
-    gw_session_t *session = gw_session_new (server, id, caller->tenant, &spec, &limits,
-                                            opts->exec, err, err_len);
+    gw_session_t *session = gw_session_new (gw_server_session_host (server), id,
+                                            caller->tenant, &spec, &limits, opts->exec, err,
+                                            err_len);
     ks_spec_destroy (&spec);
     if (!session) {
         *e = GW_E_KERNEL_START_FAILED;
