@@ -3,8 +3,8 @@
  * holding a job's end, per-session timers, a session's end, kernel
  * messages and states, a client holding a session open), and the table
  * of those the server holds. The server owns one table; sessions and the
- * launcher call through it. A leaf of the core: it knows sessions and
- * jobs by their public headers only.
+ * launcher call through it. Below the server, sessions and the launcher:
+ * it knows a session by name only, and a job only to hold its end.
  *
  * Threads: the loop thread only. */
 #ifndef GW_HOOKS_H
