@@ -167,6 +167,22 @@ gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id
     return session;
 }
 
+/* A new session (a uuid for its id) for an execution that names none;
+ * NULL after answering why not. */
+static gw_session_t *
+s_new_session_or_reply (gw_server_t *server, gw_request_t *req, const char *kernel,
+                        const char *language)
+{
+    gw_caller_t caller = gw_request_caller (req);
+    gw_sessions_new_t opts = {.kernel = kernel, .language = language};
+    gw_error_t e;
+    char err[1200];
+    gw_session_t *session = gw_sessions_create (server, &caller, &opts, &e, err, sizeof err);
+    if (!session)
+        gw_request_reply_error (req, e, "%s", err);
+    return session;
+}
+
 static void
 s_post_execute (gw_server_t *server, gw_request_t *req)
 {
@@ -179,21 +195,24 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
         return;
     }
     json_t *timeout = json_object_get (body, "timeout");
-    if (!id || !code || (timeout && !json_is_null (timeout)
-                         && (!json_is_integer (timeout) || json_integer_value (timeout) <= 0))) {
+    if (!code || (timeout && !json_is_null (timeout)
+                  && (!json_is_integer (timeout) || json_integer_value (timeout) <= 0))) {
         json_decref (body);
         gw_request_reply_error (req, GW_E_BAD_REQUEST,
-                                "send {\"session_id\": ID, \"code\": TEXT, \"timeout\"?: "
+                                "send {\"session_id\"?: ID, \"code\": TEXT, \"timeout\"?: "
                                 "positive integer seconds}");
-        return;
-    }
-    gw_session_t *session = gw_rest_session_or_reply (server, req, id);
-    if (!session) {
-        json_decref (body);
         return;
     }
     const char *language = json_string_value (json_object_get (body, "language"));
     const char *kernel = json_string_value (json_object_get (body, "kernel"));
+    /* without a session_id (codebox-ai's client), a new session for it;
+       the answer names it */
+    gw_session_t *session = id ? gw_rest_session_or_reply (server, req, id)
+                               : s_new_session_or_reply (server, req, kernel, language);
+    if (!session) {
+        json_decref (body);
+        return;
+    }
     if ((language && strcasecmp (language, gw_session_spec (session)->language) != 0)
         || (kernel && strcasecmp (kernel, gw_session_spec (session)->name) != 0)) {
         gw_request_reply_error (req, GW_E_BAD_REQUEST, "session '%s' runs %s (%s), not %s; "
@@ -219,8 +238,9 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
     }
     gw_request_name_session (req, gw_session_id (session));
     /* accepted means queued, as the contract shows, even if it already runs */
-    gw_request_reply_json (req, 202, json_pack ("{s:s, s:s}", "request_id", gw_job_id (job), "status",
-                                                "queued"));
+    gw_request_reply_json (req, 202, json_pack ("{s:s, s:s, s:s}", "request_id", gw_job_id (job),
+                                                "status", "queued", "session_id",
+                                                gw_session_id (session)));
 }
 
 /* A long poll on a job: answered with the results when it finishes, 409

@@ -895,9 +895,33 @@ def test_invalid_json_is_400(srv, route, body):
 
 
 @pytest.mark.parametrize("body", [b"[]", b"42", b'"str"', b'{"session_id": 5, "code": "1"}',
-                                  b'{"code": "1"}', b'{"session_id": "x"}'])
+                                  b'{"session_id": "x"}', b'{"code": "1", "timeout": 0}'])
 def test_wrong_execute_body_is_400(srv, body):
     assert_error(srv.request("POST", "/execute", body=body), 400)
+
+
+def test_execute_without_a_session_makes_one(srv):
+    """codebox-ai's client posts code without a session_id: a new session
+    runs it, and the answer names the session for the calls that follow."""
+    r = srv.post("/execute", {"code": "x = 6 * 7\nprint(x)"})
+    assert r.status == 202, r.text
+    body = r.json()
+    sid = body["session_id"]
+    assert sid and body["status"] == "queued"
+    res = srv.get("/execute/%s/results?wait=60" % body["request_id"]).json()
+    assert res["status"] == "completed" and stream_of(res) == "42\n", res
+    assert out(srv, sid, "print(x + 1)") == "43\n"
+    assert any(x["session_id"] == sid for x in srv.get("/sessions").json()["sessions"])
+    # the language asked for picks the kernel
+    r = srv.post("/execute", {"code": "console.log(1 + 1)", "language": "javascript"})
+    assert r.status == 202, r.text
+    res = srv.get("/execute/%s/results?wait=60" % r.json()["request_id"]).json()
+    assert stream_of(res) == "2\n", res
+    # an unknown kernel is a clear error, and no session is left behind
+    before = len(srv.get("/sessions").json()["sessions"])
+    r = srv.post("/execute", {"code": "1", "kernel": "nosuch"})
+    assert r.status in (400, 404), r.text
+    assert len(srv.get("/sessions").json()["sessions"]) == before
 
 
 @pytest.mark.parametrize("sid", ["../x", "..%2fx", "%2e%2e%2fx", "a/b", "x" * 65, ".x", "..",
