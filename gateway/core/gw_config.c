@@ -1,4 +1,5 @@
-/* gw_config: settings table, .env parsing, environment, validation.
+/* gw_config: settings table, .env parsing (placeholders skipped), environment,
+ * validation, what --help and the docs say of each setting.
  * Threads: written by the main thread at start-up, then read-only. */
 #include "gw_config.h"
 

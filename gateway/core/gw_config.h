@@ -1,8 +1,9 @@
 /* gw_config: every setting of the contract, read in rising precedence from
  * the built-in default, a .env file (or --config FILE), the environment and
  * command-line flags. One table (GW_SETTINGS) gives each setting's name,
- * default, kind and help. Values are checked as they are set, and a bad one
- * is an error naming the setting and where it came from.
+ * default, kind, scope (every command, or the HTTP server only) and help.
+ * Values are checked as they are set, and a bad one is an error naming the
+ * setting and where it came from; a template's "<...>" value sets nothing.
  *
  * Threads: built by the main thread before any other starts; read-only
  * afterwards, so any thread may read it. */
