@@ -35,6 +35,14 @@ void gw_cli_block_signals (void);
  * Relays land where the scheduler started them, so they spread. */
 void gw_cli_stay_on_this_cpu (void);
 
+/* For the servers (serve, mcp), once every source and flag is read: each
+ * setting that names something names what exists: CODEBOX_DEFAULT_KERNEL
+ * and CODEBOX_POOL_KERNELS kernelspecs, CODEBOX_KERNEL_PATH and
+ * CODEBOX_MOUNT_ROOTS folders (absolute paths), a CODEBOX_KERNEL_USER
+ * that was set (as root), a CODEBOX_PIP_FIND_LINKS that is not a URL.
+ * Returns 0, or -1 with err naming the setting and what is missing. */
+int gw_cli_check_names (const gw_config_t *config, char *err, size_t err_len);
+
 /* Sets a setting from a flag; on error prints it and returns -1. */
 int gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const char *value);
 

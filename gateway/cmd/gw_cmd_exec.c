@@ -1,7 +1,9 @@
 /* gw_cmd_exec: `codebox exec [--kernel NAME] FILE|-`: starts a fresh
  * kernel, runs the code once, prints its outputs as they arrive (stdout to
  * stdout, stderr and tracebacks to stderr, results to stdout, images saved
- * to files whose names are printed), ends the kernel.
+ * to files whose names are printed), ends the kernel. The kernel works in
+ * the current folder, or with --isolated in an empty one
+ * (gw_cmd_exec_place.c).
  *
  * Exit codes: 0 ran; 1 the code raised; 2 usage; 3 the kernel failed to
  * start or died; 124 timeout. Main thread only: it owns the kernel. */
@@ -20,12 +22,11 @@
 #include "gw_ansi.h"
 #include "gw_base64.h"
 #include "gw_cli.h"
+#include "gw_cmd_exec_place.h"
 #include "jp_bundle_text.h"
 #include "jp_time.h"
 #include "gw_execution.h"
 #include "gw_ipykernel.h"
-#include "gw_fs.h"
-#include "gw_sandbox.h"
 #include "ks_search.h"
 
 #define MAX_CODE_BYTES (16u << 20)
@@ -208,64 +209,30 @@ s_read_code (const char *path)
 static void
 s_help (void)
 {
-    printf ("Usage: codebox exec [--kernel NAME] [--output-dir DIR] [--timeout SECONDS]\n"
-            "                    [--no-sandbox] [--config FILE] FILE|-\n\n"
+    printf ("Usage: codebox exec [--kernel NAME] [--isolated] [--output-dir DIR]\n"
+            "                    [--timeout SECONDS] [--no-sandbox] [--config FILE] FILE|-\n\n"
             "Runs code once in a fresh kernel and prints its outputs: stdout and\n"
             "results to stdout, stderr and tracebacks to stderr; images are saved\n"
             "to DIR/codebox-exec-N.png (default DIR: .) and their names printed.\n\n"
             "The kernel is chosen by --kernel, else by FILE's extension (.py, .js,\n"
             ".r, .m, ... matched to the kernelspecs' languages), else\n"
             "CODEBOX_DEFAULT_KERNEL. It runs in the same sandbox as `codebox serve`\n"
-            "(CODEBOX_SANDBOX, the kernel user, the limits), working in a fresh\n"
-            "empty folder that is removed afterwards.\n\n"
+            "(CODEBOX_SANDBOX, the kernel user, the limits) and works in the current\n"
+            "folder, read-write, as `python FILE` would: the code reads the files\n"
+            "there by relative paths (data.csv beside job.py, when run from its folder)\n"
+            "and the files it writes stay there. Inside the sandbox that folder is\n"
+            "/session and nothing else of the machine is seen; run as root, the code\n"
+            "works as the folder's owner there, so give it only a folder you would let\n"
+            "it change.\n\n"
             "  --kernel NAME       kernelspec\n"
+            "  --isolated          work in a fresh empty folder instead, removed\n"
+            "                      afterwards with whatever the code wrote there\n"
             "  --output-dir DIR    where images go\n"
             "  --timeout SECONDS   interrupt after this long (CODEBOX_EXEC_TIMEOUT)\n"
-            "  --no-sandbox        run the kernel unconfined, as you, in the current folder\n"
+            "  --no-sandbox        run the kernel unconfined, as you\n"
             "  --config FILE       settings file instead of ./.env\n\n"
             "Exit status: 0 ran, 1 the code raised an error, 2 usage, 3 the kernel\n"
             "failed to start or died, 124 timeout.\n");
-}
-
-/* Where a sandboxed run works: top (0711) holds the sandbox's mount
- * targets, run/ (the kernel's runtime folder) and work/ (its empty working
- * folder, the kernel user's). */
-typedef struct {
-    char *top;
-    char run[64], work[64];
-    gw_sandbox_t *sandbox;
-    gw_sandbox_launch_t launch;
-    bool sandbox_used;
-} s_place_t;
-
-/* Puts the kernel in the same sandbox `codebox serve` gives its kernels,
- * working in a fresh folder. Returns 0 or -1 with err set. */
-static int
-s_sandbox (const gw_config_t *config, const ks_spec_t *spec, s_place_t *place,
-           ks_kernel_options_t *kopts, char *err, size_t err_len)
-{
-    place->sandbox_used = true;
-    snprintf (place->run, sizeof place->run, "%s/run", place->top);
-    snprintf (place->work, sizeof place->work, "%s/work", place->top);
-    if (chmod (place->top, 0711) < 0 || mkdir (place->run, 0700) < 0
-        || mkdir (place->work, 0700) < 0) {
-        snprintf (err, err_len, "cannot make the sandbox's folders: %s", strerror (errno));
-        return -1;
-    }
-    place->sandbox = gw_sandbox_new (config, place->top, err, err_len);
-    if (!place->sandbox || gw_sandbox_own (place->sandbox, place->work) < 0)
-        return -1;
-    char id[16];
-    snprintf (id, sizeof id, "x%07ld", (long) getpid () % 10000000);
-    kopts->runtime_dir = place->run;
-    kopts->cwd = place->work;
-    int rc = gw_sandbox_prepare (place->sandbox, spec, place->work, place->run, id, NULL,
-                                 &place->launch, kopts);
-    if (rc) {
-        snprintf (err, err_len, "cannot prepare the sandbox: %s", strerror (-rc));
-        return -1;
-    }
-    return 0;
 }
 
 /* Ends the kernel: orderly shutdown, bounded, then kill. */
@@ -289,10 +256,11 @@ gw_cmd_exec (int argc, char **argv)
         {"timeout", required_argument, NULL, 't'},
         {"config", required_argument, NULL, 'c'},
         {"no-sandbox", no_argument, NULL, 'n'},
+        {"isolated", no_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    bool sandboxed = true;
+    bool sandboxed = true, isolated = false;
     const char *kernel_name = NULL, *output_dir = ".", *timeout = NULL, *config_file = NULL;
     int opt;
     while ((opt = getopt_long (argc, argv, "k:o:t:h", options, NULL)) != -1) {
@@ -302,6 +270,7 @@ gw_cmd_exec (int argc, char **argv)
         case 't': timeout = optarg; break;
         case 'c': config_file = optarg; break;
         case 'n': sandboxed = false; break;
+        case 'i': isolated = true; break;
         case 'h': s_help (); return GW_EXIT_OK;
         default: return GW_EXIT_USAGE;
         }
@@ -351,26 +320,25 @@ gw_cmd_exec (int argc, char **argv)
     sigaction (SIGTERM, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
 
-    char runtime_dir[] = "/tmp/codebox-exec-XXXXXX";
-    void *ctx = zmq_ctx_new ();
+    void *ctx = NULL;
     int exit_code = GW_EXIT_KERNEL;
     s_run_t run = {.output_dir = output_dir, .strip_ansi = !isatty (2)};
-    s_place_t place = {.top = runtime_dir};
-    if (!ctx || !mkdtemp (runtime_dir)) {
-        fprintf (stderr, "codebox exec: cannot make a runtime folder: %s\n", strerror (errno));
-        goto out;
-    }
+    gw_exec_place_t place;
     ks_kernel_options_t kopts = {
         .extra_argv = gw_ipykernel_argv (spec, config),
-        .runtime_dir = runtime_dir,
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
     };
-    if (sandboxed && s_sandbox (config, spec, &place, &kopts, err, sizeof err) < 0) {
+    /* the place first: it may unshare the mount namespace, which only a
+       process of one thread may (libzmq's start with the first socket) */
+    if (gw_exec_place_open (&place, config, spec, sandboxed, isolated, &kopts, err,
+                            sizeof err) < 0) {
         fprintf (stderr, "codebox exec: %s\n", err);
         goto out;
     }
+    if (!(ctx = zmq_ctx_new ()))
+        goto out;
     run.kernel = ks_kernel_new (ctx, spec, &kopts);
-    gw_sandbox_launch_clear (&place.launch);
+    gw_exec_place_launched (&place);
     if (!run.kernel)
         goto out;
     ks_kernel_set_handlers (run.kernel, s_on_msg, s_on_state, &run);
@@ -415,11 +383,7 @@ out:
     if (run.kernel)
         s_end_kernel (&run.kernel);
     gw_execution_destroy (&run.exec);
-    gw_sandbox_destroy (&place.sandbox);
-    if (place.sandbox_used)
-        gw_fs_remove_tree (runtime_dir);
-    else
-        rmdir (runtime_dir);
+    gw_exec_place_close (&place);
     free (by_language);
     if (ctx)
         zmq_ctx_term (ctx);

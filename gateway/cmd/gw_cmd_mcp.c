@@ -181,12 +181,11 @@ gw_cmd_mcp (int argc, char **argv)
             printf ("Usage: codebox mcp [--state-dir D] [--config FILE]\n\n"
                     "Serves MCP over stdio: one JSON-RPC message per line on stdin and\n"
                     "stdout; logs go to stderr. Ends at end of input.\n\n"
-                    "  --state-dir D   session folders, one server each (CODEBOX_STATE_DIR;\n"
-                    "                  default: this process's own BASE/stdio/PID, BASE being\n"
-                    "                  /var/lib/codebox as root, else $XDG_STATE_HOME/codebox\n"
-                    "                  or ~/.local/state/codebox)\n"
+                    "  --state-dir D   session folders (CODEBOX_STATE_DIR); when neither is\n"
+                    "                  given, a folder of this process's own, STATE/stdio/PID\n"
+                    "                  (STATE being CODEBOX_STATE_DIR's default), removed at exit\n"
                     "  --config FILE   settings file instead of ./.env\n\n");
-            gw_config_print_help (stdout);
+            gw_config_print_help (stdout, false);
             return GW_EXIT_OK;
         default: return GW_EXIT_USAGE;
         }
@@ -202,8 +201,13 @@ gw_cmd_mcp (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
-    gw_cli_block_signals ();
     char err[1024];
+    if (gw_cli_check_names (config, err, sizeof err) < 0) {
+        fprintf (stderr, "codebox mcp: %s\n", err);
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    gw_cli_block_signals ();
     gw_features_t *features = NULL;
     gw_server_t *server = gw_server_new (config, err, sizeof err);
     if (server && !(features = gw_features_new (server, config, err, sizeof err)))

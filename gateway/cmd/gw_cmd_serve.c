@@ -30,14 +30,12 @@ s_help (void)
     printf ("Usage: codebox serve [--host H] [--port P] [--state-dir D] [--config FILE]\n"
             "                     [--insecure]\n\n"
             "Serves the REST API (and MCP at /mcp) over HTTP until SIGTERM or SIGINT.\n\n"
-            "  --host H        bind address (CODEBOX_HOST, default 127.0.0.1)\n"
-            "  --port P        port (CODEBOX_PORT, default 8000; 0 picks a free one)\n"
-            "  --state-dir D   session folders, one server each (CODEBOX_STATE_DIR; default\n"
-            "                  /var/lib/codebox as root, else $XDG_STATE_HOME/codebox or\n"
-            "                  ~/.local/state/codebox)\n"
+            "  --host H        bind address (CODEBOX_HOST)\n"
+            "  --port P        port (CODEBOX_PORT)\n"
+            "  --state-dir D   session folders, one server each (CODEBOX_STATE_DIR)\n"
             "  --config FILE   settings file instead of ./.env\n"
             "  --insecure      allow a non-loopback --host without CODEBOX_API_TOKENS\n\n");
-    gw_config_print_help (stdout);
+    gw_config_print_help (stdout, true);
 }
 
 /* Lets the gateway hold many connections and kernel sockets at once. */
@@ -178,6 +176,12 @@ gw_cmd_serve (int argc, char **argv)
     /* what a constructor that fails for lack of memory leaves here (it
        writes its reason over it otherwise) */
     char err[1024] = "out of memory";
+    if (gw_cli_check_names (config, err, sizeof err) < 0) {
+        fprintf (stderr, "codebox serve: %s\n", err);
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
+    }
+    snprintf (err, sizeof err, "out of memory");
     gw_auth_t *auth = gw_auth_new (gw_config_str (config, GW_SET_API_TOKENS), err, sizeof err);
     if (!auth) {
         fprintf (stderr, "codebox serve: %s\n", err);

@@ -18,13 +18,8 @@
 #define BOOL "0 or 1"
 #define AUTO "a positive integer, or auto"
 #define CORES "CPU cores (0.5, 2...)"
-#define S_ROW(id, name, def, kind, help) {name, def, kind, help},
-static const struct {
-    const char *name;
-    const char *def;
-    const char *kind;
-    const char *help;
-} s_rows[] = {GW_SETTINGS (S_ROW)};
+#define S_ROW(id, name, def, kind, scope, help) kind,
+static const char *const s_kinds[] = {GW_SETTINGS (S_ROW)};
 #undef S_ROW
 #undef STR
 #undef INT
@@ -33,11 +28,12 @@ static const struct {
 #undef AUTO
 #undef CORES
 
-/* Writes text for a Markdown table cell: a '|' would end the cell. */
+/* Writes len bytes of text for a Markdown table cell: a '|' would end
+ * the cell. */
 static void
-s_cell (FILE *out, const char *text)
+s_cell (FILE *out, const char *text, size_t len)
 {
-    for (const char *p = text; *p; p++) {
+    for (const char *p = text; p < text + len; p++) {
         if (*p == '|')
             fputc ('\\', out);
         fputc (*p, out);
@@ -84,25 +80,37 @@ s_markdown (FILE *out)
            "   of `codebox serve` and `codebox mcp`, `--timeout` (`CODEBOX_EXEC_TIMEOUT`)\n"
            "   of `codebox exec`.\n\n"
            "A bad value stops the command with a message naming the setting and where\n"
-           "it came from. `codebox serve --help` and `codebox settings` print the same\n"
-           "list as text.\n\n"
+           "it came from. A value written as a template's placeholder, such as\n"
+           "`<your-connection-string>`, sets nothing: the setting keeps its default,\n"
+           "with one warning naming it. A setting that names what does not exist (the\n"
+           "default kernel, a pooled kernel, a kernelspec or mount-root folder, a\n"
+           "kernel user other than the built-in one, a local folder of wheels) stops\n"
+           "`codebox serve` and `codebox mcp` at start with a message naming it.\n\n"
+           "Settings marked *serve only* are read by the HTTP server alone; `codebox\n"
+           "mcp` (stdio) has no use for them. `codebox serve --help` and `codebox\n"
+           "settings` print the same list as text, `codebox mcp --help` the settings\n"
+           "it reads.\n\n"
            "| Setting | Default | Value | What it does |\n"
            "|---|---|---|---|\n",
            out);
-    for (size_t i = 0; i < sizeof s_rows / sizeof s_rows[0]; i++) {
-        fprintf (out, "| `%s` | ", s_rows[i].name);
-        if (*s_rows[i].def) {
-            fputc ('`', out);
-            s_cell (out, s_rows[i].def);
-            fputc ('`', out);
-        } else {
+    for (int i = 0; i < GW_SETTING_COUNT; i++) {
+        gw_setting_doc_t doc;
+        gw_setting_doc ((gw_setting_t) i, &doc);
+        fprintf (out, "| `%s` | ", doc.name);
+        if (!doc.def_len)
             fputs ("unset", out);
+        else if (doc.def_in_words)
+            s_cell (out, doc.def, doc.def_len);
+        else {
+            fputc ('`', out);
+            s_cell (out, doc.def, doc.def_len);
+            fputc ('`', out);
         }
         fputs (" | ", out);
-        s_kind (out, s_rows[i].kind);
+        s_kind (out, s_kinds[i]);
         fputs (" | ", out);
-        s_cell (out, s_rows[i].help);
-        fputs (" |\n", out);
+        s_cell (out, doc.help, doc.help_len);
+        fputs (doc.http_only ? " *(serve only)* |\n" : " |\n", out);
     }
     fputs ("\n## Code Box's names\n\n"
            "A Code Box (CodeBoxMCP) `.env` or environment works too: these names are\n"
@@ -145,6 +153,6 @@ gw_cmd_settings (int argc, char **argv)
     if (markdown)
         s_markdown (stdout);
     else
-        gw_config_print_help (stdout);
+        gw_config_print_help (stdout, true);
     return fflush (stdout) == 0 ? GW_EXIT_OK : GW_EXIT_CODE_ERROR;
 }

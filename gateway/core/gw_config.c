@@ -1,4 +1,5 @@
-/* gw_config: settings table, .env parsing, environment, validation.
+/* gw_config: settings table, .env parsing (placeholders skipped), environment,
+ * validation, what --help and the docs say of each setting.
  * Threads: written by the main thread at start-up, then read-only. */
 #include "gw_config.h"
 
@@ -15,6 +16,7 @@ typedef struct {
     const char *name;
     const char *def;
     const char *kind;
+    bool http;
     const char *help;
 } s_setting_t;
 
@@ -24,9 +26,13 @@ typedef struct {
 #define BOOL "BOOL"
 #define AUTO "AUTO"
 #define CORES "CORES"
-#define GW_SETTING_ROW(id, name, def, kind, help) {name, def, kind, help},
+#define ANY false
+#define HTTP true
+#define GW_SETTING_ROW(id, name, def, kind, scope, help) {name, def, kind, scope, help},
 static const s_setting_t s_table[] = {GW_SETTINGS (GW_SETTING_ROW)};
 #undef GW_SETTING_ROW
+#undef ANY
+#undef HTTP
 
 /* Code Box's (CodeBoxMCP's) setting names, read as fallbacks for ours so
  * that its users' .env files keep working. */
@@ -54,7 +60,29 @@ static const struct {
 struct gw_config {
     char *values[GW_SETTING_COUNT];
     char aliases[S_N_ALIASES][64];  /* where each alias was read ("" if not) */
+    struct {
+        const char *written;        /* the name as written (ours or an alias) */
+        char source[300];           /* where ("" if no placeholder was met) */
+    } placeholders[GW_SETTING_COUNT];
 };
+
+/* True for a template's placeholder: "<...>" with something inside. */
+static bool
+s_placeholder (const char *value)
+{
+    size_t n = strlen (value);
+    return n > 2 && value[0] == '<' && value[n - 1] == '>';
+}
+
+/* Notes that source wrote a placeholder for setting id under the name
+ * written (which must outlive self: the table's, or the aliases'). */
+static void
+s_note_placeholder (gw_config_t *self, int id, const char *written, const char *source)
+{
+    self->placeholders[id].written = written;
+    snprintf (self->placeholders[id].source, sizeof self->placeholders[id].source, "%s",
+              source);
+}
 
 /* The alias index of name, or -1. */
 static int
@@ -74,6 +102,10 @@ s_set_alias (gw_config_t *self, int alias, const char *value, const char *source
 {
     if (ours_given)
         return 0;
+    if (s_placeholder (value)) {
+        s_note_placeholder (self, s_aliases[alias].id, s_aliases[alias].name, source);
+        return 0;
+    }
     char where[300];
     snprintf (where, sizeof where, "%s (%s, Code Box's name for %s)", source,
               s_aliases[alias].name, s_table[s_aliases[alias].id].name);
@@ -150,14 +182,21 @@ s_in_words (const char *kind, const char *value)
     return false;
 }
 
+/* The setting called name, or -1. */
+static int
+s_find (const char *name)
+{
+    for (int i = 0; i < GW_SETTING_COUNT; i++)
+        if (strcmp (s_table[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
 int
 gw_config_set (gw_config_t *self, const char *name, const char *value,
                const char *source, char *err, size_t err_len)
 {
-    int id = -1;
-    for (int i = 0; i < GW_SETTING_COUNT; i++)
-        if (strcmp (s_table[i].name, name) == 0)
-            id = i;
+    int id = s_find (name);
     if (id < 0) {
         snprintf (err, err_len, "%s: unknown setting %s", source, name);
         return -ENOENT;
@@ -289,9 +328,13 @@ s_load_lines (gw_config_t *self, char *copy, const char *source, bool *given, bo
                 snprintf (err, err_len, "%s: unterminated quote", where);
                 rc = -EINVAL;
             } else if (!aliases && strncmp (p, "CODEBOX_", 8) == 0) {
-                rc = gw_config_set (self, p, value, where, err, err_len);
-                for (int i = 0; i < GW_SETTING_COUNT; i++)
-                    given[i] = given[i] || strcmp (s_table[i].name, p) == 0;
+                int id = s_find (p);
+                if (id >= 0 && s_placeholder (value))
+                    s_note_placeholder (self, id, s_table[id].name, where);
+                else
+                    rc = gw_config_set (self, p, value, where, err, err_len);
+                if (id >= 0 && !s_placeholder (value))
+                    given[id] = true;
             } else if (aliases && s_alias (p) >= 0)
                 rc = s_set_alias (self, s_alias (p), value, where,
                                   given[s_aliases[s_alias (p)].id], err, err_len);
@@ -338,15 +381,18 @@ gw_config_load_env (gw_config_t *self, char *err, size_t err_len)
 {
     for (size_t i = 0; i < S_N_ALIASES; i++) {
         const char *v = getenv (s_aliases[i].name);
+        const char *ours = getenv (s_table[s_aliases[i].id].name);
         int rc = v ? s_set_alias (self, (int) i, v, "environment",
-                                  getenv (s_table[s_aliases[i].id].name) != NULL, err, err_len)
+                                  ours && !s_placeholder (ours), err, err_len)
                    : 0;
         if (rc)
             return rc;
     }
     for (int i = 0; i < GW_SETTING_COUNT; i++) {
         const char *v = getenv (s_table[i].name);
-        if (v) {
+        if (v && s_placeholder (v))
+            s_note_placeholder (self, i, s_table[i].name, "environment");
+        else if (v) {
             int rc = gw_config_set (self, s_table[i].name, v, "environment", err, err_len);
             if (rc)
                 return rc;
@@ -361,6 +407,15 @@ gw_config_each_alias (const gw_config_t *self, gw_config_alias_fn *fn, void *arg
     for (size_t i = 0; i < S_N_ALIASES; i++)
         if (self->aliases[i][0])
             fn (s_aliases[i].name, s_table[s_aliases[i].id].name, self->aliases[i], arg);
+}
+
+void
+gw_config_each_placeholder (const gw_config_t *self, gw_config_alias_fn *fn, void *arg)
+{
+    for (int i = 0; i < GW_SETTING_COUNT; i++)
+        if (self->placeholders[i].source[0])
+            fn (self->placeholders[i].written, s_table[i].name, self->placeholders[i].source,
+                arg);
 }
 
 const char *
@@ -467,10 +522,33 @@ gw_setting_name (gw_setting_t id)
 }
 
 void
-gw_config_print_help (FILE *out)
+gw_setting_doc (gw_setting_t id, gw_setting_doc_t *doc)
 {
-    fprintf (out, "Settings (default < .env or --config FILE < environment < flag):\n");
-    for (int i = 0; i < GW_SETTING_COUNT; i++)
-        fprintf (out, "  %-32s %s (default: %s)\n", s_table[i].name, s_table[i].help,
-                 *s_table[i].def ? s_table[i].def : "unset");
+    const s_setting_t *row = &s_table[id];
+    static const char tail[] = " (default: ";
+    const char *said = strstr (row->help, tail);
+    size_t n = strlen (row->help);
+    *doc = (gw_setting_doc_t) {.name = row->name, .kind = row->kind, .http_only = row->http,
+        .help = row->help, .help_len = n, .def = row->def, .def_len = strlen (row->def)};
+    if (said && n && row->help[n - 1] == ')' && !*row->def) {
+        doc->help_len = (size_t) (said - row->help);
+        doc->def = said + sizeof tail - 1;
+        doc->def_len = (size_t) (row->help + n - 1 - doc->def);
+        doc->def_in_words = true;
+    }
+}
+
+void
+gw_config_print_help (FILE *out, bool http)
+{
+    fprintf (out, "Settings (default < .env or --config FILE < environment < flag)%s:\n",
+             http ? "" : ", those `codebox mcp` reads");
+    for (int i = 0; i < GW_SETTING_COUNT; i++) {
+        gw_setting_doc_t doc;
+        gw_setting_doc ((gw_setting_t) i, &doc);
+        if (doc.http_only && !http)
+            continue;
+        fprintf (out, "  %-32s %.*s (default: %.*s)\n", doc.name, (int) doc.help_len, doc.help,
+                 doc.def_len ? (int) doc.def_len : 5, doc.def_len ? doc.def : "unset");
+    }
 }

@@ -5,6 +5,8 @@ import re
 import subprocess
 import time
 
+import pytest
+
 from conftest import run_codebox, BIN
 
 
@@ -202,6 +204,77 @@ def test_javascript_error(tmp_path):
                     cwd=tmp_path)
     assert r.returncode == 1
     assert "Error: boom" in r.stderr
+
+
+def test_works_in_the_current_folder(tmp_path):
+    # run from the script's folder: data.csv beside it is read, what the
+    # code writes stays there, as the folder's owner's (as root the kernel
+    # runs as the kernel user; pytest's folders are 0700 above this one)
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n3,4\n")
+    (tmp_path / "job.py").write_text(
+        "import csv, os\n"
+        "rows = list(csv.DictReader(open('data.csv')))\n"
+        "print(sum(int(r['a']) for r in rows))\n"
+        "open('out.txt', 'w').write('written')\n"
+        "os.makedirs('results', exist_ok=True)\n"
+        "open('results/r.csv', 'w').write('x\\n1\\n')\n"
+        "n = open('data.csv', 'a').write('5,6\\n')\n")
+    r = run_codebox(["exec", "job.py"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "4\n"
+    assert (tmp_path / "out.txt").read_text() == "written"
+    assert (tmp_path / "results" / "r.csv").read_text() == "x\n1\n"
+    assert (tmp_path / "data.csv").read_text().endswith("5,6\n")
+    owner = os.stat(tmp_path).st_uid
+    for path in ("out.txt", "results", "results/r.csv", "data.csv"):
+        assert os.stat(tmp_path / path).st_uid == owner, path
+    # nothing of the run is left: its folder, a mount
+    assert not [p for p in os.listdir("/tmp") if p.startswith("codebox-exec-")
+                and os.path.exists("/tmp/%s/here" % p)]
+    with open("/proc/self/mountinfo") as f:
+        assert str(tmp_path) not in f.read()
+
+
+def test_sandboxed_in_the_current_folder(tmp_path):
+    # the folder is /session inside; the folder above it stays hidden
+    (tmp_path / "beside.txt").write_text("seen")
+    (tmp_path.parent / "codebox-exec-above.txt").write_text("hidden")
+    code = ("import os\nprint(os.getcwd(), open('beside.txt').read())\n"
+            "print(os.path.exists(%r))\n" % str(tmp_path.parent / "codebox-exec-above.txt"))
+    r = run_codebox(["exec", "-"], stdin=code, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "/session seen\nFalse\n"
+
+
+def test_isolated_works_in_an_empty_folder(tmp_path):
+    (tmp_path / "data.csv").write_text("a\n1\n")
+    code = "import os\nprint(os.listdir('.'))\nn = open('gone.txt', 'w').write('x')\n"
+    r = run_codebox(["exec", "--isolated", "-"], stdin=code, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[]\n"
+    assert not (tmp_path / "gone.txt").exists()
+    assert "--isolated: 1 file the code wrote in its empty folder is removed" in r.stderr
+    r = run_codebox(["exec", "--isolated", "-"], stdin="open('data.csv')\n", cwd=tmp_path)
+    assert r.returncode == 1 and "FileNotFoundError" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the idmapped mount is made as root")
+def test_set_id_bits_the_code_sets_are_removed(tmp_path):
+    # as root the code writes as the folder's owner: a set-user-ID file it
+    # makes would run as root outside the sandbox
+    code = ("import os, shutil\nshutil.copy('/bin/true', 't')\nos.chmod('t', 0o6755)\n"
+            "print(oct(os.stat('t').st_mode & 0o7000))\n")
+    r = run_codebox(["exec", "-"], stdin=code, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0o6000\n"      # inside, as set
+    assert os.stat(tmp_path / "t").st_mode & 0o7000 == 0
+    assert "set-user-ID or set-group-ID" in r.stderr
+
+
+def test_help_says_where_files_land():
+    r = run_codebox(["exec", "--help"])
+    assert r.returncode == 0
+    assert "works in the current" in r.stdout and "--isolated" in r.stdout
 
 
 def test_kernelspecs_lists_fixtures_and_system():

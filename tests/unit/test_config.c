@@ -237,6 +237,80 @@ START_TEST (test_code_box_aliases)
 }
 END_TEST
 
+static void
+s_note_placeholder (const char *written, const char *ours, const char *source, void *arg)
+{
+    char *notes = arg;
+    size_t n = strlen (notes);
+    snprintf (notes + n, 512 - n, "%s>%s@%s;", written, ours, source);
+}
+
+/* A template's "<...>" value sets nothing and is noted (by the name as
+ * written, the setting, where); an alias then still counts, a number in
+ * angle brackets is not checked as a number, an unknown name still fails. */
+START_TEST (test_placeholders)
+{
+    gw_config_t *c = s_config ();
+    char err[256] = "", notes[512] = "";
+    const char *good = "AZURE_BLOB_CONNECTION_STRING=<your-connection-string>\n"
+                       "CODEBOX_SQL_DSN=\"<your-odbc-connection-string>\"\n"
+                       "AZURE_DATABASE_CONNECTION_STRING=Driver=SQLite3;Database=/x.db\n"
+                       "CODEBOX_PORT=<port>\nAZURE_DATABASE_PASSWORD=<your-password>\n"
+                       "CODEBOX_HOST=<>\n";
+    ck_assert_int_eq (gw_config_load_text (c, good, ".env", err, sizeof err), 0);
+    ck_assert_str_eq (gw_config_str (c, GW_SET_HOST), "<>");   /* nothing inside: a value */
+    ck_assert_str_eq (gw_config_str (c, GW_SET_BLOB_CONNECTION_STRING), "");
+    ck_assert_str_eq (gw_config_str (c, GW_SET_SQL_DSN), "Driver=SQLite3;Database=/x.db");
+    ck_assert_int_eq (gw_config_int (c, GW_SET_PORT), 8000);
+    gw_config_each_placeholder (c, s_note_placeholder, notes);
+    ck_assert_str_eq (notes, "CODEBOX_PORT>CODEBOX_PORT@.env line 4;"
+                      "CODEBOX_SQL_DSN>CODEBOX_SQL_DSN@.env line 2;"
+                      "AZURE_BLOB_CONNECTION_STRING>CODEBOX_BLOB_CONNECTION_STRING@.env line 1;");
+    /* the environment: ours left as the file had it */
+    setenv ("CODEBOX_MAX_SESSIONS", "<how-many>", 1);
+    ck_assert_int_eq (gw_config_load_text (c, "CODEBOX_MAX_SESSIONS=9\n", ".env", err,
+                                           sizeof err), 0);
+    ck_assert_int_eq (gw_config_load_env (c, err, sizeof err), 0);
+    unsetenv ("CODEBOX_MAX_SESSIONS");
+    ck_assert_int_eq (gw_config_int (c, GW_SET_MAX_SESSIONS), 9);
+    notes[0] = '\0';
+    gw_config_each_placeholder (c, s_note_placeholder, notes);
+    ck_assert_ptr_nonnull (strstr (notes, "CODEBOX_MAX_SESSIONS>CODEBOX_MAX_SESSIONS@environment;"));
+    ck_assert_int_eq (gw_config_load_text (c, "CODEBOX_NO_SUCH=<x>\n", ".env", err, sizeof err),
+                      -ENOENT);
+    gw_config_destroy (&c);
+}
+END_TEST
+
+/* What --help and the docs say of a setting: a default worked out at
+ * start is said once, in words, out of the help text. */
+START_TEST (test_setting_doc)
+{
+    gw_setting_doc_t doc;
+    gw_setting_doc (GW_SET_NODE_NAME, &doc);
+    ck_assert (doc.def_in_words && doc.http_only == false);
+    ck_assert_int_eq ((int) doc.def_len, (int) strlen ("the host name"));
+    ck_assert (strncmp (doc.def, "the host name", doc.def_len) == 0);
+    ck_assert (memchr (doc.help, '(', doc.help_len) == NULL);
+    gw_setting_doc (GW_SET_PORT, &doc);
+    ck_assert (!doc.def_in_words && doc.http_only);
+    ck_assert_str_eq (doc.def, "8000");
+    gw_setting_doc (GW_SET_MOUNT_ROOTS, &doc);
+    ck_assert_int_eq ((int) doc.def_len, 0);
+    ck_assert_int_eq ((int) doc.help_len, (int) strlen (doc.help));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream (&text, &len);
+    gw_config_print_help (out, false);
+    fclose (out);
+    ck_assert_ptr_null (strstr (text, "CODEBOX_PORT"));
+    ck_assert_ptr_null (strstr (text, "(default: the host name) (default"));
+    ck_assert_ptr_nonnull (strstr (text, "(default: the host name)\n"));
+    ck_assert_ptr_nonnull (strstr (text, "CODEBOX_MOUNT_ROOTS"));
+    free (text);
+}
+END_TEST
+
 /* codebox-ai's execution_options: sizes, cores, variables, mounts. */
 START_TEST (test_exec_options)
 {
@@ -648,6 +722,8 @@ config_suite (void)
     tcase_add_test (tc, test_file_then_environment);
     tcase_add_test (tc, test_auth_tokens);
     tcase_add_test (tc, test_code_box_aliases);
+    tcase_add_test (tc, test_placeholders);
+    tcase_add_test (tc, test_setting_doc);
     tcase_add_test (tc, test_exec_options);
     tcase_add_test (tc, test_base64);
     tcase_add_test (tc, test_state_dir);
