@@ -5,6 +5,7 @@
  * write (a pipe at its high-water mark refuses the newest), and the loop
  * reads the view the thread writes, which a pipe would have to copy. */
 #include "gw_directory.h"
+#include "gw_id.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,7 +33,7 @@ typedef struct s_op {
 } s_op_t;
 
 struct gw_directory {
-    char node[65];
+    char node[GW_ID_SIZE];
     char host[256];
     int port, db;
     pthread_t thread;

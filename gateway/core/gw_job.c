@@ -1,6 +1,7 @@
 /* gw_job: execution records, their results and their long polls.
  * Threads: the loop thread only. */
 #include "gw_job_internal.h"
+#include "gw_id.h"
 
 #include <errno.h>
 
@@ -245,7 +246,7 @@ s_evictable (const gw_job_t *job)
 
 /* One tenant's evictable results, while the store is over a bound. */
 typedef struct {
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     size_t count, bytes;
     size_t next;                /* where its oldest may be, in items */
 } s_holder_t;

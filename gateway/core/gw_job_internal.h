@@ -5,12 +5,13 @@
 #define GW_JOB_INTERNAL_H
 
 #include "gw_job.h"
+#include "gw_id.h"
 
 struct gw_job {
     gw_jobs_t *store;           /* the store that keeps it */
     char id[GW_JOB_ID_SIZE];
-    char session_id[65];
-    char tenant[65];
+    char session_id[GW_ID_SIZE];
+    char tenant[GW_ID_SIZE];
     gw_session_t *session;      /* NULL once the session is gone */
     char *code;
     gw_execution_t *exec;       /* made when it starts */

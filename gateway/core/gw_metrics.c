@@ -1,6 +1,7 @@
 /* gw_metrics: counters and their Prometheus text rendering (see
  * gw_metrics.h). Any thread (a mutex guards the counters). */
 #include "gw_metrics.h"
+#include "gw_id.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@ static const double s_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 #define N_BUCKETS (sizeof s_buckets / sizeof s_buckets[0])
 
 typedef struct {
-    char tenant[65];            /* "" when no token was checked */
+    char tenant[GW_ID_SIZE];            /* "" when no token was checked */
     const char *method;         /* one of s_methods */
     char route[64];
     int code;

@@ -1,5 +1,6 @@
 /* gw_pool: warm kernels waiting in empty folders. Loop thread only. */
 #include "gw_pool.h"
+#include "gw_id.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ typedef struct {
 } s_slot_t;
 
 typedef struct {
-    char name[65];
+    char name[GW_ID_SIZE];
     int failures;
     int64_t retry_after;
 } s_kind_t;

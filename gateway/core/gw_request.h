@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "gw_caller.h"
+#include "gw_id.h"
 #include "gw_error.h"
 #include "gw_loop.h"
 #include "gw_upload.h"
@@ -70,7 +71,7 @@ struct gw_request {
     gw_body_t body_at;          /* where the body is (see gw_body_t) */
     gw_upload_t *upload;        /* owned: where a body goes as it arrives, or NULL
                                    (a file not moved into place is removed with it) */
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     gw_overrides_t overrides;
     char *headers;              /* every header, "Name\0value\0" packed (headers_len
                                    bytes; gw_request_header), or NULL */

@@ -5,13 +5,14 @@
 #define GW_SESSION_INTERNAL_H
 
 #include "gw_artifacts.h"
+#include "gw_id.h"
 #include "gw_changes.h"
 #include "gw_session.h"
 
 struct gw_session {
     gw_exec_options_t exec;     /* execution_options, for every kernel start */
-    char id[65];
-    char tenant[65];
+    char id[GW_ID_SIZE];
+    char tenant[GW_ID_SIZE];
     char workdir[1024];
     char input_dir[1040];
     char output_dir[1040];

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "gw_caller.h"
+#include "gw_id.h"
 #include "gw_error.h"
 #include "gw_server.h"
 #include "gw_session.h"
@@ -26,7 +27,7 @@ typedef struct {
        with a directory shared by many nodes, GW_E_WRONG_NODE (another node
        holds it) or GW_E_SESSION_LOST (its node is gone) */
     gw_error_t e;
-    char node[65];      /* the node that holds it, or that it was lost with */
+    char node[GW_ID_SIZE];      /* the node that holds it, or that it was lost with */
     char why[300];      /* the failure as a sentence ("" when here) */
 } gw_sessions_where_t;
 

@@ -3,6 +3,7 @@
  *
  * Threads: the loop thread only. */
 #include "gw_artifact_upload.h"
+#include "gw_id.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +69,8 @@ s_state (gw_artifact_upload_t *self, const gw_session_t *session, bool make)
  * or the job may be gone by then). */
 typedef struct {
     struct gw_artifact_upload *self;
-    char tenant[65];
-    char session[65];
+    char tenant[GW_ID_SIZE];
+    char session[GW_ID_SIZE];
     char job[GW_JOB_ID_SIZE];
     int64_t created_ms;         /* tells a session from a later one of the same id */
     char *rel;

@@ -14,6 +14,7 @@
  * it could not read an actor's pipe; it is cancelled through a flag
  * libcurl's progress callback reads. */
 #include "gw_download.h"
+#include "gw_id.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,7 +58,7 @@ struct s_download {
     long long max_bytes;
     long timeout_s;
     bool allow_private;
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     gw_download_done_fn *done;
     gw_download_progress_fn *progress;
     void *arg;

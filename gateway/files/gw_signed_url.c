@@ -4,6 +4,7 @@
  * Threads: the pure functions anywhere; annotate and handle in the loop
  * thread. The random per-process key is made once (pthread_once). */
 #include "gw_signed_url.h"
+#include "gw_id.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -146,7 +147,7 @@ s_valid_name (const char *s)
 }
 
 int
-gw_signed_url_parse (const char *req_path, char tenant[65], char session[65],
+gw_signed_url_parse (const char *req_path, char tenant[GW_ID_SIZE], char session[GW_ID_SIZE],
                      long long *expires, char sig[GW_SIGNED_URL_SIG_LEN + 1], const char **path)
 {
     size_t prefix = strlen (GW_SIGNED_URL_PREFIX);
@@ -216,7 +217,7 @@ void
 gw_signed_url_handle (gw_server_t *server, gw_request_t *req)
 {
     req->route = "/signed/{tenant}/{session}/{expires}/{sig}/{path}";
-    char tenant[65], session_id[65], sig[GW_SIGNED_URL_SIG_LEN + 1];
+    char tenant[GW_ID_SIZE], session_id[GW_ID_SIZE], sig[GW_SIGNED_URL_SIG_LEN + 1];
     long long expires;
     const char *path;
     const uint8_t *key;

@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "gw_config.h"
+#include "gw_id.h"
 #include "gw_request.h"
 
 typedef struct gw_server gw_server_t;
@@ -59,7 +60,7 @@ char *gw_signed_url_make (const char *base, const uint8_t *key, size_t key_len,
  * req_path. Returns 0, or -EINVAL when it is not of that shape (ids not
  * valid names, expires not a number, sig not 64 hex digits, path not a
  * clean relative path). */
-int gw_signed_url_parse (const char *req_path, char tenant[65], char session[65],
+int gw_signed_url_parse (const char *req_path, char tenant[GW_ID_SIZE], char session[GW_ID_SIZE],
                          long long *expires, char sig[GW_SIGNED_URL_SIG_LEN + 1],
                          const char **path);
 

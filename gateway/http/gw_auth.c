@@ -1,6 +1,7 @@
 /* gw_auth: token list parsing and constant-time checks. Any thread after
  * start-up (read-only). */
 #include "gw_auth.h"
+#include "gw_id.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include <openssl/sha.h>
 
 typedef struct {
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     unsigned char digest[SHA256_DIGEST_LENGTH];   /* of the token */
 } s_token_t;
 

@@ -8,6 +8,7 @@
  * Threads: the loop thread, except s_handed_over (libmicrohttpd's, inside
  * gw_http_run). */
 #include "gw_jupyter.h"
+#include "gw_id.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +51,8 @@ static const gw_session_hooks_t s_hooks = {
 
 typedef struct {
     gw_jupyter_t *self;
-    char session_id[65];
-    char tenant[65];
+    char session_id[GW_ID_SIZE];
+    char tenant[GW_ID_SIZE];
     bool v1;
     gw_upgraded_t *conn;
 } s_handover_t;

@@ -25,6 +25,7 @@
  *
  * Threads: the loop thread only. */
 #include "gw_jupyter_clients.h"
+#include "gw_id.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,8 +60,8 @@
 struct gw_ws_client {
     gw_jupyter_t *owner;
     gw_ws_client_t *next;
-    char session_id[65];
-    char tenant[65];
+    char session_id[GW_ID_SIZE];
+    char tenant[GW_ID_SIZE];
     gw_upgraded_t *conn;
     wslay_event_context_ptr ws;
     char route[24];             /* its mark in the headers it sends (S_ROUTE_KEY) */

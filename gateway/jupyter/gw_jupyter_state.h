@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "gw_server.h"
+#include "gw_id.h"
 
 typedef struct gw_jupyter gw_jupyter_t;
 
@@ -24,8 +25,8 @@ typedef struct gw_jupyter gw_jupyter_t;
 /* One /api/sessions entry: a notebook (path) and the kernel it uses. */
 typedef struct {
     char id[40];
-    char tenant[65];
-    char kernel_id[65];
+    char tenant[GW_ID_SIZE];
+    char kernel_id[GW_ID_SIZE];
     char path[1024];
     char name[256];
     char type[32];

@@ -9,6 +9,7 @@
 #define GW_MCP_INTERNAL_H
 
 #include "gw_job.h"
+#include "gw_id.h"
 #include "gw_server.h"
 #include "gw_mcp_sink.h"
 #include "gw_request.h"
@@ -45,7 +46,7 @@
 
 struct gw_mcp_client {
     char id[40];
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     char version[16];
     int log_level;              /* syslog-style: 0 debug .. 7 emergency */
     bool initialized;
@@ -74,7 +75,7 @@ struct gw_mcp_call {
     int64_t last_progress_ms;   /* when the last progress went out (0: none yet) */
     char *pending;              /* output not yet sent as progress */
     size_t pending_len;
-    char tenant[65];            /* the caller's */
+    char tenant[GW_ID_SIZE];            /* the caller's */
     int64_t task_after_ms;      /* > 0: becomes a task then if still running */
     unsigned listen;            /* subscriptions/listen: GW_MCP_LISTEN_* it asked for */
     json_t *task_ids;           /* and the tasks it follows (GW_MCP_LISTEN_TASKS) */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gw_artifacts.h"
+#include "gw_id.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
 #include "gw_mcp_fixtures.h"
@@ -197,7 +198,7 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *
     } else if (strncmp (uri, "artifact://", 11) == 0) {
         const char *rest = uri + 11;
         const char *slash = strchr (rest, '/');
-        char id[65];
+        char id[GW_ID_SIZE];
         if (slash && slash - rest < (long) sizeof id) {
             snprintf (id, sizeof id, "%.*s", (int) (slash - rest), rest);
             gw_session_t *s = s_find (ctx, id);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "gw_job.h"
+#include "gw_id.h"
 #include "gw_mcp_call.h"
 #include "gw_mcp_exec.h"
 #include "gw_mcp_reply.h"
@@ -57,7 +58,7 @@ struct gw_mcp_task {
     gw_mcp_reply_t capture;     /* what the tool call answers into (first) */
     gw_mcp_t *mcp;
     char id[40];
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     s_status_t status;
     char created[JP_DATE_LEN + 1], updated[JP_DATE_LEN + 1];
     int64_t ended_ms;           /* 0 while it runs */
@@ -72,7 +73,7 @@ struct gw_mcp_task {
 /* A kernel's input() that an input_required result handed to a client. */
 struct gw_mcp_input {
     char state[40];             /* the requestState: random, unguessable */
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     char job_id[GW_JOB_ID_SIZE];
     bool oneshot;
     gw_mcp_input_t *next;
@@ -332,7 +333,7 @@ s_tasks_expire (gw_mcp_t *self, int64_t now)
         bytes += t->bytes;
         link = &t->next;
     }
-    char tenant[65];
+    char tenant[GW_ID_SIZE];
     while (count > S_TASKS_MAX || bytes > S_TASK_BYTES_MAX) {
         if (!s_largest_holder (self, count <= S_TASKS_MAX, tenant, sizeof tenant))
             break;              /* what is left still runs */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gw_artifacts.h"
+#include "gw_id.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
 #include "gw_mcp_call.h"
@@ -633,7 +634,7 @@ s_destroy_session (gw_mcp_ctx_t *ctx, json_t *args)
     gw_session_t *session = gw_mcp_session (ctx, args, false, &error);
     if (error)
         return error;
-    char id[65];
+    char id[GW_ID_SIZE];
     snprintf (id, sizeof id, "%s", gw_session_id (session));
     gw_sessions_end (ctx->mcp->server, session);
     return gw_mcp_tool_ok (json_pack ("{s:s, s:b}", "session_id", id, "destroyed", 1), NULL);

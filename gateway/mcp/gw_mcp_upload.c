@@ -28,6 +28,7 @@
 #include <curl/curl.h>
 
 #include "gw_artifacts.h"
+#include "gw_id.h"
 #include "gw_download.h"
 #include "gw_fs.h"
 #include "gw_mcp_call.h"
@@ -44,8 +45,8 @@
 /* One upload_file call while its download runs. */
 typedef struct {
     gw_mcp_call_t *call;        /* in mcp->calls; job NULL */
-    char session_id[65];
-    char tenant[65];
+    char session_id[GW_ID_SIZE];
+    char tenant[GW_ID_SIZE];
     char visible_input[1040];
     char host[256];
     int64_t started_ms;

@@ -5,6 +5,7 @@
  * on pip or npm and hands back one result, so an actor's pipe would stay
  * unread. */
 #include "gw_packages.h"
+#include "gw_id.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +60,7 @@ struct s_op {
                                    pending loop call (delivery) frees */
     bool undeliverable;         /* the worker could not post its result */
     json_t *result;             /* the worker's */
-    char session_id[65];
+    char session_id[GW_ID_SIZE];
     char language[16];
     char location[1100];
     int64_t started_ms;

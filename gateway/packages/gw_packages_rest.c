@@ -4,6 +4,7 @@
  * refused or failed (then the session is ended); see gw_packages_rest.h.
  * Threads: the loop thread. */
 #include "gw_packages_rest.h"
+#include "gw_id.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,8 @@
 typedef struct {
     gw_server_t *server;
     gw_request_t *req;
-    char id[65];
-    char tenant[65];
+    char id[GW_ID_SIZE];
+    char tenant[GW_ID_SIZE];
 } s_rest_t;
 
 /* Ends the session a failed POST /sessions made (after this loop turn). */
