@@ -19,7 +19,7 @@
 
 #include <zmq.h>
 
-#include "gw_directory.h"
+#include "gw_registry.h"
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_pool.h"
@@ -62,7 +62,7 @@ struct gw_server {
     struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */
     struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
     struct gw_packages *packages;       /* package installs, or NULL */
-    gw_directory_t *directory;  /* shared with other nodes, or NULL (one machine) */
+    gw_registry_t *directory;  /* shared with other nodes, or NULL (one machine) */
     atomic_bool draining;       /* refuses new sessions (SIGUSR1); read by the HTTP edge */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */
     int runtime_lock_fd;        /* the runtime folder's (gw_runtime_dir) */
@@ -154,7 +154,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         const char *node = gw_config_str (config, GW_SET_NODE_NAME);
         if (!node[0] && gethostname (host, sizeof host - 1) == 0)
             node = host;
-        self->directory = gw_directory_new (dir_url, node[0] ? node : "codebox", err, err_len);
+        self->directory = gw_registry_new (dir_url, node[0] ? node : "codebox", err, err_len);
         if (!self->directory) {
             gw_server_destroy (&self);
             return NULL;
@@ -199,7 +199,7 @@ gw_server_destroy (gw_server_t **self_p)
         gw_session_destroy (&self->sessions[i], false);
     free (self->sessions);
     gw_pool_destroy (&self->host.pool);
-    gw_directory_destroy (&self->directory);    /* its sessions are gone: it says so */
+    gw_registry_destroy (&self->directory);    /* its sessions are gone: it says so */
     gw_sandbox_destroy (&self->sandbox);
     gw_loop_destroy (&self->loop);     /* its last calls and requests first */
     gw_jobs_destroy (&self->jobs);
@@ -653,11 +653,11 @@ gw_server_add_session (gw_server_t *self, gw_session_t *session)
     }
     self->sessions[self->n_sessions++] = session;
     if (self->directory)
-        gw_directory_put (self->directory, session->tenant, session->id, session->spec->name);
+        gw_registry_put (self->directory, session->tenant, session->id, session->spec->name);
     return 0;
 }
 
-gw_directory_t *
+gw_registry_t *
 gw_server_directory (gw_server_t *self)
 {
     return self->directory;
@@ -668,7 +668,7 @@ gw_server_set_draining (gw_server_t *self, bool draining)
 {
     atomic_store (&self->draining, draining);
     if (self->directory)
-        gw_directory_set_draining (self->directory, draining);
+        gw_registry_set_draining (self->directory, draining);
     jp_log_info ("node event=%s", draining ? "draining" : "serving");
 }
 
@@ -699,7 +699,7 @@ gw_server_remove_session (gw_server_t *self, gw_session_t *session)
                      (self->n_sessions - i - 1) * sizeof *self->sessions);
             self->n_sessions--;
             if (self->directory)
-                gw_directory_drop (self->directory, session->tenant, session->id);
+                gw_registry_drop (self->directory, session->tenant, session->id);
             break;
         }
     gw_session_destroy (&session, true);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_directory.h"
+#include "gw_registry.h"
 #include "gw_server_internal.h"
 #include "gw_path.h"
 #include "jp_log.h"
@@ -82,14 +82,14 @@ static void
 s_where (gw_server_t *server, const gw_caller_t *caller, const char *id,
          gw_sessions_where_t *where)
 {
-    gw_directory_t *dir = gw_server_directory (server);
-    gw_dir_where_t at = dir ? gw_directory_where (dir, caller->tenant, id, where->node,
+    gw_registry_t *dir = gw_server_directory (server);
+    gw_dir_where_t at = dir ? gw_registry_where (dir, caller->tenant, id, where->node,
                                                   sizeof where->node)
                             : GW_DIR_UNKNOWN;
     if (at == GW_DIR_ELSEWHERE) {
         where->e = GW_E_WRONG_NODE;
         snprintf (where->why, sizeof where->why, "session '%s' lives on node %s: send its "
-                  "requests there (this is node %s)", id, where->node, gw_directory_node (dir));
+                  "requests there (this is node %s)", id, where->node, gw_registry_node (dir));
     } else if (at == GW_DIR_LOST) {
         where->e = GW_E_SESSION_LOST;
         snprintf (where->why, sizeof where->why, "session '%s' was lost: its node %s is gone, "
@@ -257,17 +257,17 @@ gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller, gw_session_t
 json_t *
 gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes)
 {
-    gw_directory_t *dir = gw_server_directory (server);
+    gw_registry_t *dir = gw_server_directory (server);
     json_t *list = json_array ();
     size_t i = 0;
     for (gw_session_t *s; list && (s = gw_sessions_next (server, caller->tenant, &i));) {
         json_t *entry = gw_session_json (s, false);
         if (entry && dir)
-            json_object_set_new (entry, "node", json_string (gw_directory_node (dir)));
+            json_object_set_new (entry, "node", json_string (gw_registry_node (dir)));
         json_array_append_new (list, entry);
     }
     if (list && dir && all_nodes) {
-        json_t *others = gw_directory_sessions (dir, caller->tenant);
+        json_t *others = gw_registry_sessions (dir, caller->tenant);
         json_array_extend (list, others);
         json_decref (others);
     }

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gw_directory.h"
+#include "gw_registry.h"
 #include "gw_exec_options.h"
 #include "gw_jupyter_clients.h"
 #include "gw_jupyter_state.h"
@@ -202,10 +202,10 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
             json_array_append_new (list, gw_jupyter_kernel_model (self, s));
         /* the other nodes' kernels too (a shared directory), unless
            ?scope=node; a router takes a client to them by their path */
-        gw_directory_t *dir = gw_server_directory (self->server);
+        gw_registry_t *dir = gw_server_directory (self->server);
         const char *scope = gw_request_query (req, "scope");
         json_t *others = dir && !(scope && strcmp (scope, "node") == 0)
-                             ? gw_directory_sessions (dir, req->tenant) : NULL;
+                             ? gw_registry_sessions (dir, req->tenant) : NULL;
         size_t i;
         json_t *o;
         json_array_foreach (others, i, o) {

@@ -15,7 +15,7 @@
 #include "gw_auth.h"
 #include "gw_base64.h"
 #include "gw_config.h"
-#include "gw_directory.h"
+#include "gw_registry.h"
 #include "gw_exec_options.h"
 #include "gw_fs.h"
 #include "gw_ipykernel.h"
@@ -626,24 +626,24 @@ START_TEST (test_directory_url)
     char err[200];
     for (int i = 0; bad[i]; i++) {
         err[0] = '\0';
-        gw_directory_t *d = gw_directory_new (bad[i], "n", err, sizeof err);
+        gw_registry_t *d = gw_registry_new (bad[i], "n", err, sizeof err);
         ck_assert_msg (d == NULL, "accepted %s", bad[i]);
         ck_assert_ptr_nonnull (strstr (err, "redis://HOST"));
     }
     static const char *const good[] = {"redis://127.0.0.1", "redis://127.0.0.1:1",
                                        "redis://127.0.0.1:1/", "redis://127.0.0.1:1/5", NULL};
     for (int i = 0; good[i]; i++) {
-        gw_directory_t *d = gw_directory_new (good[i], "node-x", err, sizeof err);
+        gw_registry_t *d = gw_registry_new (good[i], "node-x", err, sizeof err);
         ck_assert_msg (d != NULL, "refused %s: %s", good[i], err);
-        ck_assert_str_eq (gw_directory_node (d), "node-x");
+        ck_assert_str_eq (gw_registry_node (d), "node-x");
         char node[65];
-        ck_assert_int_eq (gw_directory_where (d, "t", "s", node, sizeof node), GW_DIR_UNKNOWN);
-        json_t *list = gw_directory_sessions (d, "t");
+        ck_assert_int_eq (gw_registry_where (d, "t", "s", node, sizeof node), GW_DIR_UNKNOWN);
+        json_t *list = gw_registry_sessions (d, "t");
         ck_assert_int_eq (json_array_size (list), 0);
         json_decref (list);
-        gw_directory_put (d, "t", "s", "python3");
-        gw_directory_drop (d, "t", "s");
-        gw_directory_destroy (&d);
+        gw_registry_put (d, "t", "s", "python3");
+        gw_registry_drop (d, "t", "s");
+        gw_registry_destroy (&d);
         ck_assert_ptr_null (d);
     }
 }

@@ -1,10 +1,11 @@
-/* gw_directory: the shared session directory in Redis (see the header).
+/* gw_registry: the sessions and nodes many nodes share in Redis (see the
+ * header).
  * Threads: s_main runs on the directory's own thread; the rest on the loop
  * thread; the two share the queue and the view under mu. A thread and a
  * mutex, not a CZMQ actor: when Redis is away the queue drops its oldest
  * write (a pipe at its high-water mark refuses the newest), and the loop
  * reads the view the thread writes, which a pipe would have to copy. */
-#include "gw_directory.h"
+#include "gw_registry.h"
 #include "gw_id.h"
 
 #include <pthread.h>
@@ -32,7 +33,7 @@ typedef struct s_op {
     struct s_op *next;
 } s_op_t;
 
-struct gw_directory {
+struct gw_registry {
     char node[GW_ID_SIZE];
     char host[256];
     int port, db;
@@ -57,7 +58,7 @@ s_key (char *out, size_t len, const char *tenant, const char *id)
 }
 
 static void
-s_push (gw_directory_t *self, const char *key, char *value)
+s_push (gw_registry_t *self, const char *key, char *value)
 {
     s_op_t *op = calloc (1, sizeof *op);
     char *k = strdup (key);
@@ -90,7 +91,7 @@ s_push (gw_directory_t *self, const char *key, char *value)
 /* ---- the directory's thread ---- */
 
 static redisReply *
-s_command (gw_directory_t *self, const char *fmt, ...)
+s_command (gw_registry_t *self, const char *fmt, ...)
 {
     if (!self->redis)
         return NULL;
@@ -107,7 +108,7 @@ s_command (gw_directory_t *self, const char *fmt, ...)
 }
 
 static void
-s_connect (gw_directory_t *self)
+s_connect (gw_registry_t *self)
 {
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout (self->host, self->port, tv);
@@ -132,7 +133,7 @@ s_connect (gw_directory_t *self)
 }
 
 static void
-s_apply (gw_directory_t *self, s_op_t *op)
+s_apply (gw_registry_t *self, s_op_t *op)
 {
     if (op->value) {
         json_object_set_new (self->mine, op->key, json_string (op->value));
@@ -145,7 +146,7 @@ s_apply (gw_directory_t *self, s_op_t *op)
 }
 
 static void
-s_beat (gw_directory_t *self, bool sessions, bool draining)
+s_beat (gw_registry_t *self, bool sessions, bool draining)
 {
     char *node = NULL;
     json_t *v = json_pack ("{s:s, s:b, s:I}", "node", self->node, "draining", draining,
@@ -166,7 +167,7 @@ s_beat (gw_directory_t *self, bool sessions, bool draining)
 
 /* Every key matching pattern, with its value, into out (key -> value). */
 static void
-s_scan (gw_directory_t *self, const char *pattern, json_t *out)
+s_scan (gw_registry_t *self, const char *pattern, json_t *out)
 {
     char cursor[32] = "0";
     do {
@@ -198,7 +199,7 @@ s_scan (gw_directory_t *self, const char *pattern, json_t *out)
 
 /* Reads the directory into a new view and publishes it. */
 static void
-s_refresh_view (gw_directory_t *self)
+s_refresh_view (gw_registry_t *self)
 {
     json_t *sessions = json_object (), *nodes = json_object (), *view = json_object ();
     s_scan (self, "codebox:s:*", sessions);
@@ -235,7 +236,7 @@ s_refresh_view (gw_directory_t *self)
 static void *
 s_main (void *arg)
 {
-    gw_directory_t *self = arg;
+    gw_registry_t *self = arg;
     int64_t next_beat = 0, next_scan = 0, next_sessions = 0, next_connect = 0;
     for (;;) {
         pthread_mutex_lock (&self->mu);
@@ -299,8 +300,8 @@ s_main (void *arg)
 
 /* ---- the loop thread ---- */
 
-gw_directory_t *
-gw_directory_new (const char *url, const char *node, char *err, size_t err_len)
+gw_registry_t *
+gw_registry_new (const char *url, const char *node, char *err, size_t err_len)
 {
     char host[256] = "";
     int port = 6379, db = 0;
@@ -326,7 +327,7 @@ gw_directory_new (const char *url, const char *node, char *err, size_t err_len)
         snprintf (err, err_len, "CODEBOX_DIRECTORY_URL must be redis://HOST[:PORT][/DB]");
         return NULL;
     }
-    gw_directory_t *self = calloc (1, sizeof *self);
+    gw_registry_t *self = calloc (1, sizeof *self);
     if (!self) {
         snprintf (err, err_len, "out of memory");
         return NULL;
@@ -342,7 +343,7 @@ gw_directory_new (const char *url, const char *node, char *err, size_t err_len)
     pthread_cond_init (&self->cv, NULL);
     if (pthread_create (&self->thread, NULL, s_main, self) != 0) {
         snprintf (err, err_len, "cannot start the directory thread");
-        gw_directory_destroy (&self);
+        gw_registry_destroy (&self);
         return NULL;
     }
     self->started = true;
@@ -350,11 +351,11 @@ gw_directory_new (const char *url, const char *node, char *err, size_t err_len)
 }
 
 void
-gw_directory_destroy (gw_directory_t **self_p)
+gw_registry_destroy (gw_registry_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    gw_directory_t *self = *self_p;
+    gw_registry_t *self = *self_p;
     if (self->started) {
         pthread_mutex_lock (&self->mu);
         self->stop = true;
@@ -380,13 +381,13 @@ gw_directory_destroy (gw_directory_t **self_p)
 }
 
 const char *
-gw_directory_node (const gw_directory_t *self)
+gw_registry_node (const gw_registry_t *self)
 {
     return self->node;
 }
 
 void
-gw_directory_put (gw_directory_t *self, const char *tenant, const char *id, const char *kernel)
+gw_registry_put (gw_registry_t *self, const char *tenant, const char *id, const char *kernel)
 {
     char key[200];
     s_key (key, sizeof key, tenant, id);
@@ -401,7 +402,7 @@ gw_directory_put (gw_directory_t *self, const char *tenant, const char *id, cons
 }
 
 void
-gw_directory_drop (gw_directory_t *self, const char *tenant, const char *id)
+gw_registry_drop (gw_registry_t *self, const char *tenant, const char *id)
 {
     char key[200];
     s_key (key, sizeof key, tenant, id);
@@ -409,7 +410,7 @@ gw_directory_drop (gw_directory_t *self, const char *tenant, const char *id)
 }
 
 void
-gw_directory_set_draining (gw_directory_t *self, bool draining)
+gw_registry_set_draining (gw_registry_t *self, bool draining)
 {
     pthread_mutex_lock (&self->mu);
     self->draining = draining;
@@ -417,7 +418,7 @@ gw_directory_set_draining (gw_directory_t *self, bool draining)
 }
 
 gw_dir_where_t
-gw_directory_where (gw_directory_t *self, const char *tenant, const char *id, char *node,
+gw_registry_where (gw_registry_t *self, const char *tenant, const char *id, char *node,
                     size_t node_len)
 {
     char vkey[200];
@@ -435,7 +436,7 @@ gw_directory_where (gw_directory_t *self, const char *tenant, const char *id, ch
 }
 
 json_t *
-gw_directory_sessions (gw_directory_t *self, const char *tenant)
+gw_registry_sessions (gw_registry_t *self, const char *tenant)
 {
     json_t *out = json_array ();
     pthread_mutex_lock (&self->mu);
