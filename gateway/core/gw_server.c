@@ -26,7 +26,7 @@
 #include "gw_sandbox.h"
 #include "gw_runtime_dir.h"
 #include "gw_state_dir.h"
-#include "gw_watch.h"
+#include "gw_kernel_epoll.h"
 #include "jp_poll.h"
 #include "jp_time.h"
 #include "jp_log.h"
@@ -55,7 +55,7 @@ struct gw_server {
     bool *ready;
     size_t n_polled, cap_polled;
     int pool_first, n_items;
-    gw_watch_t *watch;          /* the kernels not used since their last poll */
+    gw_kernel_epoll_t *watch;          /* the kernels not used since their last poll */
     int watch_item;             /* its item this turn, or -1 */
     int64_t next_reap;
     gw_sandbox_t *sandbox;
@@ -179,7 +179,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         .server = self,
     };
     self->host.pool = gw_pool_new (&self->host.launch);
-    self->watch = gw_watch_new ();     /* NULL: every kernel is polled each turn */
+    self->watch = gw_kernel_epoll_new ();     /* NULL: every kernel is polled each turn */
     if (!self->host.pool || !self->zmq || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
         gw_server_destroy (&self);
@@ -209,7 +209,7 @@ gw_server_destroy (gw_server_t **self_p)
     free (self->polled);
     free (self->kernels);
     free (self->ready);
-    gw_watch_destroy (&self->watch);
+    gw_kernel_epoll_destroy (&self->watch);
     if (self->runtime_dir[0])
         gw_fs_remove_tree (self->runtime_dir);
     if (self->runtime_lock_fd >= 0)
@@ -365,7 +365,7 @@ s_poll_items (void *arg, zmq_pollitem_t *items, int max)
         self->kernels[i] = self->sessions[i]->kernel;
     }
     int n = 0;
-    int epfd = self->watch ? gw_watch_sync (self->watch, self->kernels, self->n_sessions) : -1;
+    int epfd = self->watch ? gw_kernel_epoll_sync (self->watch, self->kernels, self->n_sessions) : -1;
     if (epfd >= 0 && n < max) {
         self->watch_item = n;
         items[n++] = (zmq_pollitem_t) {.fd = epfd, .events = ZMQ_POLLIN};
@@ -409,7 +409,7 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
     if (self->n_polled)
         memset (self->ready, 0, self->n_polled * sizeof *self->ready);
     if (self->watch_item >= 0 && (items[self->watch_item].revents & ZMQ_POLLIN))
-        gw_watch_ready (self->watch, self->ready, self->n_polled);
+        gw_kernel_epoll_ready (self->watch, self->ready, self->n_polled);
     for (size_t i = 0; i < self->n_polled; i++) {
         gw_session_t *session = self->polled[i].session;
         if (self->polled[i].count)

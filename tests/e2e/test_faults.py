@@ -642,7 +642,7 @@ def test_kernel_stopped_while_idle_is_found_by_the_next_request(py_srv):
 
 
 def test_an_idle_kernel_that_dies_is_seen_at_once(server_factory):
-    """Idle sessions' kernels are watched through one epoll set (gw_watch)
+    """Idle sessions' kernels are watched through one epoll set (gw_kernel_epoll)
     instead of being polled each turn. Among idle sessions, one whose
     kernel is killed once the gateway is quiet (no heartbeat left: they
     stop for idle kernels, and would need 20 s) is seen dying at once,

@@ -1,4 +1,4 @@
-/* gw_watch: the sessions' kernels' descriptors kept in one epoll set, so
+/* gw_kernel_epoll: the sessions' kernels' descriptors kept in one epoll set, so
  * that a loop turn polls one descriptor for all the kernels that were not
  * used since their last poll instead of six or seven each (with 64 idle
  * sessions poll(2) over ~450 descriptors was most of a turn's cost). The
@@ -6,27 +6,27 @@
  * descriptors (ks_kernel_fds_generation) change, so a descriptor closed
  * and its number reused is never missed. Level-triggered, like poll(2).
  * Loop thread only. */
-#ifndef GW_WATCH_H
-#define GW_WATCH_H
+#ifndef GW_KERNEL_EPOLL_H
+#define GW_KERNEL_EPOLL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "ks_kernel.h"
 
-typedef struct gw_watch gw_watch_t;
+typedef struct gw_kernel_epoll gw_kernel_epoll_t;
 
-gw_watch_t *gw_watch_new (void);
-void gw_watch_destroy (gw_watch_t **self_p);
+gw_kernel_epoll_t *gw_kernel_epoll_new (void);
+void gw_kernel_epoll_destroy (gw_kernel_epoll_t **self_p);
 
 /* Brings the set up to date with these kernels (NULL entries hold no
  * descriptor), their index in the array being the index ready reports.
  * Returns the epoll descriptor to poll for POLLIN, or -1 if the set could
  * not be made: then poll every kernel's items. */
-int gw_watch_sync (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n);
+int gw_kernel_epoll_sync (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n);
 
 /* After the descriptor polled readable: sets ready[i] for each kernel i
  * (of the last sync, n of them) with a readable descriptor. */
-void gw_watch_ready (gw_watch_t *self, bool *ready, size_t n);
+void gw_kernel_epoll_ready (gw_kernel_epoll_t *self, bool *ready, size_t n);
 
 #endif

@@ -1,6 +1,6 @@
-/* gw_watch: the sessions' kernels' descriptors in one epoll set; see
- * gw_watch.h. Loop thread only. */
-#include "gw_watch.h"
+/* gw_kernel_epoll: the sessions' kernels' descriptors in one epoll set; see
+ * gw_kernel_epoll.h. Loop thread only. */
+#include "gw_kernel_epoll.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -14,7 +14,7 @@ typedef struct {
     uint64_t generation;
 } s_entry_t;
 
-struct gw_watch {
+struct gw_kernel_epoll {
     int epfd;                   /* -1: none made (or making it failed) */
     s_entry_t *entries;         /* what the set holds, by index */
     size_t n, cap;
@@ -22,21 +22,21 @@ struct gw_watch {
     size_t n_fds, cap_events;
 };
 
-gw_watch_t *
-gw_watch_new (void)
+gw_kernel_epoll_t *
+gw_kernel_epoll_new (void)
 {
-    gw_watch_t *self = calloc (1, sizeof *self);
+    gw_kernel_epoll_t *self = calloc (1, sizeof *self);
     if (self)
         self->epfd = -1;
     return self;
 }
 
 void
-gw_watch_destroy (gw_watch_t **self_p)
+gw_kernel_epoll_destroy (gw_kernel_epoll_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    gw_watch_t *self = *self_p;
+    gw_kernel_epoll_t *self = *self_p;
     if (self->epfd >= 0)
         close (self->epfd);
     free (self->entries);
@@ -47,7 +47,7 @@ gw_watch_destroy (gw_watch_t **self_p)
 
 /* True if the set holds exactly these kernels with these generations. */
 static bool
-s_same (const gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
+s_same (const gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
 {
     if (self->epfd < 0 || n != self->n)
         return false;
@@ -60,7 +60,7 @@ s_same (const gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
 
 /* A new set with every descriptor of every kernel. Returns 0 or -errno. */
 static int
-s_make (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
+s_make (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
 {
     if (self->epfd >= 0)
         close (self->epfd);
@@ -104,7 +104,7 @@ s_make (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
 }
 
 int
-gw_watch_sync (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
+gw_kernel_epoll_sync (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
 {
     if (s_same (self, kernels, n))
         return self->epfd;
@@ -119,7 +119,7 @@ gw_watch_sync (gw_watch_t *self, ks_kernel_t *const *kernels, size_t n)
 }
 
 void
-gw_watch_ready (gw_watch_t *self, bool *ready, size_t n)
+gw_kernel_epoll_ready (gw_kernel_epoll_t *self, bool *ready, size_t n)
 {
     if (self->epfd < 0 || self->n_fds == 0)
         return;
