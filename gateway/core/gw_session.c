@@ -118,14 +118,14 @@ gw_session_new (const gw_session_host_t *host, const char *id, const char *tenan
     return self;
 }
 
-/* Tells every start watch. */
+/* Tells every start waiter. */
 static void
 s_answer_start_waiters (gw_session_t *self, bool ok)
 {
-    gw_session_watch_t *w = self->start_watches;
-    self->start_watches = NULL;
+    gw_session_started_t *w = self->start_waiters;
+    self->start_waiters = NULL;
     while (w) {
-        gw_session_watch_t *next = w->next;
+        gw_session_started_t *next = w->next;
         w->next = NULL;
         w->fn (self, ok, w);
         w = next;
@@ -485,14 +485,14 @@ gw_session_cancel (gw_session_t *self, gw_job_t *job)
 }
 
 void
-gw_session_when_started (gw_session_t *self, gw_session_watch_t *watch)
+gw_session_when_started (gw_session_t *self, gw_session_started_t *waiter)
 {
     if (self->ever_ready || self->failed) {     /* a warm kernel, or too late */
-        watch->fn (self, self->ever_ready && !self->failed, watch);
+        waiter->fn (self, self->ever_ready && !self->failed, waiter);
         return;
     }
-    watch->next = self->start_watches;
-    self->start_watches = watch;
+    waiter->next = self->start_waiters;
+    self->start_waiters = waiter;
 }
 
 int

@@ -43,14 +43,14 @@ typedef struct {
 
 /* Told once the session's first start is over: the kernel is ready (ok),
  * or it failed or the session ended first (ok false; gw_session_error says
- * why). The watch's memory is its owner's. */
-typedef struct gw_session_watch gw_session_watch_t;
+ * why). The waiter's memory is its owner's. */
+typedef struct gw_session_started gw_session_started_t;
 typedef void (gw_session_started_fn) (gw_session_t *session, bool ok,
-                                      gw_session_watch_t *watch);
-struct gw_session_watch {
+                                      gw_session_started_t *waiter);
+struct gw_session_started {
     gw_session_started_fn *fn;
     void *arg;                  /* the owner's */
-    gw_session_watch_t *next;   /* the session's list */
+    gw_session_started_t *next;   /* the session's list */
 };
 
 /* What a session is, for every layer (the struct is core-private:
@@ -104,8 +104,8 @@ void gw_session_cancel (gw_session_t *self, gw_job_t *job);
  * must not free it under its caller); nothing when it is already ending. */
 void gw_session_end_later (gw_session_t *self);
 
-/* Tells watch when the first start is over (at once when it is). */
-void gw_session_when_started (gw_session_t *self, gw_session_watch_t *watch);
+/* Tells waiter when the first start is over (at once when it is). */
+void gw_session_when_started (gw_session_t *self, gw_session_started_t *waiter);
 
 /* Poll set, deadline, dispatch and timers, as ks_kernel's. */
 int gw_session_poll_items (gw_session_t *self, zmq_pollitem_t *items, int max);

@@ -27,7 +27,7 @@ struct gw_session {
     int64_t created_ms, last_used_ms;
     gw_job_t *queue_head, *queue_tail;
     gw_job_t *running;
-    gw_session_watch_t *start_watches;  /* told when the first start is over */
+    gw_session_started_t *start_waiters;  /* told when the first start is over */
     bool ever_ready;
     gw_changes_t *changes;      /* what changed in the folder since its last walk */
     gw_snapshot_t *last_walk;   /* that walk, while changes can tell (else NULL) */

@@ -103,7 +103,7 @@ s_reply_nb_full (gw_jupyter_t *self, gw_request_t *req)
 /* ---- starting a kernel ---- */
 
 typedef struct {
-    gw_session_watch_t watch;
+    gw_session_started_t waiter;
     gw_jupyter_t *self;
     gw_request_t *req;
     gw_nb_session_t nb;         /* for POST /api/sessions: the entry to add */
@@ -115,9 +115,9 @@ static json_t *s_nb_model (gw_jupyter_t *self, const gw_nb_session_t *nb,
 static int s_nb_add (gw_jupyter_t *self, const gw_nb_session_t *nb);
 
 static void
-s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
+s_on_started (gw_session_t *session, bool ok, gw_session_started_t *waiter)
 {
-    s_start_t *start = watch->arg;
+    s_start_t *start = waiter->arg;
     gw_request_t *req = start->req;
     if (!ok) {
         gw_request_reply_error (req, GW_E_KERNEL_START_FAILED, "the kernel failed to start: %s",
@@ -183,11 +183,11 @@ s_start_kernel (gw_jupyter_t *self, gw_request_t *req, const char *name, json_t 
     gw_request_name_session (req, gw_session_id (session));
     start->self = self;
     start->req = req;
-    start->watch = (gw_session_watch_t) {.fn = s_on_started, .arg = start};
+    start->waiter = (gw_session_started_t) {.fn = s_on_started, .arg = start};
     if (start->with_nb)
         snprintf (start->nb.kernel_id, sizeof start->nb.kernel_id, "%s",
                   gw_session_id (session));
-    gw_session_when_started (session, &start->watch);
+    gw_session_when_started (session, &start->waiter);
 }
 
 /* ---- /api/kernels ---- */

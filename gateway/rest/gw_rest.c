@@ -66,10 +66,10 @@ s_opt_string (gw_request_t *req, json_t *body, const char *key, const char **out
 
 /* Answers a POST /sessions once the kernel is ready or has failed. */
 static void
-s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
+s_on_started (gw_session_t *session, bool ok, gw_session_started_t *waiter)
 {
-    gw_request_t *req = watch->arg;
-    free (watch);
+    gw_request_t *req = waiter->arg;
+    free (waiter);
     if (ok) {
         gw_request_reply_json (req, 201, gw_session_json (session, false));
         return;
@@ -83,13 +83,13 @@ s_on_started (gw_session_t *session, bool ok, gw_session_watch_t *watch)
 void
 gw_rest_answer_when_started (gw_session_t *session, gw_request_t *req)
 {
-    gw_session_watch_t *watch = calloc (1, sizeof *watch);
-    if (!watch) {
+    gw_session_started_t *waiter = calloc (1, sizeof *waiter);
+    if (!waiter) {
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
         return;
     }
-    *watch = (gw_session_watch_t) {.fn = s_on_started, .arg = req};
-    gw_session_when_started (session, watch);
+    *waiter = (gw_session_started_t) {.fn = s_on_started, .arg = req};
+    gw_session_when_started (session, waiter);
 }
 
 static void
