@@ -19,7 +19,6 @@ FOLDERS = ("gateway", "kernelspec", "protocol")
 # work is splitting them: these lists must only shrink. Never add to them;
 # split the file or the function instead.
 KNOWN_FILES = {
-    "gateway/core/gw_server.c",
     "gateway/core/gw_session.c",
 }
 KNOWN_FUNCTIONS = {

@@ -93,7 +93,7 @@ struct gw_sql *gw_server_sql (gw_server_t *self);
 
 /* The session directory shared with other nodes (CODEBOX_DIRECTORY_URL),
  * or NULL on one machine. */
-struct gw_registry *gw_server_directory (gw_server_t *self);
+struct gw_registry *gw_server_registry (gw_server_t *self);
 
 /* Draining: the node takes no new session (its live ones go on); /healthz
  * says so. Any thread may read it. */

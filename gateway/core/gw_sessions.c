@@ -82,7 +82,7 @@ static void
 s_where (gw_server_t *server, const gw_caller_t *caller, const char *id,
          gw_sessions_where_t *where)
 {
-    gw_registry_t *dir = gw_server_directory (server);
+    gw_registry_t *dir = gw_server_registry (server);
     gw_dir_where_t at = dir ? gw_registry_where (dir, caller->tenant, id, where->node,
                                                   sizeof where->node)
                             : GW_DIR_UNKNOWN;
@@ -257,7 +257,7 @@ gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller, gw_session_t
 json_t *
 gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes)
 {
-    gw_registry_t *dir = gw_server_directory (server);
+    gw_registry_t *dir = gw_server_registry (server);
     json_t *list = json_array ();
     size_t i = 0;
     for (gw_session_t *s; list && (s = gw_sessions_next (server, caller->tenant, &i));) {

@@ -202,7 +202,7 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
             json_array_append_new (list, gw_jupyter_kernel_model (self, s));
         /* the other nodes' kernels too (a shared directory), unless
            ?scope=node; a router takes a client to them by their path */
-        gw_registry_t *dir = gw_server_directory (self->server);
+        gw_registry_t *dir = gw_server_registry (self->server);
         const char *scope = gw_request_query (req, "scope");
         json_t *others = dir && !(scope && strcmp (scope, "node") == 0)
                              ? gw_registry_sessions (dir, req->tenant) : NULL;
