@@ -18,9 +18,7 @@ FOLDERS = ("gateway", "kernelspec", "protocol")
 # What was over the bounds on main when this check came (issue 40). Other
 # work is splitting them: these lists must only shrink. Never add to them;
 # split the file or the function instead.
-KNOWN_FILES = {
-    "gateway/core/gw_session.c",
-}
+KNOWN_FILES = set()
 KNOWN_FUNCTIONS = {
     "gateway/cmd/gw_cmd_exec.c:gw_cmd_exec",
     "gateway/cmd/gw_cmd_serve.c:gw_cmd_serve",
