@@ -19,10 +19,7 @@ FOLDERS = ("gateway", "kernelspec", "protocol")
 # work is splitting them: these lists must only shrink. Never add to them;
 # split the file or the function instead.
 KNOWN_FILES = set()
-KNOWN_FUNCTIONS = {
-    "gateway/cmd/gw_cmd_exec.c:gw_cmd_exec",
-    "gateway/cmd/gw_cmd_serve.c:gw_cmd_serve",
-}
+KNOWN_FUNCTIONS = set()
 
 
 def s_functions(lines):

@@ -247,6 +247,64 @@ s_end_kernel (ks_kernel_t **kernel_p)
     ks_kernel_destroy (kernel_p);
 }
 
+/* The kernel for path when --kernel named none: one that speaks the
+ * language its extension says (*by_language, the caller's to free), else
+ * CODEBOX_DEFAULT_KERNEL. Returns -1 after saying why when no kernelspec
+ * speaks that language. */
+static int
+s_kernel_for (const gw_config_t *config, const char *path, const char **kernel_name,
+              char **by_language)
+{
+    const char *language = strcmp (path, "-") ? ks_search_language_of (path) : NULL;
+    if (!*kernel_name && language) {
+        *by_language = ks_search_name_for_language (gw_config_str (config, GW_SET_KERNEL_PATH),
+                                                    language,
+                                                    gw_config_str (config, GW_SET_DEFAULT_KERNEL));
+        if (!*by_language) {
+            fprintf (stderr, "codebox exec: no kernelspec for %s (the language of %s); "
+                     "name one with --kernel (see codebox kernelspecs)\n", language, path);
+            return -1;
+        }
+        *kernel_name = *by_language;
+    }
+    if (!*kernel_name)
+        *kernel_name = gw_config_str (config, GW_SET_DEFAULT_KERNEL);
+    return 0;
+}
+
+/* Runs code on the ready kernel until it ends, --timeout (then an
+ * interrupt, and an abort after INTERRUPT_GRACE_MS) or a signal. Returns
+ * the exit code. */
+static int
+s_execute (s_run_t *run, const char *code, const gw_config_t *config)
+{
+    run->exec = gw_execution_new (code, (size_t) gw_config_int (config, GW_SET_MAX_OUTPUT_BYTES));
+    if (!run->exec)
+        return GW_EXIT_KERNEL;
+    gw_execution_set_output_handler (run->exec, s_on_output, run);
+    if (gw_execution_start (run->exec, run->kernel)) {
+        fprintf (stderr, "codebox exec: cannot send the code to the kernel\n");
+        return GW_EXIT_KERNEL;
+    }
+    int timeout_ms = (int) gw_config_int (config, GW_SET_EXEC_TIMEOUT) * 1000;
+    if (!ks_kernel_run_until (run->kernel, s_finished_or_signalled, run, timeout_ms)
+        && !s_signalled) {
+        ks_kernel_interrupt (run->kernel);
+        if (!ks_kernel_run_until (run->kernel, s_finished_or_signalled, run,
+                                  INTERRUPT_GRACE_MS))
+            gw_execution_abort (run->exec, GW_EXEC_TIMEOUT, "TimeoutError",
+                                "the execution did not end after an interrupt");
+        else
+            fprintf (stderr, "codebox exec: interrupted after %ld s (--timeout)\n",
+                     gw_config_int (config, GW_SET_EXEC_TIMEOUT));
+        return GW_EXIT_TIMEOUT;
+    }
+    if (s_signalled || run->kernel_died)
+        return GW_EXIT_KERNEL;
+    return gw_execution_status (run->exec) == GW_EXEC_COMPLETED ? GW_EXIT_OK
+                                                                : GW_EXIT_CODE_ERROR;
+}
+
 int
 gw_cmd_exec (int argc, char **argv)
 {
@@ -287,22 +345,10 @@ gw_cmd_exec (int argc, char **argv)
         return GW_EXIT_USAGE;
     }
     char *by_language = NULL;
-    const char *language = strcmp (argv[optind], "-") ? ks_search_language_of (argv[optind]) : NULL;
-    if (!kernel_name && language) {
-        by_language = ks_search_name_for_language (gw_config_str (config, GW_SET_KERNEL_PATH),
-                                                   language,
-                                                   gw_config_str (config, GW_SET_DEFAULT_KERNEL));
-        if (!by_language) {
-            fprintf (stderr, "codebox exec: no kernelspec for %s (the language of %s); "
-                     "name one with --kernel (see codebox kernelspecs)\n", language,
-                     argv[optind]);
-            gw_config_destroy (&config);
-            return GW_EXIT_USAGE;
-        }
-        kernel_name = by_language;
+    if (s_kernel_for (config, argv[optind], &kernel_name, &by_language) < 0) {
+        gw_config_destroy (&config);
+        return GW_EXIT_USAGE;
     }
-    if (!kernel_name)
-        kernel_name = gw_config_str (config, GW_SET_DEFAULT_KERNEL);
     char err[1024];
     ks_spec_t *spec = ks_search_find (gw_config_str (config, GW_SET_KERNEL_PATH),
                                       kernel_name, err, sizeof err);
@@ -349,35 +395,7 @@ gw_cmd_exec (int argc, char **argv)
             fprintf (stderr, "codebox exec: %s\n", ks_kernel_error (run.kernel));
         goto out;
     }
-    run.exec = gw_execution_new (code, (size_t) gw_config_int (config, GW_SET_MAX_OUTPUT_BYTES));
-    if (!run.exec)
-        goto out;
-    gw_execution_set_output_handler (run.exec, s_on_output, &run);
-    if (gw_execution_start (run.exec, run.kernel)) {
-        fprintf (stderr, "codebox exec: cannot send the code to the kernel\n");
-        goto out;
-    }
-    int timeout_ms = (int) gw_config_int (config, GW_SET_EXEC_TIMEOUT) * 1000;
-    if (!ks_kernel_run_until (run.kernel, s_finished_or_signalled, &run, timeout_ms)
-        && !s_signalled) {
-        ks_kernel_interrupt (run.kernel);
-        if (!ks_kernel_run_until (run.kernel, s_finished_or_signalled, &run,
-                                  INTERRUPT_GRACE_MS))
-            gw_execution_abort (run.exec, GW_EXEC_TIMEOUT, "TimeoutError",
-                                "the execution did not end after an interrupt");
-        else
-            fprintf (stderr, "codebox exec: interrupted after %ld s (--timeout)\n",
-                     gw_config_int (config, GW_SET_EXEC_TIMEOUT));
-        exit_code = GW_EXIT_TIMEOUT;
-        goto out;
-    }
-    if (s_signalled)
-        goto out;
-    if (run.kernel_died)
-        exit_code = GW_EXIT_KERNEL;
-    else
-        exit_code = gw_execution_status (run.exec) == GW_EXEC_COMPLETED ? GW_EXIT_OK
-                                                                        : GW_EXIT_CODE_ERROR;
+    exit_code = s_execute (&run, code, config);
 out:
     fflush (stdout);
     if (run.kernel)

@@ -134,8 +134,16 @@ s_draining (void *arg)
     return gw_server_draining (arg);
 }
 
-int
-gw_cmd_serve (int argc, char **argv)
+/* The command line of `codebox serve`. */
+typedef struct {
+    const char *host, *port, *state_dir, *config_file;
+    bool insecure;
+} s_args_t;
+
+/* Reads the flags into args. Returns 1 to go on, else the exit code
+ * (after --help, or a usage error). */
+static int
+s_parse_args (int argc, char **argv, s_args_t *args)
 {
     static const struct option options[] = {
         {"host", required_argument, NULL, 'H'},
@@ -146,16 +154,14 @@ gw_cmd_serve (int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    const char *host = NULL, *port = NULL, *state_dir = NULL, *config_file = NULL;
-    bool insecure = false;
     int opt;
     while ((opt = getopt_long (argc, argv, "h", options, NULL)) != -1) {
         switch (opt) {
-        case 'H': host = optarg; break;
-        case 'p': port = optarg; break;
-        case 's': state_dir = optarg; break;
-        case 'c': config_file = optarg; break;
-        case 'i': insecure = true; break;
+        case 'H': args->host = optarg; break;
+        case 'p': args->port = optarg; break;
+        case 's': args->state_dir = optarg; break;
+        case 'c': args->config_file = optarg; break;
+        case 'i': args->insecure = true; break;
         case 'h': s_help (); return GW_EXIT_OK;
         default: return GW_EXIT_USAGE;
         }
@@ -164,6 +170,69 @@ gw_cmd_serve (int argc, char **argv)
         fprintf (stderr, "codebox serve: unexpected argument '%s'\n", argv[optind]);
         return GW_EXIT_USAGE;
     }
+    return 1;
+}
+
+/* The listening socket CODEBOX_HOST and CODEBOX_PORT name, and the
+ * Origin rules (*origin_p). A host that is not loopback needs tokens or
+ * --insecure. Returns the socket, or -1 with err set. */
+static int
+s_listen (const gw_config_t *config, const gw_auth_t *auth, bool insecure,
+          gw_origin_t **origin_p, gw_bind_t *bind, char *err, size_t err_len)
+{
+    int port_no = gw_bind_port (gw_config_str (config, GW_SET_PORT));
+    if (port_no < 0) {
+        snprintf (err, err_len, "port '%s' is not a number from 0 to 65535 "
+                  "(CODEBOX_PORT or --port; 0 picks a free one)",
+                  gw_config_str (config, GW_SET_PORT));
+        return -1;
+    }
+    *origin_p = gw_origin_new (gw_config_str (config, GW_SET_PUBLIC_URL),
+                               gw_config_str (config, GW_SET_ALLOWED_ORIGINS),
+                               gw_config_str (config, GW_SET_HOST), err, err_len);
+    if (!*origin_p
+        || gw_bind_resolve (gw_config_str (config, GW_SET_HOST), port_no, bind, err, err_len) < 0)
+        return -1;
+    if (!gw_bind_is_loopback ((struct sockaddr *) &bind->addr) && !gw_auth_enabled (auth)
+        && !insecure) {
+        snprintf (err, err_len, "refusing to listen on %s (not loopback) without tokens: "
+                  "set CODEBOX_API_TOKENS, or pass --insecure", bind->display);
+        return -1;
+    }
+    return gw_bind_listen (bind, err, err_len);
+}
+
+/* The HTTP server on listen_fd (taken), with the port it got for the
+ * Origin check and the connection limits; NULL with err set. */
+static gw_http_t *
+s_http_new (const gw_config_t *config, int listen_fd, gw_auth_t *auth, gw_origin_t *origin,
+            gw_router_t *router, char *err, size_t err_len)
+{
+    struct sockaddr_storage bound;
+    socklen_t bound_len = sizeof bound;
+    if (getsockname (listen_fd, (struct sockaddr *) &bound, &bound_len) == 0)
+        gw_origin_set_port (origin, ntohs (bound.ss_family == AF_INET6
+                                               ? ((struct sockaddr_in6 *) &bound)->sin6_port
+                                               : ((struct sockaddr_in *) &bound)->sin_port));
+    gw_http_limits_t limits = {
+        .per_address = (unsigned) gw_config_int (config, GW_SET_MAX_CONNECTIONS_PER_ADDRESS),
+        .idle_s = (unsigned) gw_config_int (config, GW_SET_HTTP_IDLE_TIMEOUT),
+        .request_s = (unsigned) gw_config_int (config, GW_SET_HTTP_REQUEST_TIMEOUT),
+    };
+    return gw_http_new (listen_fd, &limits, auth, origin, gw_router_post, gw_router_gone, router,
+                        err, err_len);
+}
+
+int
+gw_cmd_serve (int argc, char **argv)
+{
+    s_args_t args = {0};
+    int rc = s_parse_args (argc, argv, &args);
+    if (rc != 1)
+        return rc;
+    const char *host = args.host, *port = args.port, *state_dir = args.state_dir;
+    const char *config_file = args.config_file;
+    bool insecure = args.insecure;
     gw_config_t *config = gw_cli_load_config (config_file);
     if (!config)
         return GW_EXIT_USAGE;
@@ -189,28 +258,8 @@ gw_cmd_serve (int argc, char **argv)
         return GW_EXIT_USAGE;
     }
     gw_bind_t bind;
-    int port_no = gw_bind_port (gw_config_str (config, GW_SET_PORT));
-    if (port_no < 0)
-        snprintf (err, sizeof err, "port '%s' is not a number from 0 to 65535 "
-                  "(CODEBOX_PORT or --port; 0 picks a free one)",
-                  gw_config_str (config, GW_SET_PORT));
-    int listen_fd = -1;
-    gw_origin_t *origin = port_no < 0 ? NULL
-                          : gw_origin_new (gw_config_str (config, GW_SET_PUBLIC_URL),
-                                           gw_config_str (config, GW_SET_ALLOWED_ORIGINS),
-                                           gw_config_str (config, GW_SET_HOST), err,
-                                           sizeof err);
-    if (!origin)
-        ;
-    else if (port_no < 0 || gw_bind_resolve (gw_config_str (config, GW_SET_HOST), port_no, &bind, err,
-                                        sizeof err) < 0)
-        ;
-    else if (!gw_bind_is_loopback ((struct sockaddr *) &bind.addr) && !gw_auth_enabled (auth)
-             && !insecure)
-        snprintf (err, sizeof err, "refusing to listen on %s (not loopback) without tokens: "
-                  "set CODEBOX_API_TOKENS, or pass --insecure", bind.display);
-    else
-        listen_fd = gw_bind_listen (&bind, err, sizeof err);
+    gw_origin_t *origin = NULL;
+    int listen_fd = s_listen (config, auth, insecure, &origin, &bind, err, sizeof err);
     if (listen_fd < 0) {
         fprintf (stderr, "codebox serve: %s\n", err);
         gw_origin_destroy (&origin);
@@ -249,19 +298,7 @@ gw_cmd_serve (int argc, char **argv)
             gw_loop_add_source (gw_server_loop (server), &s_mcp_source, &timers);
     }
     if (server && router) {
-        struct sockaddr_storage bound;
-        socklen_t bound_len = sizeof bound;
-        if (getsockname (listen_fd, (struct sockaddr *) &bound, &bound_len) == 0)
-            gw_origin_set_port (origin, ntohs (bound.ss_family == AF_INET6
-                                                   ? ((struct sockaddr_in6 *) &bound)->sin6_port
-                                                   : ((struct sockaddr_in *) &bound)->sin_port));
-        gw_http_limits_t limits = {
-            .per_address = (unsigned) gw_config_int (config, GW_SET_MAX_CONNECTIONS_PER_ADDRESS),
-            .idle_s = (unsigned) gw_config_int (config, GW_SET_HTTP_IDLE_TIMEOUT),
-            .request_s = (unsigned) gw_config_int (config, GW_SET_HTTP_REQUEST_TIMEOUT),
-        };
-        http = gw_http_new (listen_fd, &limits, auth, origin, gw_router_post, gw_router_gone,
-                            router, err, sizeof err);
+        http = s_http_new (config, listen_fd, auth, origin, router, err, sizeof err);
         listen_fd = -1;
     }
     if (listen_fd >= 0)
