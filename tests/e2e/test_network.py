@@ -264,14 +264,19 @@ def test_javascript_and_interrupts_work_behind_the_bridge(public_only):
     assert r["status"] == "completed", r
     assert stream_of(r) == "http://127.0.0.1:3128\n", r
     create(s, "stop")
-    r = s.post("/execute", {"session_id": "stop", "code": "import time\ntime.sleep(60)"})
+    rest_run(s, "stop", "keep = 'kept'")
+    # the interrupt is sent once the cell runs (it writes a file first)
+    r = s.post("/execute", {"session_id": "stop", "code": "import time\n"
+                            "open('started', 'w').close()\ntime.sleep(60)"})
     rid = r.json()["request_id"]
-    wait_for(lambda: s.get("/execute/%s/status" % rid).json()["status"] == "running", "running")
+    wait_for(lambda: os.path.exists(os.path.join(s.state_dir, "stop", "started")), "the cell")
     assert s.post("/execute/%s/cancel" % rid, {}).status in (200, 202)
     r = s.get("/execute/%s/results?wait=30" % rid).json()
-    # the interrupt reached the kernel through the bridge in front of it
+    # the interrupt reached the kernel through the bridge in front of it:
+    # KeyboardInterrupt, no restart, the state kept
     assert r["error"]["reason"] == "cancelled" and "KeyboardInterrupt" in str(r), r
-    assert rest_run(s, "stop", "print('still here')")["status"] == "completed"
+    assert not r.get("kernel_restarted"), r
+    assert stream_of(rest_run(s, "stop", "print(keep)")) == "kept\n"
 
 
 def test_the_proxy_goes_with_its_kernel(public_only):
