@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gw_byte_pair.h"
 #include "gw_cmd_kernel_net.h"
 #include "gw_proxy_request.h"
 #include "jp_time.h"
@@ -46,7 +47,6 @@
 #define NET_CONNECTIONS_MAX 64      /* connections of one kernel at a time */
 #define NET_HEAD_WAIT_MS 30000      /* for a request head */
 #define NET_CONNECT_WAIT_MS 15000   /* for each address tried */
-#define NET_CHUNK 65536             /* bytes per direction in flight */
 
 /* Writes all of n bytes (blocking socket). */
 static int
@@ -221,53 +221,23 @@ s_open (int client, const gw_proxy_request_t *req, bool allow_private)
     return fd;
 }
 
-/* Passes bytes both ways until both sides are done. */
+/* Passes bytes both ways until both sides are done (takes both). */
 static void
 s_pass (int a, int b)
 {
-    char *buf[2] = {malloc (NET_CHUNK), malloc (NET_CHUNK)};
-    size_t have[2] = {0, 0}, sent[2] = {0, 0};
-    bool open_in[2] = {true, true};     /* [0]: a -> b, [1]: b -> a */
-    int from[2] = {a, b}, to[2] = {b, a};
-    s_blocking (a, false);
-    s_blocking (b, false);
-    while (buf[0] && buf[1] && (open_in[0] || have[0] || open_in[1] || have[1])) {
-        struct pollfd p[4];
-        int n = 0, at[4];
-        for (int d = 0; d < 2; d++) {
-            if (have[d] > sent[d])
-                p[n] = (struct pollfd) {.fd = to[d], .events = POLLOUT}, at[n++] = 2 + d;
-            else if (open_in[d])
-                p[n] = (struct pollfd) {.fd = from[d], .events = POLLIN}, at[n++] = d;
-        }
+    gw_byte_pair_t pair;
+    if (gw_byte_pair_init (&pair, a, b) < 0)
+        return;
+    for (bool more = true; more;) {
+        struct pollfd p[2];
+        int dir[2], n = gw_byte_pair_poll (&pair, p, dir);
         if (n == 0 || poll (p, (nfds_t) n, -1) < 0)
             break;
-        bool broken = false;
-        for (int i = 0; i < n && !broken; i++) {
-            if (!p[i].revents)
-                continue;
-            int d = at[i] & 1;
-            if (at[i] < 2) {
-                ssize_t r = read (from[d], buf[d], NET_CHUNK);
-                if (r > 0)
-                    have[d] = (size_t) r, sent[d] = 0;
-                else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-                    open_in[d] = false;
-                    shutdown (to[d], SHUT_WR);
-                }
-            } else {
-                ssize_t w = write (to[d], buf[d] + sent[d], have[d] - sent[d]);
-                if (w > 0 && (sent[d] += (size_t) w) == have[d])
-                    have[d] = sent[d] = 0;
-                else if (w < 0 && errno != EINTR && errno != EAGAIN)
-                    broken = true;      /* the other side is gone */
-            }
-        }
-        if (broken)
-            break;
+        for (int i = 0; i < n && more; i++)
+            if (p[i].revents)
+                more = gw_byte_pair_pump (&pair, dir[i], &p[i]);
     }
-    free (buf[0]);
-    free (buf[1]);
+    gw_byte_pair_clear (&pair);
 }
 
 /* One client connection, in its own process. */
@@ -294,9 +264,11 @@ s_serve_one (int client, bool allow_private)
     /* what came after the head (a body's start, a TLS hello) */
     if ((size_t) len > req.head_len)
         s_write_all (remote, head + req.head_len, (size_t) len - req.head_len);
-    s_pass (client, remote);
-    close (remote);
+    s_pass (client, remote);    /* closes both */
+    client = -1;
 done:
+    if (client >= 0)
+        close (client);
     free (head);
     free (out);
 }

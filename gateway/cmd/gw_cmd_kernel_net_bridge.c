@@ -26,33 +26,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gw_byte_pair.h"
 #include "gw_cli.h"
 #include "gw_cmd_kernel_net.h"
 
 #define BRIDGE_PAIRS_MAX 64         /* connections at a time */
-#define BRIDGE_CHUNK 65536          /* bytes per direction in flight */
 
-/* One connection: fd[0] the kernel's TCP side, fd[1] the proxy's socket;
- * direction d carries bytes from fd[d] to fd[1 - d] through buf[d]. */
-typedef struct {
-    int fd[2];
-    char *buf[2];
-    size_t have[2], sent[2];
-    bool open_in[2];
-} s_pair_t;
+typedef gw_byte_pair_t s_pair_t;
 
 static void
 s_pair_close (s_pair_t **pair_p)
 {
-    s_pair_t *pair = *pair_p;
-    if (!pair)
-        return;
-    close (pair->fd[0]);
-    close (pair->fd[1]);
-    free (pair->buf[0]);
-    free (pair->buf[1]);
-    free (pair);
-    *pair_p = NULL;
+    if (*pair_p) {
+        gw_byte_pair_clear (*pair_p);
+        free (*pair_p);
+        *pair_p = NULL;
+    }
 }
 
 /* Opens a listener on addr (nonblocking). Returns it or -1. */
@@ -93,49 +82,17 @@ s_accept (int listener, const struct sockaddr_un *proxy, s_pair_t **pairs)
         close (client);
         return;
     }
-    s_pair_t *pair = calloc (1, sizeof *pair);
-    if (pair) {
-        pair->buf[0] = malloc (BRIDGE_CHUNK);
-        pair->buf[1] = malloc (BRIDGE_CHUNK);
-    }
-    if (!pair || !pair->buf[0] || !pair->buf[1]) {
-        if (pair) {
-            free (pair->buf[0]);
-            free (pair->buf[1]);
-        }
-        free (pair);
+    s_pair_t *pair = malloc (sizeof *pair);
+    if (!pair) {
         close (up);
         close (client);
         return;
     }
-    pair->fd[0] = client;
-    pair->fd[1] = up;
-    pair->open_in[0] = pair->open_in[1] = true;
-    pairs[slot] = pair;
-}
-
-/* Moves bytes for what poll reported on one of the pair's descriptors
- * (direction d; writing when out). Returns false when the pair is done. */
-static bool
-s_pump (s_pair_t *pair, int d, bool out)
-{
-    int to = pair->fd[1 - d];
-    if (!out) {
-        ssize_t r = read (pair->fd[d], pair->buf[d], BRIDGE_CHUNK);
-        if (r > 0)
-            pair->have[d] = (size_t) r, pair->sent[d] = 0;
-        else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-            pair->open_in[d] = false;
-            shutdown (to, SHUT_WR);
-        }
-    } else {
-        ssize_t w = write (to, pair->buf[d] + pair->sent[d], pair->have[d] - pair->sent[d]);
-        if (w > 0 && (pair->sent[d] += (size_t) w) == pair->have[d])
-            pair->have[d] = pair->sent[d] = 0;
-        else if (w < 0 && errno != EINTR && errno != EAGAIN)
-            return false;
+    if (gw_byte_pair_init (pair, client, up) < 0) {     /* closes both */
+        free (pair);
+        return;
     }
-    return pair->open_in[0] || pair->open_in[1] || pair->have[0] || pair->have[1];
+    pairs[slot] = pair;
 }
 
 /* Bridges until the kernel (pidfd) ends; returns its wait status. */
@@ -151,17 +108,12 @@ s_run (const int *listeners, int n_listeners, const struct sockaddr_un *proxy, p
         p[n] = (struct pollfd) {.fd = pidfd, .events = POLLIN}, who[n++] = -1;
         for (int i = 0; i < n_listeners; i++)
             p[n] = (struct pollfd) {.fd = listeners[i], .events = POLLIN}, who[n++] = -2;
-        for (int i = 0; i < BRIDGE_PAIRS_MAX; i++)
-            for (int d = 0; pairs[i] && d < 2; d++) {
-                s_pair_t *pair = pairs[i];
-                if (pair->have[d] > pair->sent[d])
-                    p[n] = (struct pollfd) {.fd = pair->fd[1 - d], .events = POLLOUT};
-                else if (pair->open_in[d])
-                    p[n] = (struct pollfd) {.fd = pair->fd[d], .events = POLLIN};
-                else
-                    continue;
-                who[n++] = 2 * i + d;
-            }
+        for (int i = 0; i < BRIDGE_PAIRS_MAX; i++) {
+            int dir[2], k = pairs[i] ? gw_byte_pair_poll (pairs[i], &p[n], dir) : 0;
+            for (int j = 0; j < k; j++)
+                who[n + j] = 2 * i + dir[j];
+            n += k;
+        }
         if (poll (p, (nfds_t) n, -1) < 0) {
             if (errno == EINTR)
                 continue;
@@ -179,7 +131,7 @@ s_run (const int *listeners, int n_listeners, const struct sockaddr_un *proxy, p
                 continue;
             }
             int i = who[k] / 2, d = who[k] % 2;
-            if (pairs[i] && !s_pump (pairs[i], d, p[k].events == POLLOUT))
+            if (pairs[i] && !gw_byte_pair_pump (pairs[i], d, &p[k]))
                 s_pair_close (&pairs[i]);
         }
     }
