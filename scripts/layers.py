@@ -69,6 +69,22 @@ ALLOWED = {
                             "packages", "cmd"},
 }
 
+# gateway/core in sub-layers, lowest first: a core file may include only
+# headers of its own sub-layer or those below (a file with its header is
+# one module; every core file must be named here).
+CORE_SUBLAYERS = [
+    ("base", {"gw_ansi", "gw_base64", "gw_caller", "gw_config", "gw_error", "gw_fs", "gw_id",
+              "gw_path", "gw_disk", "gw_exec_options", "gw_upload", "gw_changes",
+              "gw_artifacts", "gw_stream", "gw_version"}),
+    ("loop", {"gw_mailbox", "gw_loop", "gw_request"}),
+    ("jobs", {"gw_execution", "gw_job", "gw_job_internal", "gw_hooks", "gw_metrics"}),
+    ("host", {"gw_seccomp", "gw_sandbox_limits", "gw_sandbox_internal", "gw_sandbox",
+              "gw_ipykernel", "gw_launch", "gw_pool", "gw_kernel_epoll", "gw_state_dir",
+              "gw_runtime_dir", "gw_registry"}),
+    ("sessions", {"gw_session", "gw_session_internal", "gw_session_info", "gw_server",
+                  "gw_server_internal", "gw_server_state", "gw_server_loop", "gw_sessions"}),
+]
+
 # Outside the layers, but in the include graph: the tests.
 TEST_DIRS = ("tests",)
 
@@ -113,6 +129,30 @@ def check_layers(root):
                 bad.append("%s (%s) includes %s (%s)"
                            % (os.path.relpath(path, root), layer, header, target))
     return bad, files
+
+
+def check_core_sublayers(root):
+    """The core's sub-layer rules; returns the lines that break them."""
+    rank = {}
+    for i, (_, names) in enumerate(CORE_SUBLAYERS):
+        for name in names:
+            rank[name] = i
+    bad = []
+    for path in s_sources(os.path.join(root, "gateway", "core")):
+        module = os.path.basename(path)[:-2]
+        if module not in rank:
+            bad.append("%s is in no core sub-layer (CORE_SUBLAYERS, scripts/layers.py)"
+                       % os.path.relpath(path, root))
+            continue
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for header in s_includes(text):
+            target = rank.get(header[:-2])
+            if target is not None and target > rank[module]:
+                bad.append("%s (core/%s) includes %s (core/%s)"
+                           % (os.path.relpath(path, root), CORE_SUBLAYERS[rank[module]][0],
+                              header, CORE_SUBLAYERS[target][0]))
+    return bad
 
 
 def s_code(text):
@@ -232,6 +272,7 @@ def check_cycles(root):
 
 def main(root):
     bad, files = check_layers(root)
+    bad += check_core_sublayers(root)
     known, unknown, gone = check_cycles(root)
     for line in known + unknown:
         print("layers: " + line)
@@ -240,8 +281,8 @@ def main(root):
     for line in bad:
         print("layers: " + line)
     if not bad:
-        print("layers: %d files in %d layers, every include goes downwards"
-              % (len(files), len(set(l for l, _ in files))))
+        print("layers: %d files in %d layers (the core in %d), every include goes downwards"
+              % (len(files), len(set(l for l, _ in files)), len(CORE_SUBLAYERS)))
     if not unknown:
         print("layers: %d include cycles, all known (KNOWN_CYCLES only shrinks)" % len(known))
     return 1 if bad or unknown else 0
