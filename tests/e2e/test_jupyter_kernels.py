@@ -760,6 +760,7 @@ def test_a_silent_websocket_is_pinged_then_closed(server_factory):
         got += raw.recv(4096)
     assert got.startswith(b"HTTP/1.1 101"), got
     frames = got.split(b"\r\n\r\n", 1)[1]
+    raw.settimeout(1)   # so the live client below reads (and answers pings) each second
     alive = Client(ws_url(s, k["id"]))
     pings = 0
     for _ in range(60):     # each a read of at most a second; ends at the close
