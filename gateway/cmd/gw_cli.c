@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "jp_log.h"
+#include "gw_mcp_tool_sets.h"
 #include "ks_search.h"
 
 static void
@@ -155,6 +156,9 @@ gw_cli_check_names (const gw_config_t *config, char *err, size_t err_len)
         || s_check_folders (config, GW_SET_MOUNT_ROOTS, true, err, err_len)
         || s_check_kernel (config, GW_SET_DEFAULT_KERNEL,
                            gw_config_str (config, GW_SET_DEFAULT_KERNEL), err, err_len))
+        return -1;
+    unsigned sets;
+    if (gw_mcp_tool_sets_parse (gw_config_str (config, GW_SET_MCP_TOOLS), &sets, err, err_len))
         return -1;
     char *pool = strdup (gw_config_str (config, GW_SET_POOL_KERNELS)), *save = NULL;
     int rc = pool ? 0 : -1;

@@ -39,7 +39,8 @@ void gw_cli_stay_on_this_cpu (void);
  * setting that names something names what exists: CODEBOX_DEFAULT_KERNEL
  * and CODEBOX_POOL_KERNELS kernelspecs, CODEBOX_KERNEL_PATH and
  * CODEBOX_MOUNT_ROOTS folders (absolute paths), a CODEBOX_KERNEL_USER
- * that was set (as root), a CODEBOX_PIP_FIND_LINKS that is not a URL.
+ * that was set (as root), a CODEBOX_PIP_FIND_LINKS that is not a URL,
+ * CODEBOX_MCP_TOOLS tool sets (gw_mcp_tool_sets_parse).
  * Returns 0, or -1 with err naming the setting and what is missing. */
 int gw_cli_check_names (const gw_config_t *config, char *err, size_t err_len);
 

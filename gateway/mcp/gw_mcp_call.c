@@ -243,12 +243,18 @@ gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot)
     gw_mcp_call_t *call = calloc (1, sizeof *call);
     if (!call)
         return NULL;
+    gw_mcp_call_attach (call, ctx);
+    gw_mcp_call_watch (call, job, oneshot);
+    return call;
+}
+
+void
+gw_mcp_call_watch (gw_mcp_call_t *call, gw_job_t *job, bool oneshot)
+{
     call->job = job;
     call->oneshot = oneshot;
-    gw_mcp_call_attach (call, ctx);
     call->watch = (gw_job_observer_t) {.fn = s_on_job, .arg = call};
     gw_job_observe (job, &call->watch);
-    return call;
 }
 
 void

@@ -17,6 +17,10 @@ void gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx);
  * ends with it. NULL on OOM. */
 gw_mcp_call_t *gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot);
 
+/* Watches job for call, attached already and waiting for something
+ * else until now (execute_code's install): as gw_mcp_call_start. */
+void gw_mcp_call_watch (gw_mcp_call_t *call, gw_job_t *job, bool oneshot);
+
 /* Takes a call out of the core's list and frees it (for tools whose calls
  * wait for something other than an execution). */
 void gw_mcp_call_drop (gw_mcp_call_t *call);

@@ -1,6 +1,8 @@
-/* gw_mcp_tool_list: every MCP tool in one list: the built-in ones
- * (gw_mcp_tools.c), those in files of their own (exec_sql, upload_file,
- * install_package) and, in the test build, the conformance fixtures;
+/* gw_mcp_tool_list: every MCP tool in one list: the tool sets that
+ * CODEBOX_MCP_TOOLS names (gw_mcp_tool_sets.c) in a fixed order, codebox's
+ * own first (the built-in ones, gw_mcp_tools.c, and those in files of
+ * their own: exec_sql, upload_file, install_package), then codebox-ai's
+ * (execute_code); and, in the test build, the conformance fixtures;
  * tools/list's result (built once) and tools/call in either era: the
  * tool's lookup, the answer to an input() a call returned as
  * input_required, and a call that runs long becoming a task.
@@ -12,11 +14,13 @@
 #include <string.h>
 
 #include "gw_mcp_call.h"
+#include "gw_mcp_codebox_ai.h"
 #include "gw_mcp_fixtures.h"
 #include "gw_mcp_packages.h"
 #include "gw_mcp_reply.h"
 #include "gw_mcp_sql.h"
 #include "gw_mcp_tasks.h"
+#include "gw_mcp_tool_sets.h"
 #include "gw_mcp_tools.h"
 #include "gw_mcp_upload.h"
 #include "gw_sandbox.h"
@@ -30,28 +34,48 @@ static const gw_mcp_tool_t *const s_more_tools[] = {
     NULL,
 };
 
-/* The i-th tool (built-in ones first), or NULL past the last. */
-static const gw_mcp_tool_t *
-s_tool (size_t i)
+/* The tool sets CODEBOX_MCP_TOOLS names (checked at start). */
+static unsigned
+s_sets (gw_mcp_t *self)
 {
-    size_t n;
-    const gw_mcp_tool_t *builtin = gw_mcp_tools_builtin (&n);
-    if (i < n)
-        return &builtin[i];
-    for (size_t k = 0; s_more_tools[k]; k++)
-        if (k == i - n)
-            return s_more_tools[k];
+    unsigned sets;
+    char err[256];
+    if (gw_mcp_tool_sets_parse (gw_config_str (gw_server_config (self->server),
+                                               GW_SET_MCP_TOOLS), &sets, err, sizeof err))
+        sets = GW_MCP_SET_CODEBOX;
+    return sets;
+}
+
+/* The i-th tool of sets (codebox's first), or NULL past the last. */
+static const gw_mcp_tool_t *
+s_tool (unsigned sets, size_t i)
+{
+    if (sets & GW_MCP_SET_CODEBOX) {
+        size_t n;
+        const gw_mcp_tool_t *builtin = gw_mcp_tools_builtin (&n);
+        if (i < n)
+            return &builtin[i];
+        i -= n;
+        for (size_t k = 0; s_more_tools[k]; k++, i--)
+            if (i == 0)
+                return s_more_tools[k];
+    }
+    if (sets & GW_MCP_SET_CODEBOX_AI) {
+        if (i == 0)
+            return &gw_mcp_tool_execute_code;
+        i--;
+    }
     return NULL;
 }
 
 /* tools/list's result (new); kernel_network: kernel code may reach the
  * network (the openWorldHint of the tools that run code). */
 static json_t *
-s_list (bool conformance, bool kernel_network)
+s_list (unsigned sets, bool conformance, bool kernel_network)
 {
     json_t *tools = json_array ();
     const gw_mcp_tool_t *t;
-    for (size_t i = 0; (t = s_tool (i)); i++) {
+    for (size_t i = 0; (t = s_tool (sets, i)); i++) {
         const gw_mcp_hints_t *h = &t->hints;
         bool open_world = h->world == GW_MCP_WORLD_OPEN
                           || (h->world == GW_MCP_WORLD_KERNEL && kernel_network);
@@ -83,7 +107,7 @@ json_t *
 gw_mcp_tools (gw_mcp_t *self)
 {
     if (!self->tools)
-        self->tools = s_list (s_conformance (self),
+        self->tools = s_list (s_sets (self), s_conformance (self),
                               gw_sandbox_network (gw_server_sandbox (self->server)));
     return self->tools;
 }
@@ -105,7 +129,8 @@ gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, gw_error_t
 {
     *e = GW_E_OK;
     const gw_mcp_tool_t *t;
-    for (size_t i = 0; (t = s_tool (i)); i++)
+    unsigned sets = s_sets (ctx->mcp);
+    for (size_t i = 0; (t = s_tool (sets, i)); i++)
         if (strcmp (t->name, name) == 0)
             return t->fn (ctx, args);
     if (s_conformance (ctx->mcp)) {
@@ -124,7 +149,7 @@ static bool
 s_runs_code (const char *tool)
 {
     return strcmp (tool, "exec_code") == 0 || strcmp (tool, "run_python_code") == 0
-           || strcmp (tool, "run_javascript_code") == 0;
+           || strcmp (tool, "run_javascript_code") == 0 || strcmp (tool, "execute_code") == 0;
 }
 
 /* Tools whose calls may become tasks: they can run for minutes. */
@@ -132,7 +157,8 @@ static bool
 s_task_capable (const char *tool)
 {
     static const char *const names[] = {"exec_code", "run_python_code", "run_javascript_code",
-                                        "install_package", "upload_file", "exec_sql", NULL};
+                                        "install_package", "upload_file", "exec_sql",
+                                        "execute_code", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp (names[i], tool) == 0)
             return true;

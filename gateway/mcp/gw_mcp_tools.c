@@ -2,8 +2,8 @@
  * shows an LLM) and their work: exec_code, run_python_code,
  * run_javascript_code, write_file, read_file, list_files, list_artifacts,
  * session_info, list_sessions, destroy_session, list_kernels; and what
- * every tool uses (its string arguments, the caller's session, its
- * results). A tool that takes a session_id creates the session on first
+ * every tool uses (its string arguments, its caller, the caller's session,
+ * a one-shot session, a run handed to a call, its results). A tool that takes a session_id creates the session on first
  * use (but destroy_session). tools/list and tools/call over these and the
  * tools in files of their own are gw_mcp_tool_list.c's.
  *
@@ -221,8 +221,8 @@ gw_mcp_arg (json_t *args, const char *key, json_t **error)
 }
 
 /* The caller of a tool for the core: the client's tenant and limits. */
-static gw_caller_t
-s_caller (gw_mcp_ctx_t *ctx)
+gw_caller_t
+gw_mcp_caller (gw_mcp_ctx_t *ctx)
 {
     gw_caller_t caller = {.tenant = ctx->client->tenant};
     if (ctx->overrides)
@@ -243,7 +243,7 @@ gw_mcp_session (gw_mcp_ctx_t *ctx, json_t *args, bool create, json_t **error)
                                     "reuse it in every call");
         return NULL;
     }
-    gw_caller_t caller = s_caller (ctx);
+    gw_caller_t caller = gw_mcp_caller (ctx);
     gw_sessions_where_t where;
     gw_session_t *session = gw_sessions_resolve (ctx->mcp->server, &caller, id, &where);
     if (where.e == GW_E_INVALID_SESSION_ID) {
@@ -302,10 +302,11 @@ s_on_job (gw_job_t *job, void *arg)
 }
 
 /* Queues code in session and hands the reply to a call. */
-static json_t *
-s_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_s, bool oneshot)
+json_t *
+gw_mcp_run (gw_mcp_ctx_t *ctx, gw_session_t *session, const char *code, long timeout_s,
+            bool oneshot)
 {
-    gw_caller_t caller = s_caller (ctx);
+    gw_caller_t caller = gw_mcp_caller (ctx);
     s_run_t run = {.ctx = ctx, .oneshot = oneshot};
     gw_sessions_submit_t submit = {
         .timeout_s = timeout_s,
@@ -342,7 +343,7 @@ s_exec_code (gw_mcp_ctx_t *ctx, json_t *args)
         return gw_mcp_tool_error ("session '%s' runs %s (%s); use another session_id for "
                                   "another language", gw_session_id (session), gw_session_spec (session)->name,
                                   gw_session_spec (session)->language);
-    return s_run (ctx, session, code, json_is_integer (timeout) ? (long) json_integer_value (timeout)
+    return gw_mcp_run (ctx, session, code, json_is_integer (timeout) ? (long) json_integer_value (timeout)
                                                                  : 0, false);
 }
 
@@ -356,19 +357,30 @@ s_run_once (gw_mcp_ctx_t *ctx, json_t *args, const char *language)
         return error;
     if (!code)
         return gw_mcp_tool_error ("code is required: the source to run");
+    gw_session_t *session = gw_mcp_oneshot_session (ctx, language, &error);
+    if (!session)
+        return error;
+    return gw_mcp_run (ctx, session, code, 0, true);
+}
+
+/* A one-shot run's session: a fresh kernel of language that no listing
+ * shows. NULL with *error (a tool result) when it cannot start. */
+gw_session_t *
+gw_mcp_oneshot_session (gw_mcp_ctx_t *ctx, const char *language, json_t **error)
+{
     char id[JP_UUID_LEN + 8];
     char uuid[JP_UUID_LEN + 1];
     jp_random_uuid (uuid);
     snprintf (id, sizeof id, "run-%s", uuid);
-    gw_caller_t caller = s_caller (ctx);
+    gw_caller_t caller = gw_mcp_caller (ctx);
     gw_sessions_new_t opts = {.id = id, .language = language, .ephemeral = true};
     gw_error_t e;
     char err[1200];
     gw_session_t *session = gw_sessions_create (ctx->mcp->server, &caller, &opts, &e, err,
                                                 sizeof err);
     if (!session)
-        return gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
-    return s_run (ctx, session, code, 0, true);
+        *error = gw_mcp_tool_error ("cannot start a %s kernel: %s", language, err);
+    return session;
 }
 
 static json_t *
@@ -621,7 +633,7 @@ s_list_sessions (gw_mcp_ctx_t *ctx, json_t *args)
         error = gw_mcp_tool_error ("scope must be all or node");
     if (error)
         return error;
-    gw_caller_t caller = s_caller (ctx);
+    gw_caller_t caller = gw_mcp_caller (ctx);
     bool all = !scope || strcmp (scope, "all") == 0;
     return gw_mcp_tool_ok (json_pack ("{s:o}", "sessions",
                                       gw_sessions_list (ctx->mcp->server, &caller, all)), NULL);

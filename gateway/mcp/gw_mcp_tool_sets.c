@@ -1,0 +1,65 @@
+/* gw_mcp_tool_sets: CODEBOX_MCP_TOOLS, the tool sets MCP clients see:
+ * "codebox" (codebox's own, the default), or a seed's own for drop-in use
+ * ("codebox-ai", "e2b", "code-box"), several combined with commas. The
+ * value is checked at start (gw_cli_check_names): an unknown name, or a
+ * set this build does not offer yet, stops the server naming it. Which
+ * tools each set holds is gw_mcp_tool_list.c's.
+ *
+ * Threads: any (pure). */
+#include "gw_mcp_tool_sets.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Every set by name; offered: this build has its tools. */
+static const struct {
+    const char *name;
+    gw_mcp_set_t set;
+    bool offered;
+} s_sets[] = {
+    {"codebox", GW_MCP_SET_CODEBOX, true},
+    {"codebox-ai", GW_MCP_SET_CODEBOX_AI, true},
+    {"e2b", GW_MCP_SET_E2B, false},
+    {"code-box", GW_MCP_SET_CODE_BOX, false},
+};
+
+#define N_SETS (sizeof s_sets / sizeof s_sets[0])
+
+int
+gw_mcp_tool_sets_parse (const char *value, unsigned *sets, char *err, size_t err_len)
+{
+    *sets = 0;
+    const char *p = value ? value : "";
+    while (*p) {
+        p += strspn (p, " \t,");
+        size_t len = strcspn (p, ",");
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        if (!len)
+            break;
+        size_t i = 0;
+        while (i < N_SETS && !(strlen (s_sets[i].name) == len
+                               && strncmp (s_sets[i].name, p, len) == 0))
+            i++;
+        if (i == N_SETS) {
+            snprintf (err, err_len, "CODEBOX_MCP_TOOLS: unknown tool set '%.*s'; the sets are "
+                      "codebox, codebox-ai, e2b and code-box, separated by commas",
+                      (int) (len > 100 ? 100 : len), p);
+            return -1;
+        }
+        if (!s_sets[i].offered) {
+            snprintf (err, err_len, "CODEBOX_MCP_TOOLS: the tool set '%s' is not offered by "
+                      "this build yet; use codebox or codebox-ai", s_sets[i].name);
+            return -1;
+        }
+        *sets |= s_sets[i].set;
+        p += strcspn (p, ",");
+    }
+    if (!*sets) {
+        snprintf (err, err_len, "CODEBOX_MCP_TOOLS: no tool set named; give codebox, "
+                  "codebox-ai, e2b or code-box (separated by commas)");
+        return -1;
+    }
+    return 0;
+}
