@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "gw_byte_pair.h"
+#include "gw_fs.h"
 #include "gw_cmd_kernel_net.h"
 #include "gw_proxy_request.h"
 #include "jp_time.h"
@@ -47,22 +48,6 @@
 #define NET_CONNECTIONS_MAX 64      /* connections of one kernel at a time */
 #define NET_HEAD_WAIT_MS 30000      /* for a request head */
 #define NET_CONNECT_WAIT_MS 15000   /* for each address tried */
-
-/* Writes all of n bytes (blocking socket). */
-static int
-s_write_all (int fd, const char *data, size_t n)
-{
-    while (n) {
-        ssize_t w = write (fd, data, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        n -= (size_t) w;
-    }
-    return 0;
-}
 
 /* Makes fd blocking or not. */
 static void
@@ -84,7 +69,7 @@ s_answer (int fd, int status, const char *why)
                       "Content-Length: %zu\r\nConnection: close\r\n\r\ncodebox: %s\n",
                       status, why, strlen (why) + 10, why);
     if (n > 0)
-        s_write_all (fd, text, (size_t) n < sizeof text ? (size_t) n : sizeof text - 1);
+        gw_fs_write_all (fd, text, (size_t) n < sizeof text ? (size_t) n : sizeof text - 1);
 }
 
 /* Reads the request head (until parsed or the deadline). */
@@ -163,7 +148,7 @@ s_connect (const struct addrinfo *ai)
         close (fd);
         return -e;
     }
-    s_blocking (fd, true);     /* the head goes with s_write_all */
+    s_blocking (fd, true);     /* the head goes with gw_fs_write_all */
     return fd;
 }
 
@@ -258,12 +243,12 @@ s_serve_one (int client, bool allow_private)
     if (remote < 0)
         goto done;
     if (req.kind == GW_PROXY_TUNNEL)
-        s_write_all (client, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+        gw_fs_write_all (client, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
     else
-        s_write_all (remote, out, req.rewritten_len);
+        gw_fs_write_all (remote, out, req.rewritten_len);
     /* what came after the head (a body's start, a TLS hello) */
     if ((size_t) len > req.head_len)
-        s_write_all (remote, head + req.head_len, (size_t) len - req.head_len);
+        gw_fs_write_all (remote, head + req.head_len, (size_t) len - req.head_len);
     s_pass (client, remote);    /* closes both */
     client = -1;
 done:
