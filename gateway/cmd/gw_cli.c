@@ -157,9 +157,10 @@ gw_cli_check_names (const gw_config_t *config, char *err, size_t err_len)
         || s_check_kernel (config, GW_SET_DEFAULT_KERNEL,
                            gw_config_str (config, GW_SET_DEFAULT_KERNEL), err, err_len))
         return -1;
-    unsigned sets;
+    gw_mcp_set_order_t sets;
     if (gw_mcp_tool_sets_parse (gw_config_str (config, GW_SET_MCP_TOOLS), &sets, err, err_len))
         return -1;
+    gw_mcp_tool_sets_log_shadowed (&sets);
     char *pool = strdup (gw_config_str (config, GW_SET_POOL_KERNELS)), *save = NULL;
     int rc = pool ? 0 : -1;
     if (!pool)

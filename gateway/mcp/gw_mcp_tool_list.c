@@ -1,8 +1,9 @@
 /* gw_mcp_tool_list: every MCP tool in one list: the tool sets that
- * CODEBOX_MCP_TOOLS names (gw_mcp_tool_sets.c) in a fixed order, codebox's
- * own first (the built-in ones, gw_mcp_tools.c, and those in files of
- * their own: exec_sql, upload_file, install_package), then codebox-ai's
- * (execute_code); and, in the test build, the conformance fixtures;
+ * CODEBOX_MCP_TOOLS names (gw_mcp_tool_sets.c) in the order it names them,
+ * a tool whose name a set named before offers left out (codebox's own:
+ * the built-in ones, gw_mcp_tools.c, and those in files of their own:
+ * exec_sql, upload_file, install_package; codebox-ai's execute_code); and,
+ * in the test build, the conformance fixtures;
  * tools/list's result (built once) and tools/call in either era: the
  * tool's lookup, the answer to an input() a call returned as
  * input_required, and a call that runs long becoming a task.
@@ -24,6 +25,7 @@
 #include "gw_mcp_tools.h"
 #include "gw_mcp_upload.h"
 #include "gw_sandbox.h"
+#include "jp_log.h"
 #include "jp_time.h"
 
 /* Tools defined in files of their own (SQL, downloads, packages). */
@@ -34,23 +36,26 @@ static const gw_mcp_tool_t *const s_more_tools[] = {
     NULL,
 };
 
-/* The tool sets CODEBOX_MCP_TOOLS names (checked at start). */
-static unsigned
+/* The tool sets CODEBOX_MCP_TOOLS names, in its order (checked at
+ * start). */
+static gw_mcp_set_order_t
 s_sets (gw_mcp_t *self)
 {
-    unsigned sets;
+    gw_mcp_set_order_t order;
     char err[256];
     if (gw_mcp_tool_sets_parse (gw_config_str (gw_server_config (self->server),
-                                               GW_SET_MCP_TOOLS), &sets, err, sizeof err))
-        sets = GW_MCP_SET_CODEBOX;
-    return sets;
+                                               GW_SET_MCP_TOOLS), &order, err, sizeof err)) {
+        order.set[0] = GW_MCP_SET_CODEBOX;
+        order.n = 1;
+    }
+    return order;
 }
 
-/* The i-th tool of sets (codebox's first), or NULL past the last. */
+/* The i-th tool of one set, or NULL past its last. */
 static const gw_mcp_tool_t *
-s_tool (unsigned sets, size_t i)
+s_set_tool (gw_mcp_set_t set, size_t i)
 {
-    if (sets & GW_MCP_SET_CODEBOX) {
+    if (set == GW_MCP_SET_CODEBOX) {
         size_t n;
         const gw_mcp_tool_t *builtin = gw_mcp_tools_builtin (&n);
         if (i < n)
@@ -59,19 +64,70 @@ s_tool (unsigned sets, size_t i)
         for (size_t k = 0; s_more_tools[k]; k++, i--)
             if (i == 0)
                 return s_more_tools[k];
+        return NULL;
     }
-    if (sets & GW_MCP_SET_CODEBOX_AI) {
-        if (i == 0)
-            return &gw_mcp_tool_execute_code;
-        i--;
+    if (set == GW_MCP_SET_CODEBOX_AI)
+        return i == 0 ? &gw_mcp_tool_execute_code : NULL;
+    return NULL;
+}
+
+/* The tool of set named name, or NULL. */
+static const gw_mcp_tool_t *
+s_set_find (gw_mcp_set_t set, const char *name)
+{
+    const gw_mcp_tool_t *t;
+    for (size_t i = 0; (t = s_set_tool (set, i)); i++)
+        if (strcmp (t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+/* The set before the k-th of order that has a tool named name (which then
+ * shadows the k-th's), or 0. */
+static gw_mcp_set_t
+s_shadowing_set (const gw_mcp_set_order_t *order, size_t k, const char *name)
+{
+    for (size_t j = 0; j < k; j++)
+        if (s_set_find (order->set[j], name))
+            return order->set[j];
+    return 0;
+}
+
+/* The i-th tool the sets of order offer together, or NULL past the last:
+ * each set's tools in turn, less those whose name a set named before it
+ * already offers. */
+static const gw_mcp_tool_t *
+s_tool (const gw_mcp_set_order_t *order, size_t i)
+{
+    for (size_t k = 0; k < order->n; k++) {
+        const gw_mcp_tool_t *t;
+        for (size_t j = 0; (t = s_set_tool (order->set[k], j)); j++)
+            if (!s_shadowing_set (order, k, t->name) && i-- == 0)
+                return t;
     }
     return NULL;
+}
+
+void
+gw_mcp_tool_sets_log_shadowed (const gw_mcp_set_order_t *order)
+{
+    for (size_t k = 1; k < order->n; k++) {
+        const gw_mcp_tool_t *t;
+        for (size_t j = 0; (t = s_set_tool (order->set[k], j)); j++) {
+            gw_mcp_set_t by = s_shadowing_set (order, k, t->name);
+            if (by)
+                jp_log_warn ("config event=tool_shadowed name=CODEBOX_MCP_TOOLS tool=%s set=%s "
+                             "by=%s (%s, named first, offers its own %s)", t->name,
+                             gw_mcp_tool_set_name (order->set[k]), gw_mcp_tool_set_name (by),
+                             gw_mcp_tool_set_name (by), t->name);
+        }
+    }
 }
 
 /* tools/list's result (new); kernel_network: kernel code may reach the
  * network (the openWorldHint of the tools that run code). */
 static json_t *
-s_list (unsigned sets, bool conformance, bool kernel_network)
+s_list (const gw_mcp_set_order_t *sets, bool conformance, bool kernel_network)
 {
     json_t *tools = json_array ();
     const gw_mcp_tool_t *t;
@@ -106,9 +162,11 @@ s_conformance (gw_mcp_t *self)
 json_t *
 gw_mcp_tools (gw_mcp_t *self)
 {
-    if (!self->tools)
-        self->tools = s_list (s_sets (self), s_conformance (self),
+    if (!self->tools) {
+        gw_mcp_set_order_t sets = s_sets (self);
+        self->tools = s_list (&sets, s_conformance (self),
                               gw_sandbox_network (gw_server_sandbox (self->server)));
+    }
     return self->tools;
 }
 
@@ -129,8 +187,8 @@ gw_mcp_tools_call (gw_mcp_ctx_t *ctx, const char *name, json_t *args, gw_error_t
 {
     *e = GW_E_OK;
     const gw_mcp_tool_t *t;
-    unsigned sets = s_sets (ctx->mcp);
-    for (size_t i = 0; (t = s_tool (sets, i)); i++)
+    gw_mcp_set_order_t sets = s_sets (ctx->mcp);
+    for (size_t i = 0; (t = s_tool (&sets, i)); i++)
         if (strcmp (t->name, name) == 0)
             return t->fn (ctx, args);
     if (s_conformance (ctx->mcp)) {

@@ -2,8 +2,10 @@
  * "codebox" (codebox's own, the default), or a seed's own for drop-in use
  * ("codebox-ai", "e2b", "code-box"), several combined with commas. The
  * value is checked at start (gw_cli_check_names): an unknown name, or a
- * set this build does not offer yet, stops the server naming it. Which
- * tools each set holds is gw_mcp_tool_list.c's.
+ * set this build does not offer yet, stops the server naming it. The
+ * order of the names matters where two sets have a tool of the same name:
+ * the set named first offers it. Which tools each set holds is
+ * gw_mcp_tool_list.c's.
  *
  * Threads: any (pure). */
 #include "gw_mcp_tool_sets.h"
@@ -25,11 +27,14 @@ static const struct {
 };
 
 #define N_SETS (sizeof s_sets / sizeof s_sets[0])
+_Static_assert (N_SETS == GW_MCP_N_SETS, "GW_MCP_N_SETS counts the sets");
 
 int
-gw_mcp_tool_sets_parse (const char *value, unsigned *sets, char *err, size_t err_len)
+gw_mcp_tool_sets_parse (const char *value, gw_mcp_set_order_t *order, char *err,
+                        size_t err_len)
 {
-    *sets = 0;
+    unsigned sets = 0;
+    order->n = 0;
     const char *p = value ? value : "";
     while (*p) {
         p += strspn (p, " \t,");
@@ -53,13 +58,24 @@ gw_mcp_tool_sets_parse (const char *value, unsigned *sets, char *err, size_t err
                       "this build yet; use codebox or codebox-ai", s_sets[i].name);
             return -1;
         }
-        *sets |= s_sets[i].set;
+        if (!(sets & s_sets[i].set))
+            order->set[order->n++] = s_sets[i].set;
+        sets |= s_sets[i].set;
         p += strcspn (p, ",");
     }
-    if (!*sets) {
+    if (!sets) {
         snprintf (err, err_len, "CODEBOX_MCP_TOOLS: no tool set named; give codebox, "
                   "codebox-ai, e2b or code-box (separated by commas)");
         return -1;
     }
     return 0;
+}
+
+const char *
+gw_mcp_tool_set_name (gw_mcp_set_t set)
+{
+    for (size_t i = 0; i < N_SETS; i++)
+        if (s_sets[i].set == set)
+            return s_sets[i].name;
+    return "?";
 }

@@ -30,5 +30,6 @@ Suite *display_text_suite (void);  /* test_display_text.c */
 Suite *decoder_suite (void);       /* test_decoder.c */
 Suite *proxy_request_suite (void); /* test_proxy_request.c */
 Suite *utf8_suite (void);          /* test_utf8.c */
+Suite *tool_sets_suite (void);     /* test_tool_sets.c */
 
 #endif
