@@ -24,6 +24,7 @@ extern char **environ;
 static bool s_enabled;
 static bool s_bound;            /* the state folder was bind-mounted on itself here */
 static char s_image_dir[4200];  /* where images are made (then unlinked) */
+static char s_keep[4400];       /* mounts below it are not this server's (gw_disk_setup) */
 
 bool
 gw_disk_enabled (void)
@@ -76,10 +77,38 @@ s_holder_is_shared (const char *dir)
     return shared;
 }
 
+/* The mount point a line of /proc/self/mountinfo names (unescaped in
+ * place), or NULL. */
+static char *
+s_mount_point (char *line)
+{
+    char *save = NULL, *field = strtok_r (line, " ", &save);
+    for (int i = 0; field && i < 4; i++)
+        field = strtok_r (NULL, " ", &save);
+    if (field)
+        s_unescape (field);
+    return field;
+}
+
+/* Whether a line of /proc/self/mountinfo mounts something below dir (len
+ * bytes). */
+static bool
+s_mountinfo_below (char *line, const char *dir, size_t len)
+{
+    const char *field = s_mount_point (line);
+    return field && strncmp (field, dir, len) == 0 && field[len] == '/';
+}
+
 int
 gw_disk_unmount_below (const char *dir)
 {
-    size_t n = strlen (dir);
+    return gw_disk_unmount_below_but (dir, NULL);
+}
+
+int
+gw_disk_unmount_below_but (const char *dir, const char *keep)
+{
+    size_t n = strlen (dir), k = keep ? strlen (keep) : 0;
     int count = 0;
     /* deepest first: each pass unmounts the longest path found */
     for (int pass = 0; pass < 10000; pass++) {
@@ -88,12 +117,11 @@ gw_disk_unmount_below (const char *dir)
             return count;
         char line[8192], best[4200] = "";
         while (fgets (line, sizeof line, f)) {
-            char *save = NULL, *field = strtok_r (line, " ", &save);
-            for (int i = 0; field && i < 4; i++)
-                field = strtok_r (NULL, " ", &save);
+            char *field = s_mount_point (line);
             if (!field)
                 continue;
-            s_unescape (field);
+            if (keep && strncmp (field, keep, k) == 0 && (field[k] == '/' || !field[k]))
+                continue;
             if (strncmp (field, dir, n) == 0 && field[n] == '/' && field[n + 1]
                 && strlen (field) > strlen (best) && strlen (field) < sizeof best)
                 snprintf (best, sizeof best, "%s", field);
@@ -305,12 +333,10 @@ gw_disk_remove (const char *folder)
 }
 
 void
-gw_disk_setup (const char *state_dir, char *why, size_t why_len)
+gw_disk_setup (const char *state_dir, const char *keep, char *why, size_t why_len)
 {
     s_enabled = false;
-    int undone = gw_disk_unmount_below (state_dir);
-    if (undone)
-        jp_log_info ("state event=unmounted count=%d why=left-by-an-earlier-run", undone);
+    snprintf (s_keep, sizeof s_keep, "%s", keep ? keep : "");
     if (geteuid () != 0) {
         snprintf (why, why_len, "not root: the quota is checked after each execution");
         return;
@@ -323,9 +349,10 @@ gw_disk_setup (const char *state_dir, char *why, size_t why_len)
         return;
     }
     /* a mount moves (MS_MOVE) only within a mount that does not propagate:
-       where the state folder's does, it gets a private one of its own */
+       where the state folder's does, it gets a private one of its own,
+       with what is mounted below it (a running stdio server's sessions) */
     if (s_holder_is_shared (state_dir)) {
-        if (mount (state_dir, state_dir, NULL, MS_BIND, NULL) < 0
+        if (mount (state_dir, state_dir, NULL, MS_BIND | MS_REC, NULL) < 0
             || mount (NULL, state_dir, NULL, MS_PRIVATE, NULL) < 0) {
             snprintf (why, why_len, "cannot make %s a private mount: %s", state_dir,
                       strerror (errno));
@@ -347,8 +374,21 @@ gw_disk_setup (const char *state_dir, char *why, size_t why_len)
 void
 gw_disk_teardown (const char *state_dir)
 {
-    gw_disk_unmount_below (state_dir);
-    if (s_bound)
+    const char *keep = s_keep[0] ? s_keep : NULL;
+    int kept = 0;
+    gw_disk_unmount_below_but (state_dir, keep);
+    if (keep) {
+        char line[8192];
+        size_t k = strlen (keep);
+        FILE *f = fopen ("/proc/self/mountinfo", "re");
+        while (f && fgets (line, sizeof line, f))
+            kept += s_mountinfo_below (line, keep, k);
+        if (f)
+            fclose (f);
+    }
+    /* the private mount stays while mounts it holds stay: a running
+       stdio server's sessions (a later server finds it private) */
+    if (s_bound && !kept)
         umount2 (state_dir, MNT_DETACH);
     s_bound = false;
     s_enabled = false;

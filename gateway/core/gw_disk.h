@@ -23,13 +23,18 @@
  * trial one worked at gw_disk_setup). */
 bool gw_disk_enabled (void);
 
-/* At start, with the state folder's lock held: undoes every mount under
- * state_dir a crashed run left, makes state_dir a private mount, and tries
- * one small file system. Quietly leaves quotas off when not root or when
- * loop devices or mkfs.ext4 are missing (why says so). */
-void gw_disk_setup (const char *state_dir, char *why, size_t why_len);
+/* At start, with the state folder's lock held (after gw_state_dir_sweep
+ * undid the mounts a crashed run left): makes state_dir a private mount
+ * where its mount propagates (keeping what is mounted below), and tries
+ * one small file system. keep (or NULL) is a folder below state_dir whose
+ * mounts are not this server's (running stdio servers'): teardown leaves
+ * them. Quietly leaves quotas off when not root or when loop devices or
+ * mkfs.ext4 are missing (why says so). */
+void gw_disk_setup (const char *state_dir, const char *keep, char *why, size_t why_len);
 
-/* At exit: undoes the state folder's own mount. */
+/* At exit: undoes the mounts below the state folder but those below
+ * gw_disk_setup's keep, and the state folder's own mount unless something
+ * below keep is still mounted on it (a later server finds it private). */
 void gw_disk_teardown (const char *state_dir);
 
 /* Makes folder (which must not exist) a file system of quota_mb MiB owned
@@ -57,5 +62,8 @@ int gw_disk_remove (const char *folder);
 /* Undoes every mount below dir (not dir's own), deepest first. Returns
  * how many. */
 int gw_disk_unmount_below (const char *dir);
+
+/* The same, leaving keep and what is below it (NULL: nothing kept). */
+int gw_disk_unmount_below_but (const char *dir, const char *keep);
 
 #endif

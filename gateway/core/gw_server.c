@@ -81,14 +81,16 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         return NULL;
     }
     /* one server per state folder; what an earlier one left goes (its
-       mounts first), then session folders get file systems of their own */
+       mounts first; never a running stdio server's folder), then session
+       folders get file systems of their own */
     if (gw_state_dir_lock (self->state_dir, &self->lock_fd, err, err_len) < 0) {
         gw_server_destroy (&self);
         return NULL;
     }
-    gw_disk_unmount_below (self->state_dir);
     gw_state_dir_sweep (self->state_dir);
-    gw_disk_setup (self->state_dir, self->disk_why, sizeof self->disk_why);
+    char stdio[PATH_MAX + 16];
+    snprintf (stdio, sizeof stdio, "%s/" GW_STATE_DIR_STDIO, self->state_dir);
+    gw_disk_setup (self->state_dir, stdio, self->disk_why, sizeof self->disk_why);
     jp_log_info ("state dir=%s disk_quota_by=%s why=%s", self->state_dir,
                  gw_disk_enabled () ? "filesystem" : "report", self->disk_why);
     /* what servers that died left in /tmp goes, then this one's folder */

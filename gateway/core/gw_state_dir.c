@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,41 +91,11 @@ gw_state_dir_take_dead_lock (int dirfd, const char *name)
     return fd;
 }
 
-int
-gw_state_dir_sweep (const char *dir)
+/* Removes the folders of the stdio servers' parent folder whose server is
+ * gone (their lock is free), mounts first; a live server's stays. */
+static void
+s_sweep_stdio (const char *parent)
 {
-    DIR *d = opendir (dir);
-    if (!d)
-        return 0;
-    int removed = 0;
-    struct dirent *e;
-    while ((e = readdir (d))) {
-        if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0
-            || strcmp (e->d_name, LOCK_NAME) == 0)
-            continue;
-        char path[4400];
-        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
-        int rc = gw_fs_remove_tree (path);
-        if (rc)
-            jp_log_warn ("state event=sweep-failed entry=%s error=%s", e->d_name,
-                         strerror (-rc));
-        else {
-            jp_log_info ("state event=swept entry=%s why=left-by-an-earlier-run", e->d_name);
-            removed++;
-        }
-    }
-    closedir (d);
-    return removed;
-}
-
-int
-gw_state_dir_for_stdio (char *buf, size_t len)
-{
-    char base[3800];
-    if (gw_state_dir_default (base, sizeof base) < 0)
-        return -ENAMETOOLONG;
-    char parent[4000];
-    snprintf (parent, sizeof parent, "%s/stdio", base);
     DIR *d = opendir (parent);
     struct dirent *e;
     while (d && (e = readdir (d))) {
@@ -146,6 +117,55 @@ gw_state_dir_for_stdio (char *buf, size_t len)
     }
     if (d)
         closedir (d);
+}
+
+int
+gw_state_dir_sweep (const char *dir)
+{
+    DIR *d = opendir (dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir (d))) {
+        if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0
+            || strcmp (e->d_name, LOCK_NAME) == 0)
+            continue;
+        char path[4400];
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        if (strcmp (e->d_name, GW_STATE_DIR_STDIO) == 0 && e->d_type == DT_DIR) {
+            /* `codebox mcp` servers' folders: only those whose server is
+               gone; one may still run beside this server */
+            s_sweep_stdio (path);
+            continue;
+        }
+        /* a session folder may be a file system of its own, with more
+           mounted below it */
+        int mounts = gw_disk_unmount_below (path);
+        mounts += umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0;
+        int rc = gw_fs_remove_tree (path);
+        if (rc)
+            jp_log_warn ("state event=sweep-failed entry=%s error=%s", e->d_name,
+                         strerror (-rc));
+        else {
+            jp_log_info ("state event=swept entry=%s mounts=%d why=left-by-an-earlier-run",
+                         e->d_name, mounts);
+            removed++;
+        }
+    }
+    closedir (d);
+    return removed;
+}
+
+int
+gw_state_dir_for_stdio (char *buf, size_t len)
+{
+    char base[3800];
+    if (gw_state_dir_default (base, sizeof base) < 0)
+        return -ENAMETOOLONG;
+    char parent[4000];
+    snprintf (parent, sizeof parent, "%s/" GW_STATE_DIR_STDIO, base);
+    s_sweep_stdio (parent);
     int n = snprintf (buf, len, "%s/%ld", parent, (long) getpid ());
     return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }

@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+/* The folder of a state folder that holds `codebox mcp` servers' own
+ * folders (gw_state_dir_for_stdio), which another server never takes. */
+#define GW_STATE_DIR_STDIO "stdio"
+
 /* The default state folder: /var/lib/codebox for root, otherwise
  * $XDG_STATE_HOME/codebox, or ~/.local/state/codebox. Works wherever the
  * server is started from. Returns 0, or -ENAMETOOLONG. */
@@ -33,8 +37,10 @@ int gw_state_dir_lock (const char *dir, int *fd_p, char *err, size_t err_len);
 int gw_state_dir_take_dead_lock (int dirfd, const char *name);
 
 /* Removes everything an earlier run left in dir (session and tenant
- * folders, warm-pool folders, install folders) except the lock, logging
- * each. Call with the lock held. Returns how many entries it removed. */
+ * folders, warm-pool folders, install folders), each with what is mounted
+ * on and below it, except the lock and the folders of `codebox mcp`
+ * servers that still run (stdio/<pid>, whose lock is held), logging each.
+ * Call with the lock held. Returns how many entries it removed. */
 int gw_state_dir_sweep (const char *dir);
 
 #endif

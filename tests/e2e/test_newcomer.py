@@ -415,3 +415,70 @@ def test_stdio_servers_each_get_their_own_default_state_folder(tmp_path):
     for state in states:
         assert "/stdio/" in state
         assert not os.path.exists(state)    # removed when its server ended
+
+
+class StdioServer:
+    """A `codebox mcp` process spoken to line by line."""
+
+    def __init__(self, state_dir, tmp_path):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CODEBOX_")}
+        env["CODEBOX_POOL_SIZE"] = "0"
+        self.err = open(os.path.join(tmp_path, "mcp-%d.log" % time.monotonic_ns()), "wb")
+        self.proc = subprocess.Popen([BIN, "mcp", "--state-dir", state_dir], cwd=tmp_path,
+                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.err, text=True)
+        self.next_id = 1
+        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "1"}})
+
+    def rpc(self, method, params):
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id,
+                                          "method": method, "params": params}) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "codebox mcp ended"
+            msg = json.loads(line)
+            if msg.get("id") == self.next_id:
+                return msg["result"]
+
+    def call(self, tool, args):
+        result = self.rpc("tools/call", {"name": tool, "arguments": args})
+        assert not result.get("isError"), result
+        return result
+
+
+def test_serve_leaves_a_running_stdio_servers_folder(tmp_path):
+    """`make run` beside Claude Desktop's `codebox mcp` on the default state
+    folder: serve's start and stop must not take the stdio server's
+    folder (or the mounts of its sessions); a dead stdio server's goes."""
+    state = str(tmp_path / "state")
+    live = os.path.join(state, "stdio", "live")
+    mcp = StdioServer(live, tmp_path)
+    dead = StdioServer(os.path.join(state, "stdio", "dead"), tmp_path)
+    try:
+        mcp.call("write_file", {"session_id": "kept", "path": "note.txt", "content": "hello"})
+        mcp.call("exec_code", {"session_id": "kept", "code": "open('made.txt','w').write('x')"})
+        dead.call("write_file", {"session_id": "gone", "path": "a.txt", "content": "a"})
+        dead.proc.kill()
+        dead.proc.wait(timeout=30)
+        os.makedirs(os.path.join(state, "left-by-a-crash"))
+        for _ in range(2):      # start and stop twice: the second finds serve's own leftovers
+            proc, port, log_path = start_private(BIN, state, env={"CODEBOX_POOL_SIZE": "0"})
+            stop(proc)
+        log = open(log_path).read()
+        assert not os.path.exists(os.path.join(state, "left-by-a-crash"))
+        assert not os.path.exists(os.path.join(state, "stdio", "dead")), log
+        assert os.path.isdir(live)
+        # the stdio server's session is whole: its files and its kernel
+        text = mcp.call("read_file", {"session_id": "kept", "path": "note.txt"})
+        assert text["content"][0]["text"] == "hello", text
+        out = mcp.call("exec_code", {"session_id": "kept",
+                                     "code": "print(open('note.txt').read(), open('made.txt').read())"})
+        assert out["structuredContent"]["stdout"].strip() == "hello x", out
+    finally:
+        for s in (mcp, dead):
+            if s.proc.poll() is None:
+                s.proc.stdin.close()
+                s.proc.wait(timeout=30)
