@@ -181,20 +181,20 @@ def test_sessions_stick_to_their_node_through_haproxy(redis_url):
     front = Front(nodes, front_port)
     extra = None
     try:
-        rest = ["r%d" % i for i in range(9)]
+        rest = ["r%d" % i for i in range(5)]
         for i, s in enumerate(rest):
             status, headers, r = front.request("POST", "/sessions", {"session_id": s})
             assert status == 201, (status, r)
             assert headers["X-Codebox-Session"] == s
             assert stdout_of(rest_exec(front, s, "x = %d\nprint('set')" % i)) == "set\n"
-        mcp = ["m%d" % i for i in range(6)]
+        mcp = ["m%d" % i for i in range(3)]
         for i, s in enumerate(mcp):
             assert mcp26(front, s, "y = %d" % (i * 10))["status"] == "completed"
-        old = [Mcp25(front) for _ in range(3)]
+        old = [Mcp25(front) for _ in range(2)]
         for i, c in enumerate(old):
             assert c.exec("o%d" % i, "z = %d" % (i * 100))["status"] == "completed"
         kernels = []
-        for _ in range(4):
+        for _ in range(3):
             status, headers, k = front.request("POST", "/api/kernels", {"name": "python3"})
             assert status == 201, (status, k)
             assert headers["X-Codebox-Session"] == k["id"]
