@@ -226,7 +226,8 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
         s_flush_progress (call);
-        gw_mcp_respond (call->reply, call->id, gw_mcp_exec_result (self, job));
+        gw_mcp_respond (call->reply, call->id, call->result_fn ? call->result_fn (self, job)
+                                                               : gw_mcp_exec_result (self, job));
         call->reply = NULL;
     } else if (call->reply) {
         call->reply->end (call->reply);

@@ -12,9 +12,10 @@
  * so keep-alives, a client leaving and notifications/cancelled reach it. */
 void gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx);
 
-/* Watches job for ctx's request; the response (gw_mcp_exec_result) goes
- * out when it ends, progress while it runs; oneshot: the job's session
- * ends with it. NULL on OOM. */
+/* Watches job for ctx's request; the response (gw_mcp_exec_result, or
+ * the call's result_fn when its caller sets one before the job can end)
+ * goes out when it ends, progress while it runs; oneshot: the job's
+ * session ends with it. NULL on OOM. */
 gw_mcp_call_t *gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot);
 
 /* Watches job for call, attached already and waiting for something

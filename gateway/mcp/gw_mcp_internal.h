@@ -66,6 +66,9 @@ struct gw_mcp_call {
     gw_job_t *job;
     gw_job_observer_t watch;    /* on job's observers while it runs */
     bool oneshot;               /* end the session when done */
+    /* the response when its execution ends (new); NULL: codebox's own,
+       gw_mcp_exec_result (a seed's tool set answers in its own shape) */
+    json_t *(*result_fn) (gw_mcp_t *mcp, gw_job_t *job);
     bool cancelled;
     void (*on_cancel) (void *arg);  /* told when the call is cancelled (no job) */
     void *cancel_arg;

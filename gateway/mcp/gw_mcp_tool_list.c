@@ -2,8 +2,8 @@
  * CODEBOX_MCP_TOOLS names (gw_mcp_tool_sets.c) in the order it names them,
  * a tool whose name a set named before offers left out (codebox's own:
  * the built-in ones, gw_mcp_tools.c, and those in files of their own:
- * exec_sql, upload_file, install_package; codebox-ai's execute_code); and,
- * in the test build, the conformance fixtures;
+ * exec_sql, upload_file, install_package; codebox-ai's execute_code; e2b's
+ * ten, gw_mcp_e2b.c); and, in the test build, the conformance fixtures;
  * tools/list's result (built once) and tools/call in either era: the
  * tool's lookup, the answer to an input() a call returned as
  * input_required, and a call that runs long becoming a task.
@@ -16,6 +16,7 @@
 
 #include "gw_mcp_call.h"
 #include "gw_mcp_codebox_ai.h"
+#include "gw_mcp_e2b.h"
 #include "gw_mcp_fixtures.h"
 #include "gw_mcp_packages.h"
 #include "gw_mcp_reply.h"
@@ -68,6 +69,10 @@ s_set_tool (gw_mcp_set_t set, size_t i)
     }
     if (set == GW_MCP_SET_CODEBOX_AI)
         return i == 0 ? &gw_mcp_tool_execute_code : NULL;
+    if (set == GW_MCP_SET_E2B)
+        for (size_t k = 0; gw_mcp_e2b_tools[k]; k++)
+            if (k == i)
+                return gw_mcp_e2b_tools[k];
     return NULL;
 }
 
@@ -216,7 +221,7 @@ s_task_capable (const char *tool)
 {
     static const char *const names[] = {"exec_code", "run_python_code", "run_javascript_code",
                                         "install_package", "upload_file", "exec_sql",
-                                        "execute_code", NULL};
+                                        "execute_code", "create_run_close", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp (names[i], tool) == 0)
             return true;

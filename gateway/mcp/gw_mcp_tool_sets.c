@@ -22,7 +22,7 @@ static const struct {
 } s_sets[] = {
     {"codebox", GW_MCP_SET_CODEBOX, true},
     {"codebox-ai", GW_MCP_SET_CODEBOX_AI, true},
-    {"e2b", GW_MCP_SET_E2B, false},
+    {"e2b", GW_MCP_SET_E2B, true},
     {"code-box", GW_MCP_SET_CODE_BOX, false},
 };
 

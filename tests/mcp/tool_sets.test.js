@@ -109,7 +109,7 @@ describe('CODEBOX_MCP_TOOLS', () => {
     }
   });
 
-  for (const value of ['nosuch', 'codebox,nosuch', 'e2b', 'code-box', ' , ']) {
+  for (const value of ['nosuch', 'codebox,nosuch', 'code-box', ' , ']) {
     test(`'${value}' stops the server at start, naming what is wrong`, T, () => {
       const r = startFails(value);
       assert.notEqual(r.status, 0, `exit ${r.status}; stderr: ${r.stderr}`);
