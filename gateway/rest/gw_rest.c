@@ -14,7 +14,6 @@
 #include "gw_server.h"
 #include "gw_packages_rest.h"
 #include "gw_path.h"
-#include "gw_sandbox.h"
 #include "gw_sessions.h"
 #include "gw_signed_url.h"
 #include "jp_random.h"
@@ -112,8 +111,7 @@ s_post_sessions (gw_server_t *server, gw_request_t *req)
     /* codebox-ai's execution_options: checked and clamped here, applied to
        every start of the session's kernel */
     gw_exec_options_t exec;
-    gw_exec_rules_t rules = gw_sandbox_exec_rules (gw_server_sandbox (server),
-                                                   gw_server_config (server));
+    gw_exec_rules_t rules = gw_server_exec_rules (server);
     if (gw_exec_options_parse (json_object_get (body, "execution_options"), &rules, &exec, &e,
                                err, sizeof err) < 0) {
         gw_exec_options_clear (&exec);
