@@ -209,6 +209,50 @@ s_root_of (const char *roots, const char *host)
     return best;
 }
 
+/* Whether path is dir or lies below it (both real paths). */
+static bool
+s_within (const char *path, const char *dir)
+{
+    size_t n = strlen (dir);
+    return strcmp (dir, "/") == 0
+           || (strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0'));
+}
+
+/* codebox's own folders and mount (host real, container checked): refused
+ * when the mount lies in one; each that lies in the mount is named in
+ * mount->hide, to be covered inside the sandbox. */
+static int
+s_own_dirs (const gw_exec_rules_t *rules, gw_mount_t *mount, gw_error_t *e, char *err,
+            size_t err_len)
+{
+    int hidden = 0;
+    for (int k = 0; k < GW_EXEC_OWN_DIRS; k++) {
+        char own[PATH_MAX];
+        if (!rules->own_dirs[k] || !rules->own_dirs[k][0] || !realpath (rules->own_dirs[k], own))
+            continue;
+        if (s_within (mount->host, own)) {
+            *e = GW_E_FORBIDDEN;
+            snprintf (err, err_len, "host_path '%.300s' is inside codebox's own folders "
+                      "(sessions' files, kernels' connection files); mount a folder outside "
+                      "them", mount->host);
+            return -1;
+        }
+        if (!s_within (own, mount->host))
+            continue;
+        const char *below = strcmp (mount->host, "/") == 0 ? own : own + strlen (mount->host);
+        int n = snprintf (mount->hide[hidden], sizeof mount->hide[hidden], "%s%s",
+                          mount->container, below);
+        if (n < 0 || (size_t) n >= sizeof mount->hide[hidden]) {
+            *e = GW_E_FORBIDDEN;
+            snprintf (err, err_len, "host_path '%.300s' holds codebox's own folders too deep "
+                      "to hide; mount a folder that does not hold %.300s", mount->host, own);
+            return -1;
+        }
+        hidden++;
+    }
+    return 0;
+}
+
 static int
 s_parse_mounts (json_t *mounts, const gw_exec_rules_t *rules, gw_exec_options_t *out,
                 gw_error_t *e, char *err, size_t err_len)
@@ -218,9 +262,18 @@ s_parse_mounts (json_t *mounts, const gw_exec_rules_t *rules, gw_exec_options_t 
     if (!json_is_array (mounts) || json_array_size (mounts) > GW_EXEC_MAX_MOUNTS)
         return s_fail (e, GW_E_BAD_REQUEST, err, err_len, "mount_points must be a list of at "
                        "most 4 {\"host_path\", \"container_path\", \"read_only\"?}");
-    if (!rules->mount_roots || !*rules->mount_roots)
-        return s_fail (e, GW_E_FORBIDDEN, err, err_len, "mount_points are not allowed on this "
-                       "server: CODEBOX_MOUNT_ROOTS names no folder");
+    if (!rules->mount_roots || !*rules->mount_roots) {
+        /* says what to set, with the folder asked for (codebox-ai's example
+           asks for the temp folder) */
+        const char *first = json_string_value (json_object_get (json_array_get (mounts, 0),
+                                                                "host_path"));
+        *e = GW_E_FORBIDDEN;
+        snprintf (err, err_len, "mount_points are not allowed on this server: "
+                  "CODEBOX_MOUNT_ROOTS names no folder; start codebox with "
+                  "CODEBOX_MOUNT_ROOTS=%.300s to let sessions mount that folder (read-only)",
+                  first && first[0] == '/' ? first : "/path/to/folder");
+        return -1;
+    }
     if (!rules->sandbox)
         return s_fail (e, GW_E_FORBIDDEN, err, err_len, "mount_points need the sandbox "
                        "(CODEBOX_SANDBOX=bwrap); kernels here run without one");
@@ -262,6 +315,8 @@ s_parse_mounts (json_t *mounts, const gw_exec_rules_t *rules, gw_exec_options_t 
         snprintf (mount->host, sizeof mount->host, "%s", real);
         snprintf (mount->container, sizeof mount->container, "%s", container);
         mount->read_write = want_rw;
+        if (s_own_dirs (rules, mount, e, err, err_len) < 0)
+            return -1;
         out->n_mounts = (int) i + 1;
     }
     return 0;

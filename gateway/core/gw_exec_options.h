@@ -4,7 +4,8 @@
  * ({NAME: value}) and mount_points ([{host_path, container_path,
  * read_only?}]). Limits are clamped to the server's; mounts are allowed
  * only inside the folders of CODEBOX_MOUNT_ROOTS (read-only unless the
- * root says "=rw" and the client asks), and only with the sandbox.
+ * root says "=rw" and the client asks), and only with the sandbox;
+ * codebox's own folders inside a mounted one stay hidden.
  * Parsing is pure but for realpath on host paths; any thread. */
 #ifndef GW_EXEC_OPTIONS_H
 #define GW_EXEC_OPTIONS_H
@@ -20,10 +21,16 @@
 #define GW_EXEC_ENV_BYTES 4096          /* per value */
 #define GW_EXEC_MAX_MOUNTS 4
 
+#define GW_EXEC_OWN_DIRS 2
+
 typedef struct {
     char host[1024];            /* real path on the host */
     char container[256];        /* where the kernel sees it */
     bool read_write;
+    /* where codebox's own folders (gw_exec_rules_t.own_dirs) lie inside
+       the mount as the kernel sees it, each to be covered by an empty
+       folder ("": none) */
+    char hide[GW_EXEC_OWN_DIRS][256];
 } gw_mount_t;
 
 typedef struct gw_exec_options {
@@ -41,11 +48,17 @@ typedef struct {
     long max_cpu_milli;         /* the online CPUs, in thousandths */
     const char *mount_roots;    /* CODEBOX_MOUNT_ROOTS ("" or NULL: none) */
     bool sandbox;               /* kernels run under bubblewrap (mounts need it) */
+    /* the server's state and runtime folders (every session's files,
+       kernels' connection files): never mounted themselves, and hidden in
+       a mount that holds them (CODEBOX_MOUNT_ROOTS=/tmp, codebox-ai's
+       example, while the state folder is in /tmp) */
+    const char *own_dirs[GW_EXEC_OWN_DIRS];
 } gw_exec_rules_t;
 
 /* Parses options (a JSON object, or NULL/null: nothing) into out (zeroed
  * first). Returns 0, or -1 with *e (GW_E_BAD_REQUEST for a malformed
- * value, GW_E_FORBIDDEN for a mount outside CODEBOX_MOUNT_ROOTS) and a
+ * value, GW_E_FORBIDDEN for a mount outside CODEBOX_MOUNT_ROOTS or inside
+ * one of codebox's own folders) and a
  * sentence in err. out is always safe to clear. */
 int gw_exec_options_parse (json_t *options, const gw_exec_rules_t *rules, gw_exec_options_t *out,
                            gw_error_t *e, char *err, size_t err_len);

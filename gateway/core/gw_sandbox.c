@@ -474,6 +474,10 @@ s_exec_args (const gw_sandbox_t *self, const gw_exec_options_t *exec, ks_spawn_e
         }
         s_args (argv, n, 3, exec->mounts[i].read_write ? "--bind" : "--ro-bind", source,
                 exec->mounts[i].container);
+        /* codebox's own folders in it: an empty folder over each */
+        for (int k = 0; k < GW_EXEC_OWN_DIRS && exec->mounts[i].hide[k][0]; k++)
+            s_args (argv, n, 4, "--tmpfs", exec->mounts[i].hide[k], "--remount-ro",
+                    exec->mounts[i].hide[k]);
     }
     for (int i = 0; exec->env[i] && *n + 4 < MAX_ARGS; i++) {
         char name[130];

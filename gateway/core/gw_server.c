@@ -340,6 +340,15 @@ gw_server_sandbox (gw_server_t *self)
     return self->sandbox;
 }
 
+gw_exec_rules_t
+gw_server_exec_rules (gw_server_t *self)
+{
+    gw_exec_rules_t rules = gw_sandbox_exec_rules (self->sandbox, self->config);
+    rules.own_dirs[0] = self->state_dir;
+    rules.own_dirs[1] = self->runtime_dir;
+    return rules;
+}
+
 gw_metrics_t *
 gw_server_metrics (gw_server_t *self)
 {

@@ -105,5 +105,9 @@ struct gw_downloads *gw_server_downloads (gw_server_t *self);
 struct gw_packages *gw_server_packages (gw_server_t *self);
 /* The sandbox policy for kernels. */
 struct gw_sandbox *gw_server_sandbox (gw_server_t *self);
+/* What a client's execution_options may ask of this server (the
+ * sandbox's and settings' bounds; this server's own folders, which no
+ * mount shows). */
+gw_exec_rules_t gw_server_exec_rules (gw_server_t *self);
 
 #endif

@@ -17,7 +17,6 @@
 #include "gw_exec_options.h"
 #include "gw_jupyter_clients.h"
 #include "gw_jupyter_state.h"
-#include "gw_sandbox.h"
 #include "gw_sessions.h"
 #include "jp_random.h"
 #include "jp_time.h"
@@ -159,8 +158,7 @@ s_start_kernel (gw_jupyter_t *self, gw_request_t *req, const char *name, json_t 
     gw_exec_options_t exec;
     gw_error_t e;
     char err[1200];
-    gw_exec_rules_t rules = gw_sandbox_exec_rules (gw_server_sandbox (self->server),
-                                                   gw_server_config (self->server));
+    gw_exec_rules_t rules = gw_server_exec_rules (self->server);
     json_t *options = json_pack ("{s:o}", "environment_variables", vars);
     int rc = gw_exec_options_parse (options, &rules, &exec, &e, err, sizeof err);
     json_decref (options);

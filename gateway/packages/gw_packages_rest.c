@@ -1,7 +1,9 @@
-/* gw_packages_rest: "dependencies" on POST /sessions: the new session's
- * requirements judged and installed through gw_packages, and the request
- * answered with the session and what was installed, or with what was
- * refused or failed (then the session is ended); see gw_packages_rest.h.
+/* gw_packages_rest: "dependencies" on POST /sessions (and POST /execute
+ * without a session_id): the new session's requirements judged and
+ * installed through gw_packages, and the request answered with the
+ * session and what was installed (or handed to what comes next), or with
+ * what was refused or failed (then the session is ended); see
+ * gw_packages_rest.h.
  * Threads: the loop thread. */
 #include "gw_packages_rest.h"
 #include "gw_id.h"
@@ -19,7 +21,18 @@ typedef struct {
     gw_request_t *req;
     char id[GW_ID_SIZE];
     char tenant[GW_ID_SIZE];
+    gw_packages_rest_then_fn *then;     /* NULL: answer 201 */
+    void *arg;
 } s_rest_t;
+
+/* Frees r after a failure answered its request. */
+static void
+s_rest_free (s_rest_t *r)
+{
+    if (r->then)
+        r->then (r->req, NULL, NULL, r->arg);
+    free (r);
+}
 
 /* Ends the session a failed POST /sessions made (after this loop turn). */
 static void
@@ -53,6 +66,11 @@ s_rest_done (json_t *result, void *arg)
     s_rest_t *r = arg;
     json_t *error = json_object_get (result, "error");
     gw_session_t *session = gw_sessions_find (r->server, r->tenant, r->id);
+    if (!error && session && r->then) {
+        r->then (r->req, session, result, r->arg);
+        free (r);
+        return;
+    }
     if (!error && session) {
         json_t *body = gw_session_json (session, false);
         json_object_set_new (body, "dependencies", result);
@@ -78,12 +96,19 @@ s_rest_done (json_t *result, void *arg)
                               "message", text, "reason", code, "dependencies", result);
     s_rest_drop_session (r);
     gw_request_reply_json (r->req, gw_error_http_status (e), body);
-    free (r);
+    s_rest_free (r);
 }
 
 bool
 gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *session,
                         json_t *dependencies)
+{
+    return gw_packages_rest_then (self, req, session, dependencies, NULL, NULL);
+}
+
+bool
+gw_packages_rest_then (gw_packages_t *self, gw_request_t *req, gw_session_t *session,
+                       json_t *dependencies, gw_packages_rest_then_fn *then, void *arg)
 {
     gw_server_t *server = gw_session_server (session);
     if (!dependencies || json_is_null (dependencies)
@@ -93,10 +118,14 @@ gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *se
     if (!r) {
         gw_sessions_end (server, session);
         gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        if (then)
+            then (req, NULL, NULL, arg);
         return true;
     }
     r->server = server;
     r->req = req;
+    r->then = then;
+    r->arg = arg;
     snprintf (r->id, sizeof r->id, "%s", gw_session_id (session));
     snprintf (r->tenant, sizeof r->tenant, "%s", gw_session_tenant (session));
     json_t *allowed = NULL, *refused = NULL;
@@ -117,7 +146,7 @@ gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *se
         json_decref (allowed);
         gw_sessions_end (server, session);
         gw_request_reply_json (req, gw_error_http_status (GW_E_FORBIDDEN), body);
-        free (r);
+        s_rest_free (r);
         return true;
     } else if (allowed) {
         int rc = gw_packages_install (self, session, allowed,
@@ -132,6 +161,6 @@ gw_packages_rest_start (gw_packages_t *self, gw_request_t *req, gw_session_t *se
     }
     gw_sessions_end (server, session);
     gw_request_reply_error (req, e, "%s", err);
-    free (r);
+    s_rest_free (r);
     return true;
 }

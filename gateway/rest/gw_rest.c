@@ -14,7 +14,6 @@
 #include "gw_server.h"
 #include "gw_packages_rest.h"
 #include "gw_path.h"
-#include "gw_sandbox.h"
 #include "gw_sessions.h"
 #include "gw_signed_url.h"
 #include "jp_random.h"
@@ -92,52 +91,55 @@ gw_rest_answer_when_started (gw_session_t *session, gw_request_t *req)
     gw_session_when_started (session, waiter);
 }
 
+/* A new session as body asks (POST /sessions' fields but dependencies:
+ * session_id, kernel or language, codebox-ai's execution_options, checked
+ * and clamped here and applied to every start of its kernel; id NULL: a
+ * uuid), named on req; NULL after answering why not. */
+static gw_session_t *
+s_create_or_reply (gw_server_t *server, gw_request_t *req, json_t *body, const char *id)
+{
+    const char *kernel, *language;
+    if (!s_opt_string (req, body, "kernel", &kernel)
+        || !s_opt_string (req, body, "language", &language))
+        return NULL;
+    gw_error_t e;
+    char err[1200];
+    gw_exec_options_t exec;
+    gw_exec_rules_t rules = gw_server_exec_rules (server);
+    if (gw_exec_options_parse (json_object_get (body, "execution_options"), &rules, &exec, &e,
+                               err, sizeof err) < 0) {
+        gw_exec_options_clear (&exec);
+        gw_request_reply_error (req, e, "%s", err);
+        return NULL;
+    }
+    gw_caller_t caller = gw_request_caller (req);
+    gw_sessions_new_t opts = {.id = id, .kernel = kernel, .language = language, .exec = &exec};
+    gw_session_t *session = gw_sessions_create (server, &caller, &opts, &e, err, sizeof err);
+    gw_exec_options_clear (&exec);
+    if (!session)
+        gw_request_reply_error (req, e, "%s", err);
+    else
+        gw_request_name_session (req, gw_session_id (session));
+    return session;
+}
+
 static void
 s_post_sessions (gw_server_t *server, gw_request_t *req)
 {
     json_t *body = s_body_object (req);
     if (!body)
         return;
-    const char *kernel, *language, *id;
-    if (!s_opt_string (req, body, "kernel", &kernel)
-        || !s_opt_string (req, body, "language", &language)
-        || !s_opt_string (req, body, "session_id", &id)) {
-        json_decref (body);
-        return;
-    }
-    json_t *deps = json_incref (json_object_get (body, "dependencies"));
-    gw_error_t e;
-    char err[1200];
-    gw_caller_t caller = gw_request_caller (req);
-    /* codebox-ai's execution_options: checked and clamped here, applied to
-       every start of the session's kernel */
-    gw_exec_options_t exec;
-    gw_exec_rules_t rules = gw_sandbox_exec_rules (gw_server_sandbox (server),
-                                                   gw_server_config (server));
-    if (gw_exec_options_parse (json_object_get (body, "execution_options"), &rules, &exec, &e,
-                               err, sizeof err) < 0) {
-        gw_exec_options_clear (&exec);
-        json_decref (deps);
-        json_decref (body);
-        gw_request_reply_error (req, e, "%s", err);
-        return;
-    }
-    gw_sessions_new_t opts = {.id = id, .kernel = kernel, .language = language, .exec = &exec};
-    gw_session_t *session = gw_sessions_create (server, &caller, &opts, &e, err, sizeof err);
-    gw_exec_options_clear (&exec);
-    json_decref (body);
-    if (!session) {
-        json_decref (deps);
-        gw_request_reply_error (req, e, "%s", err);
-        return;
-    }
-    gw_request_name_session (req, gw_session_id (session));
+    const char *id;
+    gw_session_t *session = s_opt_string (req, body, "session_id", &id)
+                                ? s_create_or_reply (server, req, body, id)
+                                : NULL;
     /* dependencies: answered once installed and importable (gw_packages.c) */
     gw_packages_t *packages = gw_server_packages (server);
-    bool taken = packages && gw_packages_rest_start (packages, req, session, deps);
-    json_decref (deps);
-    if (!taken)
+    if (session && !(packages && gw_packages_rest_start (packages, req, session,
+                                                         json_object_get (body,
+                                                                          "dependencies"))))
         gw_rest_answer_when_started (session, req);
+    json_decref (body);
 }
 
 static void
@@ -167,20 +169,80 @@ gw_rest_session_or_reply (gw_server_t *server, gw_request_t *req, const char *id
     return session;
 }
 
-/* A new session (a uuid for its id) for an execution that names none;
- * NULL after answering why not. */
-static gw_session_t *
-s_new_session_or_reply (gw_server_t *server, gw_request_t *req, const char *kernel,
-                        const char *language)
+/* Queues code in session and answers 202 naming the request and the
+ * session (and the dependencies installed first, when given: stolen).
+ * False when it answered why the code was not queued. */
+static bool
+s_submit_and_answer (gw_server_t *server, gw_request_t *req, gw_session_t *session,
+                     const char *code, long timeout_s, json_t *dependencies)
 {
     gw_caller_t caller = gw_request_caller (req);
-    gw_sessions_new_t opts = {.kernel = kernel, .language = language};
+    gw_sessions_submit_t submit = {.timeout_s = timeout_s};
     gw_error_t e;
-    char err[1200];
-    gw_session_t *session = gw_sessions_create (server, &caller, &opts, &e, err, sizeof err);
+    char why[256];
+    gw_job_t *job = gw_sessions_submit (server, &caller, session, code, &submit, &e, why,
+                                        sizeof why);
+    if (!job) {
+        json_decref (dependencies);
+        gw_request_reply_error (req, e, "%s", why);
+        return false;
+    }
+    gw_request_name_session (req, gw_session_id (session));
+    /* accepted means queued, as the contract shows, even if it already runs */
+    json_t *body = json_pack ("{s:s, s:s, s:s}", "request_id", gw_job_id (job), "status",
+                              "queued", "session_id", gw_session_id (session));
+    if (dependencies)
+        json_object_set_new (body, "dependencies", dependencies);
+    gw_request_reply_json (req, 202, body);
+    return true;
+}
+
+/* An execution waiting for the dependencies of the session made for it. */
+typedef struct {
+    gw_server_t *server;
+    char *code;
+    long timeout_s;
+} s_pending_t;
+
+static void
+s_pending_then (gw_request_t *req, gw_session_t *session, json_t *result, void *arg)
+{
+    s_pending_t *pending = arg;
+    /* the session was made for this code: it goes if the code cannot */
+    if (session && !s_submit_and_answer (pending->server, req, session, pending->code,
+                                         pending->timeout_s, result))
+        gw_sessions_end (pending->server, session);
+    free (pending->code);
+    free (pending);
+}
+
+/* POST /execute without a session_id (codebox-ai's first client, and its
+ * README's first call): a new session (a uuid for its id) with the body's
+ * kernel or language, execution_options and dependencies as POST
+ * /sessions takes them, then the code in it; the 202 names the session. */
+static void
+s_execute_in_new_session (gw_server_t *server, gw_request_t *req, json_t *body,
+                          const char *code, long timeout_s)
+{
+    gw_session_t *session = s_create_or_reply (server, req, body, NULL);
     if (!session)
-        gw_request_reply_error (req, e, "%s", err);
-    return session;
+        return;
+    s_pending_t *pending = calloc (1, sizeof *pending);
+    char *copy = strdup (code);
+    if (!pending || !copy) {
+        free (pending);
+        free (copy);
+        gw_sessions_end (server, session);
+        gw_request_reply_error (req, GW_E_INTERNAL, "out of memory");
+        return;
+    }
+    *pending = (s_pending_t) {.server = server, .code = copy, .timeout_s = timeout_s};
+    gw_packages_t *packages = gw_server_packages (server);
+    if (packages && gw_packages_rest_then (packages, req, session,
+                                           json_object_get (body, "dependencies"),
+                                           s_pending_then, pending))
+        return;     /* answered after the install */
+    s_pending_then (req, session, NULL, pending);
 }
 
 static void
@@ -189,8 +251,10 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
     json_t *body = s_body_object (req);
     if (!body)
         return;
-    const char *id, *code;
-    if (!s_opt_string (req, body, "session_id", &id) || !s_opt_string (req, body, "code", &code)) {
+    const char *id, *code, *kernel, *language;
+    if (!s_opt_string (req, body, "session_id", &id) || !s_opt_string (req, body, "code", &code)
+        || !s_opt_string (req, body, "kernel", &kernel)
+        || !s_opt_string (req, body, "language", &language)) {
         json_decref (body);
         return;
     }
@@ -203,44 +267,25 @@ s_post_execute (gw_server_t *server, gw_request_t *req)
                                 "positive integer seconds}");
         return;
     }
-    const char *language = json_string_value (json_object_get (body, "language"));
-    const char *kernel = json_string_value (json_object_get (body, "kernel"));
-    /* without a session_id (codebox-ai's client), a new session for it;
-       the answer names it */
-    gw_session_t *session = id ? gw_rest_session_or_reply (server, req, id)
-                               : s_new_session_or_reply (server, req, kernel, language);
-    if (!session) {
+    long timeout_s = json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0;
+    if (!id) {
+        s_execute_in_new_session (server, req, body, code, timeout_s);
         json_decref (body);
         return;
     }
-    if ((language && strcasecmp (language, gw_session_spec (session)->language) != 0)
-        || (kernel && strcasecmp (kernel, gw_session_spec (session)->name) != 0)) {
+    gw_session_t *session = gw_rest_session_or_reply (server, req, id);
+    if (session && ((language && strcasecmp (language, gw_session_spec (session)->language) != 0)
+                    || (kernel && strcasecmp (kernel, gw_session_spec (session)->name) != 0))) {
         gw_request_reply_error (req, GW_E_BAD_REQUEST, "session '%s' runs %s (%s), not %s; "
                                 "create another session for %s", gw_session_id (session),
                                 gw_session_spec (session)->name,
                                 gw_session_spec (session)->language, language ? language : kernel,
                                 language ? language : kernel);
-        json_decref (body);
-        return;
+        session = NULL;
     }
-    gw_caller_t caller = gw_request_caller (req);
-    gw_sessions_submit_t submit = {
-        .timeout_s = json_is_integer (timeout) ? (long) json_integer_value (timeout) : 0,
-    };
-    gw_error_t e;
-    char why[256];
-    gw_job_t *job = gw_sessions_submit (server, &caller, session, code, &submit, &e, why,
-                                        sizeof why);
+    if (session)
+        (void) s_submit_and_answer (server, req, session, code, timeout_s, NULL);
     json_decref (body);
-    if (!job) {
-        gw_request_reply_error (req, e, "%s", why);
-        return;
-    }
-    gw_request_name_session (req, gw_session_id (session));
-    /* accepted means queued, as the contract shows, even if it already runs */
-    gw_request_reply_json (req, 202, json_pack ("{s:s, s:s, s:s}", "request_id", gw_job_id (job),
-                                                "status", "queued", "session_id",
-                                                gw_session_id (session)));
 }
 
 /* A long poll on a job: answered with the results when it finishes, 409

@@ -20,7 +20,8 @@ class CodeBoxAiClient:
 
     def __init__(self, server, dependencies=None):
         self.server = server
-        r = server.post("/sessions", {"dependencies": dependencies or []})
+        r = server.post("/sessions", {"dependencies": dependencies or [],
+                                      "execution_options": {}})
         assert r.status in (200, 201), r.text       # raise_for_status()
         self.session_id = r.json()["session_id"]
         self.polls = 0
@@ -42,10 +43,12 @@ class CodeBoxAiClient:
 
     def print_result(self, result, save_dir=None):
         """Prints a result as a user of the client needs it, in the example's
-        words: every output item (a stream's and a result's text, a
-        display's text/plain and the image it names, an error's name,
-        value and traceback), the top-level error, then the files, each
-        saved as output_N.png in save_dir when given."""
+        words but more than the example prints (its own printing, stream and
+        result items only: test_codeboxai_seed.py): every output item (a
+        stream's and a result's text, a display's text/plain and the image
+        it names, an error's name, value and traceback), the top-level
+        error, then the files, each saved as output_N.png in save_dir when
+        given."""
         if result.get("output"):
             print("Output:")
             for output in result["output"]:

@@ -422,8 +422,39 @@ START_TEST (test_exec_options)
     rules.mount_roots = "";
     ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
     ck_assert (e == GW_E_FORBIDDEN && strstr (err, "CODEBOX_MOUNT_ROOTS"));
+    char says[700];      /* what to set, with the folder asked for */
+    snprintf (says, sizeof says, "CODEBOX_MOUNT_ROOTS=%s ", sub);
+    ck_assert_msg (strstr (err, says), "%s", err);
     gw_exec_options_clear (&o);
     json_decref (j);
+    /* codebox's own folders: hidden in a mount that holds them, never
+       mounted themselves */
+    rules.mount_roots = roots;
+    char own[700], own_sub[800];
+    snprintf (own, sizeof own, "%s/state", sub);
+    ck_assert_int_eq (mkdir (own, 0755), 0);
+    snprintf (own_sub, sizeof own_sub, "%s/s1", own);
+    ck_assert_int_eq (mkdir (own_sub, 0755), 0);
+    rules.own_dirs[0] = "/nonexistent/codebox";
+    rules.own_dirs[1] = own;
+    snprintf (text, sizeof text, "{\"mount_points\": [{\"host_path\": \"%s\", "
+              "\"container_path\": \"/data\"}]}", root);
+    j = json_loads (text, 0, NULL);
+    ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), 0);
+    ck_assert_str_eq (o.mounts[0].hide[0], "/data/data/state");
+    ck_assert_str_eq (o.mounts[0].hide[1], "");
+    gw_exec_options_clear (&o);
+    json_decref (j);
+    const char *inside[] = {own, own_sub};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf (text, sizeof text, "{\"mount_points\": [{\"host_path\": \"%s\", "
+                  "\"container_path\": \"/data\"}]}", inside[i]);
+        j = json_loads (text, 0, NULL);
+        ck_assert_int_eq (gw_exec_options_parse (j, &rules, &o, &e, err, sizeof err), -1);
+        ck_assert_msg (e == GW_E_FORBIDDEN && strstr (err, "codebox's own folders"), "%s", err);
+        gw_exec_options_clear (&o);
+        json_decref (j);
+    }
     ck_assert_int_eq (gw_exec_options_parse (NULL, &rules, &o, &e, err, sizeof err), 0);
     ck_assert (!gw_exec_options_custom (&o));
     tu_rmtree (root);
