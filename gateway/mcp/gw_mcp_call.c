@@ -27,6 +27,7 @@ s_call_free (gw_mcp_call_t *call)
     json_decref (call->id);
     json_decref (call->progress_token);
     json_decref (call->task_ids);
+    json_decref (call->shape_arg);
     free (call->pending);
     free (call);
 }
@@ -40,6 +41,16 @@ s_call_unlink (gw_mcp_t *self, gw_mcp_call_t *call)
             *link = call->next;
             return;
         }
+}
+
+void
+gw_mcp_call_answer (gw_mcp_call_t *call, json_t *result)
+{
+    gw_mcp_reply_t *reply = call->reply;
+    call->reply = NULL;
+    if (call->shape && result)
+        result = call->shape (call, result);
+    gw_mcp_respond (reply, call->id, result);
 }
 
 void
@@ -226,9 +237,8 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
         s_flush_progress (call);
-        gw_mcp_respond (call->reply, call->id, call->result_fn ? call->result_fn (self, job)
-                                                               : gw_mcp_exec_result (self, job));
-        call->reply = NULL;
+        gw_mcp_call_answer (call, call->result_fn ? call->result_fn (self, job)
+                                                  : gw_mcp_exec_result (self, job));
     } else if (call->reply) {
         call->reply->end (call->reply);
         call->reply = NULL;

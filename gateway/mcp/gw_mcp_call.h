@@ -22,6 +22,10 @@ gw_mcp_call_t *gw_mcp_call_start (gw_mcp_ctx_t *ctx, gw_job_t *job, bool oneshot
  * else until now (execute_code's install): as gw_mcp_call_start. */
 void gw_mcp_call_watch (gw_mcp_call_t *call, gw_job_t *job, bool oneshot);
 
+/* Answers call with result (stolen; through call->shape when set) and
+ * leaves it without a reply. call must have its reply. */
+void gw_mcp_call_answer (gw_mcp_call_t *call, json_t *result);
+
 /* Takes a call out of the core's list and frees it (for tools whose calls
  * wait for something other than an execution). */
 void gw_mcp_call_drop (gw_mcp_call_t *call);

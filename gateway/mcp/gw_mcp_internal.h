@@ -82,6 +82,14 @@ struct gw_mcp_call {
     int64_t task_after_ms;      /* > 0: becomes a task then if still running */
     unsigned listen;            /* subscriptions/listen: GW_MCP_LISTEN_* it asked for */
     json_t *task_ids;           /* and the tasks it follows (GW_MCP_LISTEN_TASKS) */
+    /* A tool set whose answers have a shape of their own (Code Box's),
+       for answers other than an execution's (result_fn builds those):
+       turns the call's result (stolen) into that shape (new) when the
+       call answers (gw_mcp_call_answer; exec_sql's, upload_file's).
+       NULL: the result as it is. shape_arg is the shape's (released with
+       the call). */
+    json_t *(*shape) (gw_mcp_call_t *call, json_t *result);
+    json_t *shape_arg;
     gw_mcp_call_t *next;
 };
 

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "gw_mcp_call.h"
-#include "gw_mcp_reply.h"
 #include "gw_mcp_sql.h"
 #include "gw_mcp_tools.h"
 #include "gw_session.h"
@@ -86,11 +85,9 @@ s_mcp_done (json_t *result, void *arg)
         tool = gw_mcp_tool_ok (json_incref (result), text ? text : "");
         free (text);
     }
-    if (call->reply && !call->cancelled) {
-        gw_mcp_reply_t *reply = call->reply;
-        call->reply = NULL;
-        gw_mcp_respond (reply, call->id, tool);
-    } else
+    if (call->reply && !call->cancelled)
+        gw_mcp_call_answer (call, tool);
+    else
         json_decref (tool);
     gw_mcp_call_drop (call);
     json_decref (result);

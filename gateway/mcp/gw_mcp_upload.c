@@ -32,7 +32,6 @@
 #include "gw_download.h"
 #include "gw_fs.h"
 #include "gw_mcp_call.h"
-#include "gw_mcp_reply.h"
 #include "gw_mcp_tools.h"
 #include "gw_mcp_upload.h"
 #include "gw_path.h"
@@ -117,9 +116,7 @@ s_done (const gw_download_result_t *result, void *arg)
                                      text);
         } else
             answer = gw_mcp_tool_error ("%s", result->message);
-        gw_mcp_reply_t *reply = call->reply;
-        call->reply = NULL;
-        gw_mcp_respond (reply, call->id, answer);
+        gw_mcp_call_answer (call, answer);
     } else if (result->status == GW_DOWNLOAD_OK)
         jp_log_info ("download event=unanswered session=%s file=%s (the caller "
                  "left; the file stays in input/)", up->session_id, result->name);
