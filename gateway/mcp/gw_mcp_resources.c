@@ -1,8 +1,9 @@
 /* gw_mcp_resources: the MCP resources and prompts: sessions:// (the
  * caller's sessions), session://{id} (one), artifact://{id}/{path} (each
  * file under a session's output/, as text or a base64 blob), and
- * codebox://guide (how an agent should use the tools). resources/list
- * pages with an opaque cursor.
+ * codebox://guide (how an agent should use the tools), and with the
+ * code-box tool set Code Box's code-interpreter://usage-guide
+ * (gw_mcp_code_box.c). resources/list pages with an opaque cursor.
  *
  * Threads: the loop thread only. */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include "gw_id.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
+#include "gw_mcp_code_box.h"
 #include "gw_mcp_fixtures.h"
 #include "gw_mcp_resources.h"
 #include "gw_path.h"
@@ -77,6 +79,7 @@ gw_mcp_resources_list (gw_mcp_ctx_t *ctx, const char *cursor)
     json_array_append_new (all, json_pack ("{s:s, s:s, s:s, s:s}", "uri", "sessions://", "name",
                                            "sessions", "description", "Your live sessions",
                                            "mimeType", "application/json"));
+    gw_mcp_code_box_resources (ctx->mcp, all);
     gw_server_t *server = ctx->mcp->server;
     size_t at = 0;
     for (gw_session_t *s; (s = gw_sessions_next (server, ctx->client->tenant, &at));) {
@@ -207,6 +210,8 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *
         }
     } else if (gw_config_bool (gw_server_config (ctx->mcp->server), GW_SET_MCP_CONFORMANCE))
         content = gw_mcp_conformance_read (uri);
+    if (!content)
+        content = gw_mcp_code_box_read (ctx->mcp, uri);
     return content ? json_pack ("{s:[o]}", "contents", content) : NULL;
 }
 

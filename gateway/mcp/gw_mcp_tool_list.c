@@ -3,10 +3,11 @@
  * a tool whose name a set named before offers left out (codebox's own:
  * the built-in ones, gw_mcp_tools.c, and those in files of their own:
  * exec_sql, upload_file, install_package; codebox-ai's execute_code; e2b's
- * ten, gw_mcp_e2b.c); and, in the test build, the conformance fixtures;
- * tools/list's result (built once) and tools/call in either era: the
- * tool's lookup, the answer to an input() a call returned as
- * input_required, and a call that runs long becoming a task.
+ * ten, gw_mcp_e2b.c; Code Box's seven, gw_mcp_code_box.c); and, in the
+ * test build, the conformance fixtures; tools/list's result (built once)
+ * and tools/call in either era: the tool's lookup, the answer to an
+ * input() a call returned as input_required, and a call that runs long
+ * becoming a task.
  *
  * Threads: the loop thread only. */
 #include "gw_mcp_tool_list.h"
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "gw_mcp_call.h"
+#include "gw_mcp_code_box.h"
 #include "gw_mcp_codebox_ai.h"
 #include "gw_mcp_e2b.h"
 #include "gw_mcp_fixtures.h"
@@ -73,6 +75,10 @@ s_set_tool (gw_mcp_set_t set, size_t i)
         for (size_t k = 0; gw_mcp_e2b_tools[k]; k++)
             if (k == i)
                 return gw_mcp_e2b_tools[k];
+    if (set == GW_MCP_SET_CODE_BOX)
+        for (size_t k = 0; gw_mcp_code_box_tools[k]; k++)
+            if (k == i)
+                return gw_mcp_code_box_tools[k];
     return NULL;
 }
 

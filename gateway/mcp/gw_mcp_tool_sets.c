@@ -23,7 +23,7 @@ static const struct {
     {"codebox", GW_MCP_SET_CODEBOX, true},
     {"codebox-ai", GW_MCP_SET_CODEBOX_AI, true},
     {"e2b", GW_MCP_SET_E2B, true},
-    {"code-box", GW_MCP_SET_CODE_BOX, false},
+    {"code-box", GW_MCP_SET_CODE_BOX, true},
 };
 
 #define N_SETS (sizeof s_sets / sizeof s_sets[0])
