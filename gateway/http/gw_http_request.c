@@ -3,7 +3,7 @@
  * stay here), then the checks that answer it without the loop, in order:
  * Host and Origin (gw_origin; CORS for an allowed other origin), a CORS
  * preflight, the bearer token (or ?token= on a websocket handshake), the
- * X-Codebox-* limits, the route and its methods (gw_routes), the body's
+ * X-Codebox-* limits (or Code Box's names of them), the route and its methods (gw_routes), the body's
  * declared size; and the body, kept in memory under a limit or written to
  * the request's upload as it arrives. See gw_http_request.h.
  *
@@ -128,22 +128,29 @@ gw_http_request_read (gw_http_conn_t *c, const char *url, const char *method,
                   "missing or wrong token: send Authorization: Bearer TOKEN");
         return;
     }
+    /* ours, and Code Box's name of each when ours is absent (its
+       clients send them, with the same meaning and clamping) */
     static const struct {
-        const char *header;
+        const char *header, *code_box;
         size_t offset;
     } overrides[] = {
-        {"X-Codebox-Exec-Timeout", offsetof (gw_overrides_t, exec_timeout)},
-        {"X-Codebox-Session-Ttl", offsetof (gw_overrides_t, session_ttl)},
-        {"X-Codebox-Idle-Timeout", offsetof (gw_overrides_t, idle_timeout)},
-        {"X-Codebox-Max-Download-Size", offsetof (gw_overrides_t, max_download_size)},
-        {"X-Codebox-Sql-Max-Inline-Rows", offsetof (gw_overrides_t, sql_max_inline_rows)},
+        {"X-Codebox-Exec-Timeout", "X-Exec-Timeout", offsetof (gw_overrides_t, exec_timeout)},
+        {"X-Codebox-Session-Ttl", "X-Session-Ttl", offsetof (gw_overrides_t, session_ttl)},
+        {"X-Codebox-Idle-Timeout", "X-Idle-Timeout", offsetof (gw_overrides_t, idle_timeout)},
+        {"X-Codebox-Max-Download-Size", "X-Max-Download-Size",
+         offsetof (gw_overrides_t, max_download_size)},
+        {"X-Codebox-Sql-Max-Inline-Rows", "X-Sql-Max-Inline-Rows",
+         offsetof (gw_overrides_t, sql_max_inline_rows)},
     };
     for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
-        long v = s_override (mc, overrides[i].header);
+        const char *header = overrides[i].header;
+        if (!MHD_lookup_connection_value (mc, MHD_HEADER_KIND, header))
+            header = overrides[i].code_box;
+        long v = s_override (mc, header);
         if (v < 0) {
             c->early = GW_E_BAD_REQUEST;
             snprintf (c->early_message, sizeof c->early_message,
-                      "%s must be a positive integer", overrides[i].header);
+                      "%s must be a positive integer", header);
             return;
         }
         *(long *) ((char *) &c->req.overrides + overrides[i].offset) = v;
