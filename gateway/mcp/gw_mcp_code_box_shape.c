@@ -151,13 +151,15 @@ s_exec_error (json_t *sc, char *out, size_t len)
 {
     json_t *error = json_object_get (sc, "error");
     const char *status = json_string_value (json_object_get (sc, "status"));
-    if (json_is_object (error))
-        snprintf (out, len, "%s: %s", json_string_value (json_object_get (error, "ename")),
-                  json_string_value (json_object_get (error, "evalue")));
-    else if (status && strcmp (status, "timeout") == 0)
-        snprintf (out, len, "The execution ran past its time limit and was interrupted.");
+    /* a stopped run's KeyboardInterrupt says less than why it was stopped */
+    if (status && strcmp (status, "timeout") == 0)
+        snprintf (out, len, "The execution ran past its time limit and was interrupted; "
+                  "split the work into shorter steps.");
     else if (status && strcmp (status, "cancelled") == 0)
         snprintf (out, len, "The execution was cancelled.");
+    else if (json_is_object (error))
+        snprintf (out, len, "%s: %s", json_string_value (json_object_get (error, "ename")),
+                  json_string_value (json_object_get (error, "evalue")));
     else
         snprintf (out, len, "The kernel died while the code ran; it was restarted: variables "
                   "are lost, files are kept.");

@@ -6,8 +6,9 @@
 // SDK's SSEClientTransport pointed at /mcp (Code Box's AutoGen
 // SseServerParams line); the model's text is the same dict as
 // structuredContent; bad input as Code Box's status "error" with isError;
-// tenants kept apart; and, against Azurite, new_artifacts[].sas_url that
-// download the files.
+// tenants kept apart; Code Box's client headers; combined with codebox's own set (the set named first
+// wins a name); and, against Azurite, new_artifacts[].sas_url that download
+// the files.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -386,6 +387,29 @@ describe('code-box: hostile file names and tenants', () => {
     }
   });
 
+  test('Code Box\'s client headers lower the limits (X-Exec-Timeout, X-Sql-Max-Inline-Rows)', T,
+    async () => {
+      const c = await connectAtMcp(server, { Authorization: `Bearer ${TOKENS.alice}`,
+        'X-Exec-Timeout': '2', 'X-Sql-Max-Inline-Rows': '2' });
+      try {
+        const info = success(await callTool(c.client, 'session_info', { session_id: 'limits' }));
+        assert.equal(info.effective_config.exec_timeout, 2);
+        assert.equal(info.effective_config.sql_max_inline_rows, 2);
+        const t0 = Date.now();
+        const d = failure(await callTool(c.client, 'exec_code', {
+          session_id: 'limits', language: 'python', code: 'import time\ntime.sleep(30)',
+        }), /time limit/);
+        assert.ok(Date.now() - t0 < 20000, 'interrupted at the header\'s limit');
+        assert.equal(d.session_id, 'limits');
+        const q = success(await callTool(c.client, 'exec_sql', {
+          session_id: 'limits', query: 'SELECT * FROM categories',
+        }));
+        assert.equal(q.delivery, 'file');
+      } finally {
+        await c.close();
+      }
+    });
+
   test('one tenant never sees nor ends another\'s session', T, async () => {
     const alice = await connectAtMcp(server, { Authorization: `Bearer ${TOKENS.alice}` });
     const bob = await connectAtMcp(server, { Authorization: `Bearer ${TOKENS.bob}` });
@@ -414,6 +438,122 @@ describe('code-box: hostile file names and tenants', () => {
       await alice.close();
       await bob.close();
     }
+  });
+});
+
+describe('code-box combined with other sets: the set named first wins a name', () => {
+  test('code-box,codebox: Code Box\'s seven, then codebox\'s others, on the same sessions', T,
+    async () => {
+      const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: 'code-box,codebox' } });
+      try {
+        const { tools } = await conn.client.listTools();
+        const names = tools.map((t) => t.name);
+        assert.deepEqual(names.slice(0, 7), CODE_BOX_TOOLS);
+        assert.deepEqual(names.slice(7).sort(), ['install_package', 'list_files', 'list_kernels',
+          'read_file', 'run_javascript_code', 'run_python_code', 'write_file']);
+        assert.equal(new Set(names).size, names.length);
+        // exec_code is Code Box's: language required, its answer
+        assert.deepEqual(tools[0].inputSchema.required, ['session_id', 'language', 'code']);
+        const d = success(await callTool(conn.client, 'exec_code', {
+          session_id: 'mix', language: 'python', code: "open('output/made.txt', 'w').write('hi')",
+        }));
+        assert.deepEqual(d.new_artifacts.map((a) => a.filename), ['made.txt']);
+        // codebox's write_file and read_file on the same session
+        const w = await callTool(conn.client, 'write_file', {
+          session_id: 'mix', path: 'output/notes.md', content: '# notes',
+        });
+        assert.equal(w.isError, false);
+        const listed = success(await callTool(conn.client, 'list_artifacts', { session_id: 'mix' }));
+        assert.deepEqual(listed.artifacts.map((a) => a.filename).sort(), ['made.txt', 'notes.md']);
+        const rd = await callTool(conn.client, 'read_file', { session_id: 'mix', path: 'output/made.txt' });
+        assert.equal(rd.content[0].text, 'hi');
+        assert.match(conn.stderr(), /event=tool_shadowed .*tool=exec_code set=codebox by=code-box/);
+      } finally {
+        await conn.close();
+      }
+    });
+
+  test('codebox,code-box: codebox\'s own list and answers', T, async () => {
+    const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: 'codebox,code-box' } });
+    try {
+      const { tools } = await conn.client.listTools();
+      const names = tools.map((t) => t.name);
+      for (const name of CODE_BOX_TOOLS) assert.ok(names.includes(name), name);
+      assert.equal(new Set(names).size, names.length);
+      assert.equal(names.length, 14);     // codebox's own, none added
+      const r = await callTool(conn.client, 'exec_code', { session_id: 'own', code: 'print(6 * 7)' });
+      assert.equal(r.isError, false);
+      assert.equal(r.structuredContent.stdout, '42\n');   // codebox's shape
+      assert.equal(r.structuredContent.status, 'completed');
+      // Code Box's guide comes with its set, named or not first
+      const { resources } = await conn.client.listResources();
+      assert.ok(resources.some((x) => x.uri === 'code-interpreter://usage-guide'));
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test('code-box,codebox-ai: eight tools', T, async () => {
+    const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: 'code-box, codebox-ai' } });
+    try {
+      const { tools } = await conn.client.listTools();
+      assert.deepEqual(tools.map((t) => t.name), [...CODE_BOX_TOOLS, 'execute_code']);
+      const r = await callTool(conn.client, 'execute_code', { code: 'print(6 * 7)' });
+      assert.equal(r.isError, false);
+      assert.match(r.content[0].text, /42/);
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
+describe('code-box in the 2026-07-28 era: a long exec_code becomes a task', () => {
+  const TASKS = 'io.modelcontextprotocol/tasks';
+  let server;
+  let id = 1;
+
+  /* One raw POST of the stateless era, declaring tasks; its last message. */
+  async function post(method, params) {
+    const res = await fetch(server.url, { method: 'POST', headers: {
+      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method,
+      'Mcp-Name': params.name ?? params.taskId,
+      ...(params.arguments?.session_id ? { 'Mcp-Param-Session-Id': params.arguments.session_id } : {}),
+    }, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params: { ...params, _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+    } } }) });
+    const text = await res.text();
+    const messages = res.headers.get('content-type')?.includes('text/event-stream')
+      ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)))
+      : [JSON.parse(text)];
+    return messages.at(-1);
+  }
+
+  before(async () => {
+    server = await startServer({ env: { CODEBOX_MCP_TOOLS: 'code-box', CODEBOX_POOL_SIZE: '1' } });
+  });
+
+  after(async () => {
+    if (server) assert.equal(await server.stop(), 0);
+  });
+
+  test('tasks/get gives Code Box\'s answer', T, async () => {
+    const reply = await post('tools/call', { name: 'exec_code', arguments: {
+      session_id: 'task', language: 'python',
+      code: "import time; time.sleep(2); open('output/late.txt', 'w').write('x'); print('slept')" } });
+    assert.equal(reply.result.resultType, 'task', JSON.stringify(reply));
+    let task;
+    for (let i = 0; i < 300; i++) {
+      task = (await post('tasks/get', { taskId: reply.result.taskId })).result;
+      if (['completed', 'failed', 'cancelled'].includes(task.status)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    const d = success(task.result);
+    assert.match(d.output, /^slept\n/);
+    assert.deepEqual(d.new_artifacts.map((a) => a.filename), ['late.txt']);
   });
 });
 
