@@ -493,6 +493,22 @@ describe('code-box combined with other sets: the set named first wins a name', (
     }
   });
 
+  test('code-box,e2b: Code Box\'s upload_file, e2b\'s other nine', T, async () => {
+    const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: 'code-box,e2b' } });
+    try {
+      const { tools } = await conn.client.listTools();
+      const names = tools.map((t) => t.name);
+      assert.deepEqual(names.slice(0, 7), CODE_BOX_TOOLS);
+      assert.deepEqual(names.slice(7).sort(), ['close_sandbox', 'create_run_close', 'create_sandbox',
+        'execute_code', 'get_sandbox_status', 'install_package', 'list_files', 'read_file',
+        'write_file']);
+      assert.deepEqual(Object.keys(tools[2].inputSchema.properties), ['session_id', 'blob_url',
+        'filename']);
+    } finally {
+      await conn.close();
+    }
+  });
+
   test('code-box,codebox-ai: eight tools', T, async () => {
     const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: 'code-box, codebox-ai' } });
     try {
