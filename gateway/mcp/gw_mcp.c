@@ -273,7 +273,9 @@ s_request_stateful (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
     gw_mcp_reply_t *reply = ctx->reply;
     json_t *id = ctx->id;
     if (strcmp (method, "initialize") == 0)
-        gw_mcp_respond (reply, id, gw_mcp_initialize (client, params));
+        gw_mcp_respond (reply, id, gw_mcp_initialize (client, params,
+                                                        gw_mcp_instructions (
+                                                            gw_mcp_first_set (ctx->mcp))));
     else if (strcmp (method, "ping") == 0)
         gw_mcp_respond (reply, id, json_object ());
     else if (strcmp (method, "logging/setLevel") == 0) {
@@ -313,7 +315,8 @@ s_request_stateless (gw_mcp_ctx_t *ctx, const gw_mcp_in_t *in, const char *metho
     int rank = gw_mcp_log_rank (level);
     ctx->client->log_level = rank >= 0 ? rank : GW_MCP_LOG_NONE;
     if (strcmp (method, "server/discover") == 0)
-        gw_mcp_respond (reply, ctx->id, gw_mcp_discover ());
+        gw_mcp_respond (reply, ctx->id,
+                        gw_mcp_discover (gw_mcp_instructions (gw_mcp_first_set (ctx->mcp))));
     else if (strcmp (method, "subscriptions/listen") == 0)
         gw_mcp_listen (ctx, params);
     else if (strncmp (method, "tasks/", 6) == 0)

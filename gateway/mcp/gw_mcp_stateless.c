@@ -219,7 +219,7 @@ gw_mcp_stateless_check (gw_mcp_t *self, const char *method, json_t *params,
 }
 
 json_t *
-gw_mcp_discover (void)
+gw_mcp_discover (const char *instructions)
 {
     json_t *versions = json_array ();
     for (int i = 0; gw_mcp_stateless_versions[i]; i++)
@@ -229,7 +229,7 @@ gw_mcp_discover (void)
     json_t *result = json_pack (
         "{s:s, s:o, s:o, s:s, s:{s:{s:s, s:s, s:s}}}", "resultType", "complete",
         "supportedVersions", versions, "capabilities", gw_mcp_capabilities (true),
-        "instructions", gw_mcp_instructions, "_meta", GW_MCP_META_SERVER_INFO, "name",
+        "instructions", instructions, "_meta", GW_MCP_META_SERVER_INFO, "name",
         "codebox", "title", "codebox code interpreter", "version", CODEBOX_VERSION);
     gw_mcp_cacheable (result, GW_MCP_TTL_STATIC_MS, true);
     return result;

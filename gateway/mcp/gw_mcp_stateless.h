@@ -30,7 +30,7 @@ gw_error_t gw_mcp_stateless_check (gw_mcp_t *self, const char *method, json_t *p
                                    const gw_request_t *http, gw_mcp_error_t *err);
 
 /* server/discover's result (new). */
-json_t *gw_mcp_discover (void);
+json_t *gw_mcp_discover (const char *instructions);
 
 /* Marks a list or read result cacheable: ttlMs, and cacheScope public
  * (the same for every caller) or private. */

@@ -54,6 +54,12 @@ s_sets (gw_mcp_t *self)
     return order;
 }
 
+gw_mcp_set_t
+gw_mcp_first_set (gw_mcp_t *self)
+{
+    return s_sets (self).set[0];
+}
+
 /* The i-th tool of one set, or NULL past its last. */
 static const gw_mcp_tool_t *
 s_set_tool (gw_mcp_set_t set, size_t i)

@@ -7,6 +7,11 @@
 
 #include "gw_error.h"
 #include "gw_mcp_internal.h"
+#include "gw_mcp_tool_sets.h"
+
+/* The tool set CODEBOX_MCP_TOOLS names first (whose instructions the
+ * server gives). */
+gw_mcp_set_t gw_mcp_first_set (gw_mcp_t *self);
 
 /* tools/list's result (borrowed, built once). */
 json_t *gw_mcp_tools (gw_mcp_t *self);

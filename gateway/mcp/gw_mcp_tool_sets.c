@@ -1,8 +1,8 @@
 /* gw_mcp_tool_sets: CODEBOX_MCP_TOOLS, the tool sets MCP clients see:
  * "codebox" (codebox's own, the default), or a seed's own for drop-in use
  * ("codebox-ai", "e2b", "code-box"), several combined with commas. The
- * value is checked at start (gw_cli_check_names): an unknown name, or a
- * set this build does not offer yet, stops the server naming it. The
+ * value is checked at start (gw_cli_check_names): an unknown name stops
+ * the server naming it. The
  * order of the names matters where two sets have a tool of the same name:
  * the set named first offers it. Which tools each set holds is
  * gw_mcp_tool_list.c's.
@@ -10,20 +10,18 @@
  * Threads: any (pure). */
 #include "gw_mcp_tool_sets.h"
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Every set by name; offered: this build has its tools. */
+/* Every set by name. */
 static const struct {
     const char *name;
     gw_mcp_set_t set;
-    bool offered;
 } s_sets[] = {
-    {"codebox", GW_MCP_SET_CODEBOX, true},
-    {"codebox-ai", GW_MCP_SET_CODEBOX_AI, true},
-    {"e2b", GW_MCP_SET_E2B, true},
-    {"code-box", GW_MCP_SET_CODE_BOX, true},
+    {"codebox", GW_MCP_SET_CODEBOX},
+    {"codebox-ai", GW_MCP_SET_CODEBOX_AI},
+    {"e2b", GW_MCP_SET_E2B},
+    {"code-box", GW_MCP_SET_CODE_BOX},
 };
 
 #define N_SETS (sizeof s_sets / sizeof s_sets[0])
@@ -51,11 +49,6 @@ gw_mcp_tool_sets_parse (const char *value, gw_mcp_set_order_t *order, char *err,
             snprintf (err, err_len, "CODEBOX_MCP_TOOLS: unknown tool set '%.*s'; the sets are "
                       "codebox, codebox-ai, e2b and code-box, separated by commas",
                       (int) (len > 100 ? 100 : len), p);
-            return -1;
-        }
-        if (!s_sets[i].offered) {
-            snprintf (err, err_len, "CODEBOX_MCP_TOOLS: the tool set '%s' is not offered by "
-                      "this build yet; use codebox or codebox-ai", s_sets[i].name);
             return -1;
         }
         if (!(sets & s_sets[i].set))

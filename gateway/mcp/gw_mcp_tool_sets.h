@@ -29,7 +29,7 @@ typedef struct {
 /* Parses a CODEBOX_MCP_TOOLS value: a comma-separated list of set names
  * (spaces around them ignored; a name given twice counts once, where it
  * first comes). Returns 0 with *order filled; or -1 with a sentence in err
- * naming the first name that is unknown or not offered by this build, or
+ * naming the first name that is unknown, or
  * an empty list. */
 int gw_mcp_tool_sets_parse (const char *value, gw_mcp_set_order_t *order, char *err,
                             size_t err_len);

@@ -93,6 +93,25 @@ describe('CODEBOX_MCP_TOOLS', () => {
     }
   });
 
+  // the instructions speak of the set named first: its tools, not another's
+  for (const [value, mentions, never] of [
+    ['codebox', /session_info/, /create_sandbox|execute_code/],
+    ['codebox-ai,codebox', /execute_code.*fresh kernel/, /session_info|create_sandbox/],
+    ['e2b,codebox', /create_sandbox.*close_sandbox/, /session_info|exec_code/],
+    ['code-box', /exec_code.*new_artifacts/, /create_sandbox|execute_code/],
+  ]) {
+    test(`'${value}': the instructions name the first set's tools`, T, async () => {
+      const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: value } });
+      try {
+        const text = conn.client.getInstructions();
+        assert.match(text, mentions);
+        assert.doesNotMatch(text, never);
+      } finally {
+        await conn.close();
+      }
+    });
+  }
+
   test('codebox, codebox-ai: both sets, no name twice', T, async () => {
     const conn = await connect('stdio', { env: { CODEBOX_MCP_TOOLS: ' codebox , codebox-ai' } });
     try {
