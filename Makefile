@@ -5,7 +5,7 @@
 # writes docs/CONFIGURATION.md from the settings table.
 
 CC        ?= cc
-PKGS      := libzmq libczmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis
+PKGS      := libzmq libczmq jansson libcrypto libmicrohttpd libcurl odbc vips libseccomp hiredis zlib
 SANITIZE  ?=
 PYTHON    ?= /usr/bin/python3
 

@@ -38,12 +38,33 @@ static const unsigned char s_escape[256] = {
     ['"'] = 1, ['\\'] = 1,
 };
 
+/* True when none of the 8 bytes at p needs escaping: no control
+ * character, '"' or '\\' (the "has a byte less than" and "has a zero
+ * byte" tests, each exact for the word as a whole; bytes of 0x80 and up,
+ * UTF-8's, never match). Long text such as base64 images goes 8 bytes a
+ * step. */
+static bool
+s_plain8 (const char *p)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t v;
+    memcpy (&v, p, 8);
+    uint64_t quote = v ^ (ones * '"'), slash = v ^ (ones * '\\');
+    uint64_t hits = ((v - ones * 0x20) & ~v) | ((quote - ones) & ~quote)
+                    | ((slash - ones) & ~slash);
+    return (hits & highs) == 0;
+}
+
 static void
 s_string (s_out_t *o, const char *s, size_t n)
 {
     s_put (o, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
+        while (i + 8 <= n && s_plain8 (s + i))
+            i += 8;
+        if (i == n)
+            break;
         unsigned char c = (unsigned char) s[i];
         if (!s_escape[c])
             continue;

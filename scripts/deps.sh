@@ -41,7 +41,7 @@ DEBIAN_PACKAGES=(
     build-essential pkg-config
     libzmq3-dev libczmq-dev libjansson-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libvips-dev
     unixodbc-dev libsqliteodbc odbc-postgresql sqlite3
-    bubblewrap libseccomp-dev libwslay-dev libhiredis-dev
+    bubblewrap libseccomp-dev libwslay-dev libhiredis-dev zlib1g-dev
     python3
 )
 # What only the tests use (the PostgreSQL server: the SQL tests start their

@@ -96,6 +96,24 @@ s_files (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 }
 
 static void
+s_notebook (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_notebook (self->server, req, m->params[0]);
+}
+
+static void
+s_archive (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_archive (self->server, req, m->params[0]);
+}
+
+static void
+s_replay (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_replay (self->server, req, m->params[0]);
+}
+
+static void
 s_execute (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
     (void) m;

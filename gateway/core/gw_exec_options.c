@@ -393,3 +393,44 @@ gw_exec_options_clear (gw_exec_options_t *self)
         free (self->env[i]);
     memset (self, 0, sizeof *self);
 }
+
+json_t *
+gw_exec_options_json (const gw_exec_options_t *self)
+{
+    json_t *json = json_object ();
+    if (!json || !self)
+        return json;
+    char buf[64];
+    if (self->timeout_s)
+        json_object_set_new (json, "timeout", json_integer (self->timeout_s));
+    if (self->memory_mb) {
+        snprintf (buf, sizeof buf, "%ldm", self->memory_mb);
+        json_object_set_new (json, "memory_limit", json_string (buf));
+    }
+    if (self->cpu_milli) {
+        snprintf (buf, sizeof buf, "%ld.%03ld", self->cpu_milli / 1000, self->cpu_milli % 1000);
+        json_object_set_new (json, "cpu_limit", json_string (buf));
+    }
+    json_t *env = json_object ();
+    for (int i = 0; env && i < GW_EXEC_MAX_ENV && self->env[i]; i++) {
+        const char *eq = strchr (self->env[i], '=');
+        char name[256];
+        if (eq && (size_t) (eq - self->env[i]) < sizeof name) {
+            snprintf (name, sizeof name, "%.*s", (int) (eq - self->env[i]), self->env[i]);
+            json_object_set_new (env, name, json_string (eq + 1));
+        }
+    }
+    if (json_object_size (env))
+        json_object_set (json, "environment_variables", env);
+    json_decref (env);
+    json_t *mounts = json_array ();
+    for (int i = 0; mounts && i < self->n_mounts; i++)
+        json_array_append_new (mounts, json_pack ("{s:s, s:s, s:b}", "host_path",
+                                                  self->mounts[i].host, "container_path",
+                                                  self->mounts[i].container, "read_only",
+                                                  !self->mounts[i].read_write));
+    if (json_array_size (mounts))
+        json_object_set (json, "mount_points", mounts);
+    json_decref (mounts);
+    return json;
+}

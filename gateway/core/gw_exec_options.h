@@ -73,6 +73,10 @@ int gw_exec_options_copy (gw_exec_options_t *dst, const gw_exec_options_t *src);
 /* Frees what the options hold and zeroes them. */
 void gw_exec_options_clear (gw_exec_options_t *self);
 
+/* The options in the shape gw_exec_options_parse reads (new; {} for
+ * none): what a kept session's settings hold, to start its kernel again. */
+json_t *gw_exec_options_json (const gw_exec_options_t *self);
+
 /* "2G", "512m", "1.5g", "1024k", "1048576" (bytes) -> MiB, rounded up;
  * -1 when malformed or zero. */
 long gw_exec_parse_memory (const char *text);

@@ -343,6 +343,18 @@ s_tidy_images (json_t *data)
     }
 }
 
+/* item (returned) with the message's metadata when it has any (image
+ * sizes): the notebook keeps it; clients' items leave it out
+ * (gw_job_client_output). */
+static json_t *
+s_with_metadata (json_t *item, json_t *content)
+{
+    json_t *metadata = json_object_get (content, "metadata");
+    if (item && json_is_object (metadata) && json_object_size (metadata))
+        json_object_set (item, "metadata", metadata);
+    return item;
+}
+
 static void
 s_on_result (gw_execution_t *self, json_t *content)
 {
@@ -353,8 +365,9 @@ s_on_result (gw_execution_t *self, json_t *content)
     json_int_t count = json_integer_value (json_object_get (content, "execution_count"));
     if (count > 0)
         self->execution_count = (int) count;
-    s_add_item (self, json_pack ("{s:s, s:o, s:O}", "type", "result", "content",
-                                 s_plain (self, data), "data", data));
+    s_add_item (self, s_with_metadata (json_pack ("{s:s, s:o, s:O}", "type", "result",
+                                                  "content", s_plain (self, data), "data",
+                                                  data), content));
 }
 
 static void
@@ -364,7 +377,8 @@ s_on_display (gw_execution_t *self, json_t *content)
     if (!json_is_object (data) || !s_display_fits (self, data))
         return;
     s_tidy_images (data);
-    json_t *item = json_pack ("{s:s, s:O}", "type", "display", "data", data);
+    json_t *item = s_with_metadata (json_pack ("{s:s, s:O}", "type", "display", "data", data),
+                                    content);
     json_t *id = json_object_get (json_object_get (content, "transient"), "display_id");
     if (item && json_is_string (id))
         json_object_set (item, "display_id", id);

@@ -149,6 +149,7 @@ s_job_free (gw_job_t *job)
     gw_execution_destroy (&job->exec);
     gw_snapshot_destroy (&job->before);
     json_decref (job->new_artifacts);
+    json_decref (job->results_extra);
     free (job->code);
     free (job);
 }
@@ -549,6 +550,12 @@ json_t *
 gw_job_client_output (json_t *item, size_t *files)
 {
     json_t *plain = s_plain_output (item);
+    if (plain && json_object_get (plain, "metadata")) {    /* the notebook's only */
+        json_t *copy = json_copy (plain);
+        json_decref (plain);
+        plain = copy;
+        json_object_del (plain, "metadata");
+    }
     if (!plain || !s_png (item))
         return plain;
     /* the item and its data copied, so the stored ones keep the image */
@@ -601,6 +608,8 @@ gw_job_results_json (gw_job_t *job)
         json_object_set_new (result, "truncated", json_true ());
     if (result && gw_job_reason (job))
         json_object_set_new (result, "reason", json_string (gw_job_reason (job)));
+    if (result && job->results_extra)
+        json_object_update_missing (result, job->results_extra);
     return result;
 }
 

@@ -156,7 +156,8 @@ json_t *gw_job_status_json (const gw_job_t *job);
 json_t *gw_job_results_json (gw_job_t *job);
 
 /* One stored output item as clients get it (new, NULL on OOM):
- * tracebacks without ANSI colours, and an item that holds a base64
+ * tracebacks without ANSI colours, no "metadata" (the notebook's, kept
+ * for the record of cells), and an item that holds a base64
  * "image/png" in its data gets it out and "file": *files instead (then
  * *files counts it), the index of that PNG in the results' "files".
  * Start *files at 0 for the first item and pass the items in order. The

@@ -33,6 +33,9 @@ struct gw_job {
                                    (gw_hooks_end_job) */
     long messages;              /* kernel messages fed to its execution */
     long long bytes;            /* and their bytes, every frame */
+    bool recorded;              /* a client's code: kept in the session's record of cells */
+    bool replay;                /* a replay of that record (POST /sessions/{id}/replay) */
+    json_t *results_extra;      /* more fields of its results object, or NULL */
     long long cpu_start_ns;     /* the kernel's CPU time when it started */
     int64_t cpu_check_ms;       /* next look at its CPU time, 0 = none */
 };

@@ -150,6 +150,18 @@ gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size
 }
 
 void
+gw_request_reply_reader (gw_request_t *req, int status, gw_request_read_fn *fn,
+                         gw_request_free_fn *free_fn, void *arg, const char *content_type)
+{
+    req->status = status;
+    req->reader = fn;
+    req->reader_free = free_fn;
+    req->reader_arg = arg;
+    req->content_type = content_type;
+    req->complete (req);
+}
+
+void
 gw_request_read_body_into (gw_request_t *req, gw_upload_t *upload)
 {
     gw_upload_destroy (&req->upload);

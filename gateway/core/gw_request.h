@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -27,6 +28,14 @@
 
 typedef struct gw_request gw_request_t;
 typedef void (gw_request_complete_fn) (gw_request_t *req);
+
+/* An answer body made as it is sent: fn writes the next bytes into buf
+ * (max > 0) and returns how many (> 0), -1 at the end or -2 on an error
+ * (the connection is then cut); the free function lets arg go, sent or
+ * not. Both run in the transport's thread, one call at a time (HTTP:
+ * the loop thread, inside gw_http_run). */
+typedef ssize_t (gw_request_read_fn) (void *arg, char *buf, size_t max);
+typedef void (gw_request_free_fn) (void *arg);
 
 /* Where a request's body is. A transport may write a body to a file as it
  * arrives instead of holding it (HTTP does for the routes whose table row
@@ -90,6 +99,10 @@ struct gw_request {
     size_t reply_headers_len;
     char log_extra[160];        /* more fields for the access log line (MCP's rpc=...) */
     struct gw_stream *stream;   /* a streamed (SSE) body, or NULL */
+    gw_request_read_fn *reader; /* or a body made as it is sent (owned: reader_arg
+                                   goes with reader_free), or NULL */
+    gw_request_free_fn *reader_free;
+    void *reader_arg;
     gw_request_upgrade_fn *upgrade;     /* with status 101: who takes the connection */
     void *upgrade_arg;
     /* plumbing */
@@ -146,6 +159,11 @@ void gw_request_reply_error (gw_request_t *req, gw_error_t e, const char *fmt, .
  * once sent), streamed by the HTTP edge, never read whole into memory. */
 void gw_request_reply_file (gw_request_t *req, int status, int fd, uint64_t file_size,
                             const char *content_type);
+
+/* Answers with a body of unknown length that fn makes as it is sent
+ * (arg stolen: free_fn lets it go, whether the body was sent or not). */
+void gw_request_reply_reader (gw_request_t *req, int status, gw_request_read_fn *fn,
+                              gw_request_free_fn *free_fn, void *arg, const char *content_type);
 
 /* Answers 101 Switching Protocols (headers set with gw_request_set_header
  * first) and completes; fn gets the connection once switched (or NULL). */

@@ -204,6 +204,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
         if (status == GW_EXEC_COMPLETED)
             status = GW_EXEC_ERROR;
     }
+    gw_session_record_job (self->record, job, status);
     gw_metrics_execution (self->host->launch.metrics, status,
                           gw_execution_duration_ms (job->exec));
     if (job->messages > TRIM_AFTER_MESSAGES || job->bytes > TRIM_AFTER_BYTES)
@@ -304,8 +305,10 @@ s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg
     }
     gw_hooks_kernel_msg (self->host->launch.hooks, self, channel, msg);
     gw_job_t *job = self->running;
-    if (!job || !gw_execution_feed (job->exec, channel, *msg_p))
+    if (!job || !gw_execution_feed (job->exec, channel, *msg_p)) {
+        gw_session_record_kernel_msg (self->record, channel, msg);   /* a client's own cell */
         return;
+    }
     job->messages++;
     job->bytes += (long long) ks_kernel_last_msg_bytes (kernel);
     if (gw_execution_finished (job->exec))
@@ -344,6 +347,7 @@ s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
         return;
     }
     gw_metrics_kernel_death (self->host->launch.metrics);
+    gw_session_record_kernel_died (self->record);
     gw_job_t *job = self->running;
     if (job) {
         char why[1200];
@@ -366,6 +370,7 @@ s_restart (gw_session_t *self)
     self->restart_pending = false;
     ks_kernel_destroy (&self->kernel);
     self->restarts++;
+    gw_session_record_restart (self->record);   /* the next cells are the next run */
     self->exec_state[0] = '\0';
     gw_hooks_kernel_state (self->host->launch.hooks, self, "restarting");
     if (s_start_kernel (self)) {
@@ -408,6 +413,7 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     gw_jobs_detach_session (self->host->jobs, self);
     gw_snapshot_destroy (&self->last_walk);
     gw_changes_destroy (&self->changes);
+    gw_session_record_destroy (&self->record, remove_folder);
     if (remove_folder && self->workdir[0]) {
         int rc = gw_disk_remove (self->workdir);
         if (rc)

@@ -18,6 +18,7 @@
 #include "gw_exec_options.h"
 #include "gw_job.h"
 #include "gw_launch.h"
+#include "gw_session_record.h"
 #include "ks_kernel.h"
 
 typedef struct gw_server gw_server_t;
@@ -70,6 +71,13 @@ const char *gw_session_workdir (const gw_session_t *self);
 const char *gw_session_input_dir (const gw_session_t *self);
 const char *gw_session_visible_workdir (const gw_session_t *self);
 const char *gw_session_visible_input (const gw_session_t *self);
+/* The record of the cells it ran (borrowed; NULL for a one-shot run's),
+ * and its settings as the record keeps them (new: session_id, tenant,
+ * kernel, kernelspec {name, display_name, language}, created (RFC 3339),
+ * created_ms (that date in ms since 1970: wall time, where
+ * gw_session_created_ms is jp_time's), limits, execution_options). */
+gw_session_record_t *gw_session_cell_record (const gw_session_t *self);
+json_t *gw_session_settings_json (const gw_session_t *self);
 /* A one-shot run's session: listed by no one. */
 bool gw_session_ephemeral (const gw_session_t *self);
 void gw_session_set_ephemeral (gw_session_t *self);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gw_sandbox.h"
 #include "jp_time.h"
@@ -167,3 +168,33 @@ gw_session_set_ephemeral (gw_session_t *self)
     self->ephemeral = true;
 }
 
+
+gw_session_record_t *
+gw_session_cell_record (const gw_session_t *self)
+{
+    return self->record;
+}
+
+json_t *
+gw_session_settings_json (const gw_session_t *self)
+{
+    char created[32];
+    struct timespec now;    /* created_ms is on jp_time's clock: the date is now less its age */
+    clock_gettime (CLOCK_REALTIME, &now);
+    time_t t = now.tv_sec - (time_t) ((jp_time_now_ms () - self->created_ms) / 1000);
+    struct tm tm;
+    gmtime_r (&t, &tm);
+    strftime (created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const ks_spec_t *spec = self->spec;
+    return json_pack ("{s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:s, s:I, s:{s:I, s:I, s:I, s:I},"
+                      " s:o}", "session_id", self->id, "tenant", self->tenant, "kernel",
+                      spec->name, "kernelspec", "name", spec->name, "display_name",
+                      spec->display_name ? spec->display_name : spec->name, "language",
+                      spec->language ? spec->language : "", "created", created, "created_ms",
+                      (json_int_t) t * 1000, "limits", "session_ttl",
+                      (json_int_t) self->limits.ttl_s, "idle_timeout",
+                      (json_int_t) self->limits.idle_s, "exec_timeout",
+                      (json_int_t) self->limits.exec_timeout_s, "max_output_bytes",
+                      (json_int_t) self->limits.max_output_bytes, "execution_options",
+                      gw_exec_options_json (&self->exec));
+}

@@ -29,6 +29,8 @@ struct gw_session {
     gw_job_t *running;
     gw_session_started_t *start_waiters;  /* told when the first start is over */
     bool ever_ready;
+    gw_session_record_t *record;    /* its cells, kept in the state folder (NULL: a
+                                       one-shot run's, kept nowhere) */
     gw_changes_t *changes;      /* what changed in the folder since its last walk */
     gw_snapshot_t *last_walk;   /* that walk, while changes can tell (else NULL) */
     int own_file_system;        /* the folder is a mount (gw_disk): 1, 0, or -1 not yet known */

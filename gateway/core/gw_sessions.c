@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw_job_internal.h"
 #include "gw_registry.h"
 #include "gw_server_internal.h"
 #include "gw_path.h"
@@ -216,6 +217,10 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
         snprintf (err, err_len, "no room for another session");
         return NULL;
     }
+    if (!session->ephemeral)    /* a one-shot run is nobody's to read again */
+        session->record = gw_session_record_new (gw_server_state_dir (server), session->tenant,
+                                                 session->id, gw_session_settings_json (session),
+                                                 (size_t) limits.max_output_bytes);
     jp_log_info ("session event=created session=%s tenant=%s kernel=%s",
                  session->id, session->tenant, session->spec->name);
     return session;
@@ -245,6 +250,11 @@ gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller, gw_session_t
                                  session->tenant, code, seconds * 1000);
     if (job && opts->allow_input)
         gw_job_allow_input (job);
+    if (job) {
+        job->recorded = true;
+        job->replay = opts->replay;
+        job->results_extra = json_incref (opts->results_extra);
+    }
     if (!job || (opts->on_job && !opts->on_job (job, opts->arg))) {
         *e = GW_E_INTERNAL;
         snprintf (err, err_len, "out of memory");

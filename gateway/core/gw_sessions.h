@@ -84,11 +84,13 @@ typedef struct {
     bool allow_input;           /* input() asks the client */
     gw_sessions_job_fn *on_job; /* or NULL */
     void *arg;
+    bool replay;                /* it replays the session's record (kept so in it) */
+    json_t *results_extra;      /* more fields of its results (borrowed), or NULL */
 } gw_sessions_submit_t;
 
 /* Queues code (borrowed) in session for caller: the queue's bounds, the
  * timeout clamped (gw_sessions_exec_timeout), the job kept by the job
- * store. Returns the job (queued, maybe running or, when the kernel
+ * store, and by the session's record of cells once it ran. Returns the job (queued, maybe running or, when the kernel
  * could not start, finished already), or NULL with *e and err set:
  * GW_E_TOO_MANY_QUEUED, GW_E_INTERNAL (out of memory, or on_job said
  * no). */

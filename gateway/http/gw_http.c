@@ -337,6 +337,8 @@ s_completed (void *cls, struct MHD_Connection *mc, void **con_cls,
     free (c->req.raw);
     if (c->req.has_file)
         close (c->req.file_fd);     /* never sent */
+    if (c->req.reader)
+        c->req.reader_free (c->req.reader_arg);     /* never sent */
     json_decref (c->req.json);
     free (c);
     *con_cls = NULL;

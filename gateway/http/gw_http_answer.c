@@ -60,6 +60,51 @@ s_stream_free (void *cls)
     gw_stream_unref (&stream);
 }
 
+/* A body made as it is sent (gw_request_reply_reader), for libmicrohttpd. */
+typedef struct {
+    gw_request_read_fn *fn;
+    gw_request_free_fn *free_fn;
+    void *arg;
+} s_reader_t;
+
+static ssize_t
+s_reader (void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void) pos;
+    s_reader_t *r = cls;
+    ssize_t n = r->fn (r->arg, buf, max);
+    return n == -2 ? MHD_CONTENT_READER_END_WITH_ERROR
+         : n <= 0  ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void
+s_reader_free (void *cls)
+{
+    s_reader_t *r = cls;
+    r->free_fn (r->arg);
+    free (r);
+}
+
+/* The response of a reader's body; it takes the reader from req. */
+static struct MHD_Response *
+s_reader_response (gw_request_t *req)
+{
+    s_reader_t *r = malloc (sizeof *r);
+    struct MHD_Response *response =
+        r ? MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 64 * 1024, s_reader, r,
+                                               s_reader_free)
+          : NULL;
+    if (!response) {
+        free (r);
+        return NULL;    /* the request's end frees what it still holds */
+    }
+    *r = (s_reader_t) {req->reader, req->reader_free, req->reader_arg};
+    req->reader = NULL;
+    MHD_add_response_header (response, "Content-Type",
+                             req->content_type ? req->content_type : "application/octet-stream");
+    return response;
+}
+
 /* Closes a switched connection: libmicrohttpd closes its socket in its
  * next run, which the turn's end does (the close resumes the connection). */
 static void
@@ -193,6 +238,8 @@ gw_http_send (gw_http_conn_t *c)
         MHD_add_response_header (response, "Content-Type", "text/event-stream");
         MHD_add_response_header (response, "Cache-Control", "no-cache");
         MHD_add_response_header (response, "X-Accel-Buffering", "no");
+    } else if (req->reader) {
+        response = s_reader_response (req);
     } else if (req->has_file) {
         /* libmicrohttpd reads (sendfile) and closes the file as it sends */
         response = MHD_create_response_from_fd64 (req->file_size, req->file_fd);

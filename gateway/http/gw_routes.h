@@ -37,6 +37,9 @@
     X (session,    "GET, HEAD, DELETE", "/sessions/{}",           "/sessions/{id}", MEM) \
     X (artifacts,  "GET, HEAD",         "/sessions/{}/artifacts", "/sessions/{id}/artifacts", MEM) \
     X (files,      "GET, HEAD, PUT",    "/sessions/{}/files/**",  "/sessions/{id}/files/{path}", FILE) \
+    X (notebook,   "GET, HEAD",         "/sessions/{}/notebook",  "/sessions/{id}/notebook", MEM) \
+    X (archive,    "GET, HEAD",         "/sessions/{}/archive",   "/sessions/{id}/archive", MEM) \
+    X (replay,     "POST",              "/sessions/{}/replay",    "/sessions/{id}/replay", MEM) \
     X (execute,    "POST",              "/execute",               "/execute", MEM) \
     X (events,     "GET",               "/execute/{}/events",     "/execute/{id}/events", MEM) \
     X (status,     "GET, HEAD",         "/execute/{}/status",     "/execute/{id}/status", MEM) \

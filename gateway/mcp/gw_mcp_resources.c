@@ -1,5 +1,6 @@
 /* gw_mcp_resources: the MCP resources and prompts: sessions:// (the
- * caller's sessions), session://{id} (one), artifact://{id}/{path} (each
+ * caller's sessions), session://{id} (one), session://{id}/notebook (its
+ * cells as a Jupyter notebook), artifact://{id}/{path} (each
  * file under a session's output/, as text or a base64 blob), and
  * codebox://guide (how an agent should use the tools), and with the
  * code-box tool set Code Box's code-interpreter://usage-guide
@@ -21,6 +22,7 @@
 #include "gw_mcp_code_box.h"
 #include "gw_mcp_fixtures.h"
 #include "gw_mcp_resources.h"
+#include "gw_notebook.h"
 #include "gw_path.h"
 #include "gw_session.h"
 #include "gw_sessions.h"
@@ -122,9 +124,12 @@ json_t *
 gw_mcp_resource_templates (bool conformance)
 {
     json_t *templates = json_pack (
-        "[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]", "uriTemplate", "session://{session_id}",
-        "name", "session", "description", "One of your sessions: folders, kernel, limits",
-        "mimeType", "application/json", "uriTemplate", "artifact://{session_id}/{path}", "name",
+        "[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]", "uriTemplate",
+        "session://{session_id}", "name", "session", "description",
+        "One of your sessions: folders, kernel, limits", "mimeType", "application/json",
+        "uriTemplate", "session://{session_id}/notebook", "name", "notebook", "description",
+        "The cells a session ran, with their outputs, as a Jupyter notebook (nbformat 4)",
+        "mimeType", GW_NOTEBOOK_MIME, "uriTemplate", "artifact://{session_id}/{path}", "name",
         "artifact", "description", "A file of a session, such as output/plot.png");
     json_t *ignored = json_array ();
     if (conformance)
@@ -172,6 +177,35 @@ s_read_artifact (gw_session_t *s, const char *uri, const char *path, gw_error_t 
     return content;
 }
 
+/* The notebook of session://{id}/notebook as resource contents (new), or
+ * NULL with e and err set. */
+static json_t *
+s_read_notebook (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *err, size_t err_len)
+{
+    const char *rest = uri + strlen ("session://");
+    size_t n = strlen (rest) - strlen ("/notebook");
+    char id[GW_ID_SIZE];
+    snprintf (id, sizeof id, "%.*s", (int) (n < sizeof id ? n : 0), rest);
+    gw_session_t *s = n < sizeof id ? s_find (ctx, id) : NULL;
+    if (!s)
+        return NULL;
+    size_t len = 0;
+    int rc = 0;
+    char *text = gw_notebook_of_session (s, &len, &rc);
+    json_t *content = text && len <= MAX_RESOURCE_BYTES
+                          ? json_pack ("{s:s, s:s, s:s%}", "uri", uri, "mimeType",
+                                       GW_NOTEBOOK_MIME, "text", text, len)
+                          : NULL;
+    if (!content) {
+        *e = GW_E_INTERNAL;
+        snprintf (err, err_len, "cannot read the notebook of session '%s': %s", id,
+                  text ? "it is too large; GET /sessions/{id}/notebook serves it"
+                       : strerror (-rc));
+    }
+    free (text);
+    return content;
+}
+
 json_t *
 gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *err,
                        size_t err_len)
@@ -189,7 +223,10 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *
         content = json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "application/json",
                              "text", text ? text : "{}");
         free (text);
-    } else if (strncmp (uri, "session://", 10) == 0) {
+    } else if (strncmp (uri, "session://", 10) == 0 && strlen (uri) > 19
+               && strcmp (uri + strlen (uri) - 9, "/notebook") == 0)
+        content = s_read_notebook (ctx, uri, e, err, err_len);
+    else if (strncmp (uri, "session://", 10) == 0) {
         gw_session_t *s = s_find (ctx, uri + 10);
         json_t *info = s ? gw_session_json (s, true) : NULL;
         char *text = info ? json_dumps (info, JSON_INDENT (1)) : NULL;

@@ -39,6 +39,15 @@ void gw_rest_execution_cancel (gw_server_t *server, gw_request_t *req, const cha
 void gw_rest_artifacts (gw_server_t *server, gw_request_t *req, const char *id);
 void gw_rest_files (gw_server_t *server, gw_request_t *req, const char *id, const char *rest);
 
+/* A session's record of cells (gw_rest_notebook.c): GET
+ * /sessions/{id}/notebook (nbformat 4), GET /sessions/{id}/archive (a
+ * tar.gz of notebook.ipynb, session.json and the folder under session/,
+ * streamed), POST /sessions/{id}/replay (the cells that succeeded, run
+ * again as one execution: answered as POST /execute). */
+void gw_rest_notebook (gw_server_t *server, gw_request_t *req, const char *id);
+void gw_rest_archive (gw_server_t *server, gw_request_t *req, const char *id);
+void gw_rest_replay (gw_server_t *server, gw_request_t *req, const char *id);
+
 /* POST /sql (gw_sql_tool.c). */
 void gw_sql_rest_handle (gw_server_t *server, gw_request_t *req);
 
