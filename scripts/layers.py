@@ -82,7 +82,8 @@ CORE_SUBLAYERS = [
     ("host", {"gw_seccomp", "gw_sandbox_limits", "gw_sandbox_internal", "gw_sandbox",
               "gw_ipykernel", "gw_launch", "gw_pool", "gw_kernel_epoll", "gw_state_dir",
               "gw_runtime_dir", "gw_registry"}),
-    ("sessions", {"gw_session", "gw_session_internal", "gw_session_info", "gw_server",
+    ("sessions", {"gw_session", "gw_session_internal", "gw_session_info",
+                  "gw_session_durable", "gw_server",
                   "gw_server_internal", "gw_server_state", "gw_server_loop", "gw_sessions"}),
 ]
 

@@ -30,13 +30,15 @@
     X (DEFAULT_KERNEL, "CODEBOX_DEFAULT_KERNEL", "python3", STR, ANY, "kernelspec used when a request names none") \
     X (KERNEL_PATH, "CODEBOX_KERNEL_PATH", "", STR, ANY, "extra kernelspec folders, ':'-separated, searched first") \
     X (KERNEL_START_TIMEOUT, "CODEBOX_KERNEL_START_TIMEOUT", "60", INT, ANY, "seconds a kernel may take to become ready") \
-    X (SESSION_TTL, "CODEBOX_SESSION_TTL", "3600", INT, ANY, "seconds a session may live") \
-    X (IDLE_TIMEOUT, "CODEBOX_IDLE_TIMEOUT", "1800", INT, ANY, "seconds without a call before a session is reaped") \
+    X (SESSION_TTL, "CODEBOX_SESSION_TTL", "604800", INT, ANY, "seconds a session may live, paused time included; then it ends and its files go") \
+    X (IDLE_TIMEOUT, "CODEBOX_IDLE_TIMEOUT", "86400", INT, ANY, "seconds without a call before a session ends and its files go (its kernel stopped long before, at CODEBOX_IDLE_PAUSE)") \
+    X (IDLE_PAUSE, "CODEBOX_IDLE_PAUSE", "600", INT, ANY, "seconds without a call before a session's kernel is stopped and the session kept as paused (folder, record, settings); its next call starts a kernel again, and the first answer says so. 0 never pauses") \
     X (CLEANUP_INTERVAL, "CODEBOX_CLEANUP_INTERVAL", "30", INT, ANY, "seconds between reaper passes") \
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, ANY, "seconds one execution may run; then interrupt, then restart") \
     X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, ANY, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \
     X (CPU_LIMIT, "CODEBOX_CPU_LIMIT", "1", CORES, ANY, "CPU cores a session's processes may use together, at every moment (between executions too): a CFS quota on the kernel's cpu cgroup from its start (as root, cgroup v1); execution_options.cpu_limit is clamped to it") \
-    X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, ANY, "live sessions at once") \
+    X (MAX_SESSIONS, "CODEBOX_MAX_SESSIONS", "64", INT, ANY, "live sessions at once (kernels running: a paused session does not count)") \
+    X (MAX_STORED_SESSIONS, "CODEBOX_MAX_STORED_SESSIONS", "1024", INT, ANY, "sessions kept in all, live and paused (at most 4096); the next create gets a clear error") \
     X (TENANT_MAX_SESSIONS, "CODEBOX_TENANT_MAX_SESSIONS", "auto", AUTO, HTTP, "live sessions one tenant may hold (auto: half of CODEBOX_MAX_SESSIONS when CODEBOX_API_TOKENS names several tenants, else all); the same fraction of every other table a tenant fills (MCP sessions, kept results, SQL workers, MCP tasks) is its share there, so one tenant never locks out another") \
     X (NODE_NAME, "CODEBOX_NODE_NAME", "", STR, ANY, "this node's name among many (default: the host name)") \
     X (DIRECTORY_URL, "CODEBOX_DIRECTORY_URL", "", STR, ANY, "redis://HOST[:PORT][/DB]: the session directory many nodes share (listings span the nodes; a session another node holds is refused naming it)") \

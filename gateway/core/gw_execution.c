@@ -624,6 +624,15 @@ gw_execution_abort (gw_execution_t *self, gw_exec_status_t status, const char *e
 }
 
 void
+gw_execution_add_stream (gw_execution_t *self, const char *name, const char *text)
+{
+    json_t *content = json_pack ("{s:s, s:s}", "name", name, "text", text);
+    if (content)
+        s_on_stream (self, content);
+    json_decref (content);
+}
+
+void
 gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why)
 {
     s_add_gateway_error (self, ename, why);

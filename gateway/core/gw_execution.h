@@ -82,6 +82,10 @@ bool gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg
 void gw_execution_abort (gw_execution_t *self, gw_exec_status_t status,
                          const char *ename, const char *why);
 
+/* Adds a stream output (name "stdout" or "stderr") of the gateway's own,
+ * as if the kernel had printed text (before or while it runs). */
+void gw_execution_add_stream (gw_execution_t *self, const char *name, const char *text);
+
 /* Adds an error output to an execution, marking a finished one an error
  * (a disk quota found exceeded afterwards, a CPU limit hit meanwhile). */
 void gw_execution_add_error (gw_execution_t *self, const char *ename, const char *why);

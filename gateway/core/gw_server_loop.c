@@ -53,14 +53,36 @@ s_reap_due (gw_server_t *self, gw_session_t *s)
     return idle < ttl ? idle : ttl;
 }
 
+/* When an idle live session's kernel is to be paused (CODEBOX_IDLE_PAUSE),
+ * or -1: never, or not now (busy, paused, a one-shot run's). */
+static int64_t
+s_pause_due (gw_server_t *self, gw_session_t *s)
+{
+    int64_t after = gw_config_int (self->config, GW_SET_IDLE_PAUSE) * 1000;
+    if (after <= 0 || !gw_session_can_pause (s) || s_session_busy (self, s))
+        return -1;
+    return s->last_used_ms + after;
+}
+
+/* The earlier of the two: a pause, or the session's end. */
+static int64_t
+s_due (gw_server_t *self, gw_session_t *s)
+{
+    int64_t end = s_reap_due (self, s), pause = s_pause_due (self, s);
+    return pause >= 0 && (end < 0 || pause < end) ? pause : end;
+}
+
 /* Ends sessions past their time to live or idle too long (s_reap_due:
- * the loop's wake-up for the reaper asks the same). */
+ * the loop's wake-up for the reaper asks the same), and pauses the
+ * kernels of those idle past CODEBOX_IDLE_PAUSE. */
 static void
 s_reap (gw_server_t *self, int64_t now)
 {
     for (size_t i = 0; i < self->n_sessions;) {
         gw_session_t *s = self->sessions[i];
-        int64_t due = s_reap_due (self, s);
+        int64_t due = s_reap_due (self, s), pause = s_pause_due (self, s);
+        if (pause >= 0 && now >= pause && (due < 0 || now < due))
+            gw_session_pause (s);
         if (due < 0 || now < due) {
             i++;
             continue;
@@ -195,7 +217,7 @@ s_reap_deadline (gw_server_t *self)
 {
     int64_t due = -1;
     for (size_t i = 0; i < self->n_sessions; i++) {
-        int64_t d = s_reap_due (self, self->sessions[i]);
+        int64_t d = s_due (self, self->sessions[i]);
         if (d >= 0 && (due < 0 || d < due))
             due = d;
     }
@@ -254,7 +276,10 @@ s_tick (void *arg, int64_t now)
             malloc_trim (0);    /* give big freed results back to the system */
         self->next_jobs_expiry = now + 250;
     }
-    gw_metrics_sessions_live (self->metrics, (long) self->n_sessions);
+    long live = 0;
+    for (size_t i = 0; i < self->n_sessions; i++)
+        live += !self->sessions[i]->paused;
+    gw_metrics_sessions_live (self->metrics, live);
 }
 
 const gw_loop_source_t gw_server_loop_source = {

@@ -34,10 +34,8 @@
 static void s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg);
 static void s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg);
 
-/* Makes and starts a new kernel for the session. Returns 0 or -errno with
- * self->error set. */
-static int
-s_start_kernel (gw_session_t *self)
+int
+gw_session_start_kernel (gw_session_t *self)
 {
     self->kernel = gw_launch_kernel (&self->host->launch, self->spec, self->workdir, &self->exec,
                                      self->error, sizeof self->error);
@@ -70,9 +68,9 @@ s_take_warm (gw_session_t *self)
 }
 
 gw_session_t *
-gw_session_new (const gw_session_host_t *host, const char *id, const char *tenant,
-                ks_spec_t **spec_p, const gw_limits_t *limits, const gw_exec_options_t *exec,
-                char *err, size_t err_len)
+gw_session_alloc (const gw_session_host_t *host, const char *id, const char *tenant,
+                  ks_spec_t **spec_p, const gw_limits_t *limits, const gw_exec_options_t *exec,
+                  char *err, size_t err_len)
 {
     gw_session_t *self = calloc (1, sizeof *self);
     if (!self || (exec && gw_exec_options_copy (&self->exec, exec) < 0)) {
@@ -106,13 +104,24 @@ gw_session_new (const gw_session_host_t *host, const char *id, const char *tenan
     snprintf (self->visible_input, sizeof self->visible_input, "%s/input", self->visible_workdir);
     snprintf (self->visible_output, sizeof self->visible_output, "%s/output",
               self->visible_workdir);
+    return self;
+}
+
+gw_session_t *
+gw_session_new (const gw_session_host_t *host, const char *id, const char *tenant,
+                ks_spec_t **spec_p, const gw_limits_t *limits, const gw_exec_options_t *exec,
+                char *err, size_t err_len)
+{
+    gw_session_t *self = gw_session_alloc (host, id, tenant, spec_p, limits, exec, err, err_len);
+    if (!self)
+        return NULL;
     if (!gw_exec_options_custom (&self->exec) && s_take_warm (self))
         return self;
     if (gw_launch_make_folder (&host->launch, self->workdir, err, err_len) < 0) {
         gw_session_destroy (&self, false);
         return NULL;
     }
-    if (s_start_kernel (self)) {
+    if (gw_session_start_kernel (self)) {
         snprintf (err, err_len, "%s", self->error);
         gw_session_destroy (&self, true);
         return NULL;
@@ -245,6 +254,10 @@ s_start_next (gw_session_t *self)
             gw_execution_set_output_handler (job->exec, s_on_job_output, job);
         if (job->exec && job->allow_input)
             gw_execution_set_input_handler (job->exec, s_on_job_input, job);
+        if (job->exec && self->resumed_notice) {   /* the first answer after a pause */
+            self->resumed_notice = false;
+            gw_execution_add_stream (job->exec, "stderr", GW_SESSION_RESUMED_NOTICE "\n");
+        }
         if (!job->exec || gw_execution_start (job->exec, self->kernel) != 0) {
             s_fail_queued (job, GW_EXEC_ERROR, "InternalError",
                            "the code could not be sent to the kernel");
@@ -373,7 +386,7 @@ s_restart (gw_session_t *self)
     gw_session_record_restart (self->record);   /* the next cells are the next run */
     self->exec_state[0] = '\0';
     gw_hooks_kernel_state (self->host->launch.hooks, self, "restarting");
-    if (s_start_kernel (self)) {
+    if (gw_session_start_kernel (self)) {
         self->failed = true;
         s_fail_queue (self, self->error);
         return;
@@ -430,7 +443,7 @@ void
 gw_session_enqueue (gw_session_t *self, gw_job_t *job)
 {
     self->last_used_ms = jp_time_now_ms ();
-    if (self->failed) {
+    if (self->failed || (self->paused && gw_session_resume (self))) {
         s_fail_queued (job, GW_EXEC_ERROR, "KernelStartFailed", self->error);
         return;
     }

@@ -139,6 +139,29 @@ int64_t gw_session_last_used_ms (const gw_session_t *self);
  * folder holds (a walk), and never more than the disk has. May be <= 0. */
 long long gw_session_disk_room (gw_session_t *self);
 
+/* ---- paused sessions (gw_session_durable.c) ---- */
+
+/* What the first answer after a paused session's kernel started again
+ * says (a stderr stream item before the code's own outputs). */
+#define GW_SESSION_RESUMED_NOTICE \
+    "codebox: the kernel was restarted (the session was paused): variables are gone, " \
+    "files are kept"
+
+/* True when the session has no kernel: paused (status "paused"). */
+bool gw_session_paused (const gw_session_t *self);
+/* True when the session could be paused now: a kernel that is ready and
+ * idle, nothing queued or running, kept (not a one-shot run's). */
+bool gw_session_can_pause (const gw_session_t *self);
+/* Stops the kernel (its process, relay and sandbox go; its memory is
+ * freed), keeping the folder, settings and record. */
+void gw_session_pause (gw_session_t *self);
+/* Starts a kernel again for a paused session (same kernelspec,
+ * execution_options and limits; never a warm one): the record starts a
+ * new run, Jupyter clients see status "restarting", and the next job's
+ * first output is GW_SESSION_RESUMED_NOTICE. Returns 0 (also when not
+ * paused), or -errno with gw_session_error set (it stays paused). */
+int gw_session_resume (gw_session_t *self);
+
 /* Marks the session used now (idle time restarts). */
 void gw_session_touch (gw_session_t *self);
 

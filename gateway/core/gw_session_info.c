@@ -20,6 +20,8 @@ const char *
 gw_session_execution_state (const gw_session_t *self)
 {
     const char *status = gw_session_status (self);
+    if (self->paused)
+        return "idle";  /* Jupyter has no word for it: its next call starts a kernel */
     if (strcmp (status, "dead") == 0)
         return "dead";
     if (self->restart_pending || self->starting_again)
@@ -45,6 +47,8 @@ gw_session_touch (gw_session_t *self)
 const char *
 gw_session_status (const gw_session_t *self)
 {
+    if (self->paused)
+        return "paused";
     if (self->failed || !self->kernel)
         return "dead";
     ks_kernel_state_t state = ks_kernel_state (self->kernel);

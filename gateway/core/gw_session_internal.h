@@ -40,9 +40,23 @@ struct gw_session {
     bool destroying;            /* gw_session_destroy is running */
     bool ephemeral;             /* a one-shot run's session: not listed */
     bool doomed;                /* to be removed by the loop after this turn */
+    bool paused;                /* no kernel: idle past CODEBOX_IDLE_PAUSE, or kept
+                                   by an earlier server (gw_session_durable.c) */
+    bool resumed_notice;        /* the next job's answer says the kernel was restarted */
     int restarts;
     char exec_state[12];        /* the kernel's last iopub status ("idle", "busy"...) */
     char error[1024];
 };
+
+/* A session with its folders' names set and no kernel, or NULL with err
+ * (gw_session_new's arguments). */
+gw_session_t *gw_session_alloc (const gw_session_host_t *host, const char *id,
+                                const char *tenant, ks_spec_t **spec_p,
+                                const gw_limits_t *limits, const gw_exec_options_t *exec,
+                                char *err, size_t err_len);
+
+/* Makes and starts a new kernel for the session (never a warm one).
+ * Returns 0 or -errno with self->error set. */
+int gw_session_start_kernel (gw_session_t *self);
 
 #endif

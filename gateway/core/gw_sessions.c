@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw_hooks.h"
 #include "gw_job_internal.h"
 #include "gw_registry.h"
 #include "gw_server_internal.h"
@@ -67,14 +68,64 @@ s_find_spec (gw_server_t *server, const char *kernel, const char *language, char
     return spec;
 }
 
-/* The live sessions tenant holds (one-shot ones too: each has a kernel). */
+/* The live sessions (a kernel each, one-shot ones too; paused ones do
+ * not count) tenant holds, or all of them (tenant NULL). */
 static long
-s_count_tenant (gw_server_t *server, const char *tenant)
+s_count_live (gw_server_t *server, const char *tenant)
 {
     long n = 0;
-    for (size_t i = 0; i < gw_server_session_count (server); i++)
-        n += strcmp (gw_server_session_at (server, i)->tenant, tenant) == 0;
+    for (size_t i = 0; i < gw_server_session_count (server); i++) {
+        gw_session_t *s = gw_server_session_at (server, i);
+        n += !s->paused && (!tenant || strcmp (s->tenant, tenant) == 0);
+    }
     return n;
+}
+
+/* Pauses the least recently used session of tenant (NULL: any) that can
+ * be paused. Returns false when none can. */
+static bool
+s_pause_lru (gw_server_t *server, const char *tenant)
+{
+    gw_session_t *lru = NULL;
+    for (size_t i = 0; i < gw_server_session_count (server); i++) {
+        gw_session_t *s = gw_server_session_at (server, i);
+        if ((!tenant || strcmp (s->tenant, tenant) == 0) && gw_session_can_pause (s)
+            && !gw_hooks_in_use (s->host->launch.hooks, s)
+            && (!lru || s->last_used_ms < lru->last_used_ms))
+            lru = s;
+    }
+    if (lru)
+        gw_session_pause (lru);
+    return lru != NULL;
+}
+
+int
+gw_sessions_wake (gw_server_t *server, gw_session_t *session, gw_error_t *e, char *err,
+                  size_t err_len)
+{
+    *e = GW_E_OK;
+    if (!session->paused)
+        return 0;
+    const gw_config_t *config = gw_server_config (server);
+    long max = gw_config_int (config, GW_SET_MAX_SESSIONS);
+    long share = gw_config_share (config, max);
+    if ((share < max && s_count_live (server, session->tenant) >= share
+         && !s_pause_lru (server, session->tenant))
+        || (s_count_live (server, NULL) >= max && !s_pause_lru (server, NULL))) {
+        *e = GW_E_TOO_MANY_SESSIONS;
+        snprintf (err, err_len, "session '%.64s' is paused and its kernel cannot start again "
+                  "now: %ld sessions are live and none is idle (CODEBOX_MAX_SESSIONS, "
+                  "CODEBOX_TENANT_MAX_SESSIONS); try again when one is idle, or DELETE one",
+                  session->id, s_count_live (server, NULL));
+        return -1;
+    }
+    if (gw_session_resume (session)) {
+        *e = GW_E_KERNEL_START_FAILED;
+        snprintf (err, err_len, "session '%.64s' is paused and its kernel could not start "
+                  "again: %.200s", session->id, session->error);
+        return -1;
+    }
+    return 0;
 }
 
 /* Fills where for the caller's id, which is not on this node: the
@@ -182,7 +233,7 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
     const gw_config_t *config = gw_server_config (server);
     long max = gw_config_int (config, GW_SET_MAX_SESSIONS);
     long share = gw_config_share (config, max);
-    long mine = s_count_tenant (server, caller->tenant);
+    long mine = s_count_live (server, caller->tenant);
     if (share < max && mine >= share) {
         *e = GW_E_TOO_MANY_SESSIONS;
         snprintf (err, err_len, "tenant '%s' holds %ld live sessions, its share of this "
@@ -190,10 +241,18 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
                   "need", caller->tenant, mine, max, share);
         return NULL;
     }
-    if ((long) gw_server_session_count (server) >= max) {
+    if (s_count_live (server, NULL) >= max) {
         *e = GW_E_TOO_MANY_SESSIONS;
         snprintf (err, err_len, "%ld sessions are live, the most this server allows "
                   "(CODEBOX_MAX_SESSIONS); DELETE one you no longer need", max);
+        return NULL;
+    }
+    long stored = gw_config_int (config, GW_SET_MAX_STORED_SESSIONS);
+    if ((long) gw_server_session_count (server) >= stored) {
+        *e = GW_E_TOO_MANY_SESSIONS;
+        snprintf (err, err_len, "%ld sessions are kept, live and paused, the most this server "
+                  "allows (CODEBOX_MAX_STORED_SESSIONS); DELETE one you no longer need",
+                  stored);
         return NULL;
     }
     ks_spec_t *spec = s_find_spec (server, opts->kernel, opts->language, err, err_len);
@@ -240,7 +299,8 @@ gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller, gw_session_t
                     const char *code, const gw_sessions_submit_t *opts, gw_error_t *e,
                     char *err, size_t err_len)
 {
-    *e = GW_E_OK;
+    if (gw_sessions_wake (server, session, e, err, err_len))
+        return NULL;
     if (gw_session_queue_full (session, strlen (code), err, err_len)) {
         *e = GW_E_TOO_MANY_QUEUED;
         return NULL;

@@ -74,6 +74,16 @@ gw_session_t *gw_sessions_create (gw_server_t *server, const gw_caller_t *caller
 long gw_sessions_exec_timeout (const gw_session_t *session, const gw_overrides_t *overrides,
                                long wished_s);
 
+/* Starts a kernel again for a paused session (nothing when it is live):
+ * at the tenant's share or CODEBOX_MAX_SESSIONS, the least recently used
+ * idle live session is paused first. Returns 0, or -1 with *e and err set:
+ * GW_E_TOO_MANY_SESSIONS (no live session could be paused: all are busy),
+ * GW_E_KERNEL_START_FAILED. gw_sessions_submit wakes its session itself;
+ * a transport wakes one for whatever else needs its kernel (a Jupyter
+ * client's connection, interrupt, restart). */
+int gw_sessions_wake (gw_server_t *server, gw_session_t *session, gw_error_t *e, char *err,
+                      size_t err_len);
+
 /* Told of a submitted job before it joins the queue (to observe it from
  * its start); false stops the submission. */
 typedef bool (gw_sessions_job_fn) (gw_job_t *job, void *arg);
@@ -90,10 +100,11 @@ typedef struct {
 
 /* Queues code (borrowed) in session for caller: the queue's bounds, the
  * timeout clamped (gw_sessions_exec_timeout), the job kept by the job
- * store, and by the session's record of cells once it ran. Returns the job (queued, maybe running or, when the kernel
- * could not start, finished already), or NULL with *e and err set:
- * GW_E_TOO_MANY_QUEUED, GW_E_INTERNAL (out of memory, or on_job said
- * no). */
+ * store, and by the session's record of cells once it ran; a paused
+ * session is woken first (gw_sessions_wake). Returns the job (queued,
+ * maybe running or, when the kernel could not start, finished already),
+ * or NULL with *e and err set: gw_sessions_wake's, GW_E_TOO_MANY_QUEUED,
+ * GW_E_INTERNAL (out of memory, or on_job said no). */
 gw_job_t *gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller,
                               gw_session_t *session, const char *code,
                               const gw_sessions_submit_t *opts, gw_error_t *e, char *err,

@@ -125,7 +125,7 @@ gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id)
         return;
     }
     gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
-    if (!session)
+    if (!session || !gw_jupyter_wake_or_reply (self, req, session))
         return;
     /* a tenant holds at most its share of the websockets */
     long share = gw_config_share (gw_server_config (self->server), S_MAX_CLIENTS);

@@ -239,6 +239,17 @@ gw_jupyter_kernels (gw_jupyter_t *self, gw_request_t *req)
     json_decref (body);
 }
 
+bool
+gw_jupyter_wake_or_reply (gw_jupyter_t *self, gw_request_t *req, gw_session_t *session)
+{
+    gw_error_t e;
+    char err[400];
+    if (gw_sessions_wake (self->server, session, &e, err, sizeof err) == 0)
+        return true;
+    gw_request_reply_error (req, e, "%s", err);
+    return false;
+}
+
 void
 gw_jupyter_kernel (gw_jupyter_t *self, gw_request_t *req, const char *id)
 {
@@ -268,7 +279,11 @@ gw_jupyter_kernel_restart (gw_jupyter_t *self, gw_request_t *req, const char *id
     gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
     if (!session)
         return;
-    gw_session_restart (session);
+    if (gw_session_paused (session)) {     /* its restart is the start of a kernel */
+        if (!gw_jupyter_wake_or_reply (self, req, session))
+            return;
+    } else
+        gw_session_restart (session);
     gw_request_reply_json (req, 200, gw_jupyter_kernel_model (self, session));
 }
 

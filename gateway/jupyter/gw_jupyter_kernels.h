@@ -34,6 +34,10 @@ json_t *gw_jupyter_kernel_model (gw_jupyter_t *self, const gw_session_t *session
 gw_session_t *gw_jupyter_kernel_or_reply (gw_jupyter_t *self, gw_request_t *req,
                                           const char *id);
 
+/* Starts a kernel again for a paused session (gw_sessions_wake): true,
+ * or false after answering why not (429, 500). */
+bool gw_jupyter_wake_or_reply (gw_jupyter_t *self, gw_request_t *req, gw_session_t *session);
+
 /* Ends the notebook sessions that use the kernel session (it ends). */
 void gw_jupyter_forget_kernel (gw_jupyter_t *self, const gw_session_t *session);
 

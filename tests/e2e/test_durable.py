@@ -1,0 +1,141 @@
+"""Durable sessions (issue 42): a session idle past CODEBOX_IDLE_PAUSE has
+its kernel stopped and is listed as `paused`, its folder and record kept;
+its next call (REST, MCP, the Jupyter API) starts a kernel again and the
+first answer says so. CODEBOX_MAX_SESSIONS counts live kernels,
+CODEBOX_MAX_STORED_SESSIONS all kept ones."""
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import (Server, SERVER_DIRS, descendants, error_text, mcp_client, ok, rest_run,
+                      stream_of, wait_for)
+from test_jupyter_kernels import Client, text_of, ws_url
+
+NOTICE = "the kernel was restarted (the session was paused)"
+ENV = {"CODEBOX_POOL_SIZE": "0", "CODEBOX_IDLE_PAUSE": "2",
+       "CODEBOX_CLEANUP_INTERVAL": "1"}
+
+
+def status_of(s, sid, token=...):
+    r = s.get("/sessions", token=token)
+    assert r.status == 200, r.text
+    for e in r.json()["sessions"]:
+        if e["session_id"] == sid:
+            return e["status"]
+    return None
+
+
+def kernel_pids(s):
+    """The server's child processes (its kernels: the pool is off)."""
+    return descendants(s.proc.pid)
+
+
+def wait_paused(s, sid, token=..., timeout=20):
+    wait_for(lambda: status_of(s, sid, token) == "paused", "session %s paused" % sid,
+             timeout=timeout)
+
+
+def make_session(s, sid, token=...):
+    r = s.post("/sessions", {"session_id": sid}, token=token)
+    assert r.status in (200, 201), r.text
+
+
+def test_pause_then_resume_by_rest(server_factory):
+    s = server_factory(env=ENV)
+    make_session(s, "p1")
+    res = rest_run(s, "p1", "x = 41\nopen('kept.txt','w').write('hello')\nprint(x + 1)")
+    assert stream_of(res) == "42\n", res
+    assert NOTICE not in stream_of(res, "stderr")
+    assert kernel_pids(s)
+    wait_paused(s, "p1")
+    wait_for(lambda: not kernel_pids(s), "the paused kernel's processes gone")
+    info = s.get("/sessions/p1")
+    assert info.status == 200 and info.json()["status"] == "paused", info.text
+    assert status_of(s, "p1") == "paused"     # looking does not wake it
+    res = rest_run(s, "p1", "print(open('kept.txt').read()); print('x' in dir())")
+    assert stream_of(res) == "hello\nFalse\n", res
+    assert NOTICE in stream_of(res, "stderr"), res
+    assert res["output"][0]["name"] == "stderr"     # the notice comes first
+    res = rest_run(s, "p1", "print(1)")
+    assert NOTICE not in stream_of(res, "stderr"), res     # the first answer only
+    assert status_of(s, "p1") in ("idle", "busy")
+    nb = s.get("/sessions/p1/notebook").json()
+    codes = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert len(codes) == 3, nb
+    assert any("restart" in "".join(c["source"]).lower()
+               for c in nb["cells"] if c["cell_type"] == "markdown"), nb
+
+
+def test_pause_then_resume_by_mcp(server_factory):
+    s = server_factory(env=ENV)
+    call = mcp_client(s)
+    r = ok(call("exec_code", {"session_id": "m1", "code": "y = 5\nopen('f.txt','w').write('F')"}))
+    wait_paused(s, "m1")
+    listed = call("list_sessions", {})
+    assert "paused" in listed["content"][0]["text"], listed
+    r = call("exec_code", {"session_id": "m1",
+                           "code": "print(open('f.txt').read(), 'y' in dir())"})
+    text = "\n".join(c.get("text", "") for c in r["content"])
+    assert NOTICE in text and "F False" in text, r
+    r = call("exec_code", {"session_id": "m1", "code": "print(2)"})
+    assert NOTICE not in "\n".join(c.get("text", "") for c in r["content"]), r
+
+
+def test_pause_then_resume_by_jupyter(server_factory):
+    s = server_factory(env=ENV)
+    r = s.post("/api/kernels", {"name": "python3"})
+    assert r.status == 201, r.text
+    kid = r.json()["id"]
+    c = Client(ws_url(s, kid))
+    reply, out = c.run("z = 3\nopen('j.txt','w').write('J')")
+    assert reply["content"]["status"] == "ok"
+    c.close()
+    wait_paused(s, kid)
+    model = s.get("/api/kernels/%s" % kid).json()
+    assert model["execution_state"] == "idle", model   # what Jupyter clients know
+    assert status_of(s, kid) == "paused"
+    c = Client(ws_url(s, kid))
+    reply, out = c.run("print(open('j.txt').read(), 'z' in dir())")
+    assert reply["content"]["status"] == "ok", reply
+    assert text_of(out) == "J False\n", out
+    c.close()
+
+
+def test_max_sessions_counts_live_kernels(server_factory):
+    s = server_factory(env=dict(ENV, CODEBOX_MAX_SESSIONS="2"))
+    for sid in ("a", "b"):
+        make_session(s, sid)
+    r = s.post("/sessions", {"session_id": "c"})
+    assert r.status == 429, r.text
+    wait_paused(s, "a")
+    wait_paused(s, "b")
+    make_session(s, "c")    # a and b are paused: they do not count
+    make_session(s, "d")
+    assert s.post("/sessions", {"session_id": "e"}).status == 429
+    # waking a at the bound pauses the least recently used idle one (c)
+    res = rest_run(s, "a", "print('a')")
+    assert stream_of(res) == "a\n", res
+    assert status_of(s, "c") == "paused", s.get("/sessions").text
+    assert status_of(s, "d") in ("idle", "busy")
+    # when no live one can be paused (d busy, a busy), waking b is 429
+    busy = [s.post("/execute", {"session_id": sid, "code": "import time; time.sleep(8)"})
+            for sid in ("a", "d")]
+    assert all(r.status == 202 for r in busy)
+    time.sleep(0.5)
+    r = s.post("/execute", {"session_id": "b", "code": "print(1)"})
+    assert r.status == 429, r.text
+    assert "CODEBOX_MAX_SESSIONS" in r.json()["error"]["message"], r.text
+
+
+def test_max_stored_sessions(server_factory):
+    s = server_factory(env=dict(ENV, CODEBOX_MAX_STORED_SESSIONS="2"))
+    make_session(s, "s1")
+    make_session(s, "s2")
+    wait_paused(s, "s1")
+    r = s.post("/sessions", {"session_id": "s3"})
+    assert r.status == 429, r.text
+    assert "CODEBOX_MAX_STORED_SESSIONS" in r.text
+    assert s.delete("/sessions/s1").status == 204
+    make_session(s, "s3")
