@@ -84,7 +84,8 @@ CORE_SUBLAYERS = [
               "gw_runtime_dir", "gw_registry"}),
     ("sessions", {"gw_session", "gw_session_internal", "gw_session_info",
                   "gw_session_durable", "gw_server",
-                  "gw_server_internal", "gw_server_state", "gw_server_loop", "gw_sessions"}),
+                  "gw_server_internal", "gw_server_state", "gw_server_loop", "gw_sessions",
+                  "gw_sessions_kept"}),
 ]
 
 # Outside the layers, but in the include graph: the tests.

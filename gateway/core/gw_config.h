@@ -32,7 +32,7 @@
     X (KERNEL_START_TIMEOUT, "CODEBOX_KERNEL_START_TIMEOUT", "60", INT, ANY, "seconds a kernel may take to become ready") \
     X (SESSION_TTL, "CODEBOX_SESSION_TTL", "604800", INT, ANY, "seconds a session may live, paused time included; then it ends and its files go") \
     X (IDLE_TIMEOUT, "CODEBOX_IDLE_TIMEOUT", "86400", INT, ANY, "seconds without a call before a session ends and its files go (its kernel stopped long before, at CODEBOX_IDLE_PAUSE)") \
-    X (IDLE_PAUSE, "CODEBOX_IDLE_PAUSE", "600", INT, ANY, "seconds without a call before a session's kernel is stopped and the session kept as paused (folder, record, settings); its next call starts a kernel again, and the first answer says so. 0 never pauses") \
+    X (IDLE_PAUSE, "CODEBOX_IDLE_PAUSE", "600", UINT, ANY, "seconds without a call before a session's kernel is stopped and the session kept as paused (folder, record, settings); its next call starts a kernel again, and the first answer says so. 0 never pauses") \
     X (CLEANUP_INTERVAL, "CODEBOX_CLEANUP_INTERVAL", "30", INT, ANY, "seconds between reaper passes") \
     X (EXEC_TIMEOUT, "CODEBOX_EXEC_TIMEOUT", "300", INT, ANY, "seconds one execution may run; then interrupt, then restart") \
     X (CPU_TIME_LIMIT, "CODEBOX_CPU_TIME_LIMIT", "300", INT, ANY, "CPU seconds one execution may use, all its processes and threads together (cgroup cpuacct); then interrupt, then restart") \

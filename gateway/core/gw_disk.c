@@ -2,6 +2,7 @@
  * Threads: the loop thread, the main thread at start and exit. */
 #include "gw_disk.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
@@ -12,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -263,8 +265,8 @@ gw_disk_make (const char *folder, long quota_mb, uid_t uid, gid_t gid, char *err
     }
     if (loop >= 0)
         close (loop);   /* unmounted (or never mounted), the device frees itself */
-    unlink (image);     /* the loop device holds it while mounted */
     if (rc) {
+        unlink (image);     /* kept otherwise: a later server mounts it again */
         rmdir (folder);
         snprintf (err, err_len, "cannot make the session's file system (%s): %s", step,
                   strerror (-rc));
@@ -321,12 +323,90 @@ gw_disk_move (const char *from, const char *to)
 }
 
 int
+gw_disk_image_of (const char *folder, char *buf, size_t len)
+{
+    struct stat st;
+    if (!s_enabled || !s_is_mount (folder) || stat (folder, &st) < 0)
+        return -ENOENT;
+    char sys[128];
+    snprintf (sys, sizeof sys, "/sys/dev/block/%u:%u/loop/backing_file", major (st.st_dev),
+              minor (st.st_dev));
+    FILE *f = fopen (sys, "re");
+    bool got = f && fgets (buf, (int) len, f);
+    if (f)
+        fclose (f);
+    if (!got)
+        return -ENOENT;
+    buf[strcspn (buf, "\n")] = '\0';
+    return strncmp (buf, s_image_dir, strlen (s_image_dir)) == 0 ? 0 : -ENOENT;
+}
+
+/* The loop device image is attached to still (a mount of a server that
+ * stopped or died lingers while its kernels' processes hold it, its
+ * writes maybe not yet in the file) into dev: true if there is one. */
+static bool
+s_loop_of (const char *image, char *dev, size_t dev_len)
+{
+    DIR *d = opendir ("/sys/block");
+    struct dirent *e;
+    bool found = false;
+    while (d && !found && (e = readdir (d))) {
+        if (strncmp (e->d_name, "loop", 4) != 0)
+            continue;
+        char sys[300], back[4400];
+        snprintf (sys, sizeof sys, "/sys/block/%.200s/loop/backing_file", e->d_name);
+        FILE *f = fopen (sys, "re");
+        if (f && fgets (back, sizeof back, f)) {
+            back[strcspn (back, "\n")] = '\0';
+            found = strcmp (back, image) == 0;
+            if (found)
+                snprintf (dev, dev_len, "/dev/%.40s", e->d_name);
+        }
+        if (f)
+            fclose (f);
+    }
+    if (d)
+        closedir (d);
+    return found;
+}
+
+int
+gw_disk_mount (const char *image, const char *folder)
+{
+    if (!s_enabled)
+        return -ENOTSUP;
+    if (mkdir (folder, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    if (s_is_mount (folder))
+        return 0;       /* mounted already */
+    char dev[64];
+    /* the same device again, never a second one on the same file: two
+       would each cache their own view of it */
+    if (s_loop_of (image, dev, sizeof dev)
+        && mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) == 0)
+        return 0;
+    int loop = s_loop_attach (image, dev, sizeof dev);
+    if (loop < 0)
+        return loop;
+    int rc = mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0 ? -errno : 0;
+    close (loop);
+    return rc;
+}
+
+int
 gw_disk_remove (const char *folder)
 {
-    /* a file system goes with its mount; a plain folder file by file */
+    /* a file system goes with its mount and its image; a plain folder file
+       by file */
     if (s_enabled) {
+        char image[4400];
+        bool has_image = gw_disk_image_of (folder, image, sizeof image) == 0;
         gw_disk_unmount_below (folder);
-        if (s_is_mount (folder) && umount2 (folder, MNT_DETACH) == 0 && rmdir (folder) == 0)
+        bool gone = s_is_mount (folder) && umount2 (folder, MNT_DETACH) == 0
+                    && rmdir (folder) == 0;
+        if (has_image)
+            unlink (image);
+        if (gone)
             return 0;
     }
     return gw_fs_remove_tree (folder);

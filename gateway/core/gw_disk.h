@@ -1,8 +1,8 @@
 /* gw_disk: the disk quota as a real limit. When the gateway is root, each
  * session folder is a file system of its own, CODEBOX_DISK_QUOTA_MB big: a
- * sparse ext4 image (no journal, nosuid, nodev) on a loop device that
- * frees itself when the last mount goes (the image is unlinked as soon as
- * it is mounted). Everything a session writes lands there, the kernel's
+ * sparse ext4 image (no journal, nosuid, nodev, in STATE/.disks/, kept
+ * until the folder is removed so that a later server mounts it again) on
+ * a loop device that frees itself when the last mount goes. Everything a session writes lands there, the kernel's
  * /tmp (the hidden .tmp folder) and what the gateway writes for it
  * (uploads, downloads, SQL CSVs) alike, and a write past the quota fails
  * there and then with ENOSPC. The image's space is reserved when it is made;
@@ -56,7 +56,16 @@ int gw_disk_make_session (const char *folder, long quota_mb, uid_t uid, gid_t gi
  * while other mounts came and went). Returns 0 or -errno. */
 int gw_disk_move (const char *from, const char *to);
 
-/* Removes a folder made by gw_disk_make and everything in it. */
+/* The image file (in STATE/.disks/) of folder's file system into buf, or
+ * -ENOENT (a plain folder, or quotas off). Images are kept while their
+ * folder lives, so that a later server mounts them again. */
+int gw_disk_image_of (const char *folder, char *buf, size_t len);
+
+/* Mounts image (gw_disk_image_of's) on folder (made if missing; nothing
+ * when it is a mount already). Returns 0 or -errno. */
+int gw_disk_mount (const char *image, const char *folder);
+
+/* Removes a folder made by gw_disk_make, its image and everything in it. */
 int gw_disk_remove (const char *folder);
 
 /* Undoes every mount below dir (not dir's own), deepest first. Returns

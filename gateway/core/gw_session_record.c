@@ -125,6 +125,69 @@ gw_session_record_new (const char *state_dir, const char *tenant, const char *id
     return self;
 }
 
+/* The last whole line of the open cells.jsonl (size bytes) as JSON, or
+ * NULL: read from the end, in chunks that grow until one holds it. */
+static json_t *
+s_last_cell (int fd, size_t size)
+{
+    json_t *last = NULL;
+    for (size_t chunk = 64u << 10; !last; chunk *= 4) {
+        size_t n = chunk < size ? chunk : size;
+        char *buf = malloc (n + 1);
+        if (!buf || pread (fd, buf, n, (off_t) (size - n)) != (ssize_t) n) {
+            free (buf);
+            return NULL;
+        }
+        buf[n] = '\0';
+        size_t end = n;
+        while (end > 0 && buf[end - 1] == '\n')
+            end--;
+        buf[end] = '\0';
+        char *nl = strrchr (buf, '\n');
+        if (nl || n == size)
+            last = json_loads (nl ? nl + 1 : buf, 0, NULL);
+        free (buf);
+        if (nl || n == size)
+            break;
+    }
+    return last;
+}
+
+gw_session_record_t *
+gw_session_record_open (const char *state_dir, const char *tenant, const char *id,
+                        size_t max_output_bytes)
+{
+    gw_session_record_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->fd = -1;
+    self->run = 1;
+    self->max_output_bytes = max_output_bytes;
+    snprintf (self->id, sizeof self->id, "%s", id);
+    char path[4600];
+    if (gw_session_record_folder (self->folder, sizeof self->folder, state_dir, tenant, id)
+        || (snprintf (path, sizeof path, "%s/" S_INFO, self->folder),
+            !(self->info = json_load_file (path, 0, NULL)))) {
+        gw_session_record_destroy (&self, false);
+        return NULL;
+    }
+    snprintf (path, sizeof path, "%s/" S_CELLS, self->folder);
+    self->fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    struct stat st;
+    int rfd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (rfd >= 0 && fstat (rfd, &st) == 0 && st.st_size > 0) {
+        self->size = (size_t) st.st_size;
+        json_t *last = s_last_cell (rfd, self->size);
+        self->cells = (int) json_integer_value (json_object_get (last, "cell"));
+        json_int_t run = json_integer_value (json_object_get (last, "run"));
+        self->run = run > 0 ? (int) run : 1;
+        json_decref (last);
+    }
+    if (rfd >= 0)
+        close (rfd);
+    return self;
+}
+
 /* Ends the clients' cells still running as status, kept. */
 static void s_end_pending (gw_session_record_t *self, const char *status, const char *ename,
                            const char *why);

@@ -67,6 +67,13 @@ gw_session_record_t *gw_session_record_new (const char *state_dir, const char *t
                                             const char *id, json_t *info,
                                             size_t max_output_bytes);
 
+/* Opens the record an earlier server kept (session.json read back, cells
+ * appended after the last one, numbered on; gw_session_record_restart
+ * starts the run after its last). NULL when there is none or it cannot
+ * be read. gw_session_record_info gives its settings. */
+gw_session_record_t *gw_session_record_open (const char *state_dir, const char *tenant,
+                                             const char *id, size_t max_output_bytes);
+
 /* Frees the record; with remove, its folder goes too. Safe on NULL. */
 void gw_session_record_destroy (gw_session_record_t **self_p, bool remove);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw_disk.h"
 #include "gw_hooks.h"
 #include "gw_job_internal.h"
 #include "gw_registry.h"
@@ -276,10 +277,15 @@ gw_sessions_create (gw_server_t *server, const gw_caller_t *caller,
         snprintf (err, err_len, "no room for another session");
         return NULL;
     }
-    if (!session->ephemeral)    /* a one-shot run is nobody's to read again */
+    if (!session->ephemeral) {  /* a one-shot run is nobody's to read again */
+        json_t *info = gw_session_settings_json (session);
+        char image[4400];   /* a later server mounts its file system again */
+        if (info && gw_disk_image_of (session->workdir, image, sizeof image) == 0)
+            json_object_set_new (info, "disk_image", json_string (strrchr (image, '/') + 1));
         session->record = gw_session_record_new (gw_server_state_dir (server), session->tenant,
-                                                 session->id, gw_session_settings_json (session),
+                                                 session->id, info,
                                                  (size_t) limits.max_output_bytes);
+    }
     jp_log_info ("session event=created session=%s tenant=%s kernel=%s",
                  session->id, session->tenant, session->spec->name);
     return session;

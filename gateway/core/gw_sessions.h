@@ -119,6 +119,10 @@ json_t *gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool a
 /* Ends a session now: its kernel, jobs and folder. */
 void gw_sessions_end (gw_server_t *server, gw_session_t *session);
 
+/* At start (gw_sessions_kept.c): loads the sessions an earlier server on
+ * the state folder kept, as paused. Returns how many. */
+int gw_sessions_load_kept (gw_server_t *server);
+
 /* The rule session ids follow, as a sentence for error messages. */
 extern const char gw_sessions_id_rule[];
 

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,65 @@ s_sweep_stdio (const char *parent)
         closedir (d);
 }
 
+/* True when the session folder name (below @tenant/ when tenant is not
+ * NULL) has a record: a kept session (gw_session_record). */
+static bool
+s_recorded (const char *dir, const char *tenant, const char *name)
+{
+    char path[4600];
+    if (tenant)
+        snprintf (path, sizeof path, "%s/.kept/%s/%s/session.json", dir, tenant, name);
+    else
+        snprintf (path, sizeof path, "%s/.kept/%s/session.json", dir, name);
+    struct stat st;
+    return name[0] != '.' && stat (path, &st) == 0 && S_ISREG (st.st_mode);
+}
+
+/* Removes path (a folder or file) with what is mounted on and below it;
+ * a kept session's folder is only unmounted (its image is mounted again
+ * when its session is loaded). Returns 1 when it removed it. */
+static int
+s_sweep_entry (const char *path, const char *entry, bool kept)
+{
+    int mounts = gw_disk_unmount_below (path);
+    mounts += umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0;
+    if (kept) {
+        if (mounts)
+            jp_log_info ("state event=unmounted entry=%s mounts=%d why=kept-session", entry,
+                         mounts);
+        return 0;
+    }
+    int rc = gw_fs_remove_tree (path);
+    if (rc)
+        jp_log_warn ("state event=sweep-failed entry=%s error=%s", entry, strerror (-rc));
+    else
+        jp_log_info ("state event=swept entry=%s mounts=%d why=left-by-an-earlier-run", entry,
+                     mounts);
+    return rc == 0;
+}
+
+/* A tenant's folder (@tenant): its kept sessions stay, the rest goes. */
+static int
+s_sweep_tenant (const char *dir, const char *tenant)
+{
+    char parent[4400];
+    snprintf (parent, sizeof parent, "%s/%s", dir, tenant);
+    DIR *d = opendir (parent);
+    if (!d)
+        return s_sweep_entry (parent, tenant, false);
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir (d))) {
+        if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+            continue;
+        char path[4700];
+        snprintf (path, sizeof path, "%s/%s", parent, e->d_name);
+        removed += s_sweep_entry (path, e->d_name, s_recorded (dir, tenant, e->d_name));
+    }
+    closedir (d);
+    return removed;
+}
+
 int
 gw_state_dir_sweep (const char *dir)
 {
@@ -139,19 +199,17 @@ gw_state_dir_sweep (const char *dir)
             s_sweep_stdio (path);
             continue;
         }
+        /* the records of kept sessions and their images stay (their
+           sessions are loaded again, gw_sessions_load_kept) */
+        if ((strcmp (e->d_name, ".kept") == 0 || strcmp (e->d_name, ".disks") == 0)
+            && e->d_type == DT_DIR)
+            continue;
         /* a session folder may be a file system of its own, with more
            mounted below it */
-        int mounts = gw_disk_unmount_below (path);
-        mounts += umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0;
-        int rc = gw_fs_remove_tree (path);
-        if (rc)
-            jp_log_warn ("state event=sweep-failed entry=%s error=%s", e->d_name,
-                         strerror (-rc));
-        else {
-            jp_log_info ("state event=swept entry=%s mounts=%d why=left-by-an-earlier-run",
-                         e->d_name, mounts);
-            removed++;
-        }
+        if (e->d_name[0] == '@' && e->d_type == DT_DIR)
+            removed += s_sweep_tenant (dir, e->d_name);
+        else
+            removed += s_sweep_entry (path, e->d_name, s_recorded (dir, NULL, e->d_name));
     }
     closedir (d);
     return removed;

@@ -39,7 +39,9 @@ int gw_state_dir_take_dead_lock (int dirfd, const char *name);
 /* Removes everything an earlier run left in dir (session and tenant
  * folders, warm-pool folders, install folders), each with what is mounted
  * on and below it, except the lock and the folders of `codebox mcp`
- * servers that still run (stdio/<pid>, whose lock is held), logging each.
+ * servers that still run (stdio/<pid>, whose lock is held), and kept
+ * sessions: the records (.kept/), disk images (.disks/) and the session
+ * folders that have a record (unmounted), logging each.
  * Call with the lock held. Returns how many entries it removed. */
 int gw_state_dir_sweep (const char *dir);
 

@@ -5,6 +5,7 @@ first answer says so. CODEBOX_MAX_SESSIONS counts live kernels,
 CODEBOX_MAX_STORED_SESSIONS all kept ones."""
 import os
 import signal
+import tempfile
 import time
 
 import pytest
@@ -139,3 +140,76 @@ def test_max_stored_sessions(server_factory):
     assert "CODEBOX_MAX_STORED_SESSIONS" in r.text
     assert s.delete("/sessions/s1").status == 204
     make_session(s, "s3")
+
+
+def shared_state():
+    """A state folder outside every server's own (each removes its own at
+    its stop), for servers that follow one another; removed at the end."""
+    tmp = tempfile.mkdtemp(prefix="codebox-e2e-")
+    SERVER_DIRS.append(tmp)
+    os.chmod(tmp, 0o755)
+    os.mkdir(os.path.join(tmp, "state"))
+    return ("--state-dir", os.path.join(tmp, "state"))
+
+
+def restarted(server_factory, old, sig, env, state):
+    """Stops old with sig (SIGKILL: no clean exit), then starts a new
+    server on the same state folder."""
+    if sig == signal.SIGKILL:
+        old.expect_dead = True
+        old.proc.kill()
+        old.proc.wait(20)
+    else:
+        old.stop(sig)
+    return server_factory(env=env, args=state)
+
+
+TOKENS = {"CODEBOX_API_TOKENS": "alpha:tok-a,beta:tok-b"}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_sessions_survive_a_restart(server_factory, sig):
+    env = dict(ENV, CODEBOX_IDLE_PAUSE="0", **TOKENS)
+    state = shared_state()
+    s = server_factory(env=env, args=state)
+    make_session(s, "r1", token="tok-a")
+    rest_run(s, "r1", "open('r.txt','w').write('R')\nprint('one')", token="tok-a")
+    make_session(s, "r1", token="tok-b")     # the same id, another tenant
+    rest_run(s, "r1", "open('r.txt','w').write('B')", token="tok-b")
+    call = mcp_client(s, headers={"Authorization": "Bearer tok-a"})
+    ok(call("exec_code", {"session_id": "m1", "code": "open('m.txt','w').write('M')"}))
+    r = s.post("/api/kernels", {"name": "python3"}, token="tok-a")
+    assert r.status == 201, r.text
+    kid = r.json()["id"]
+    c = Client(ws_url(s, kid), header=["Authorization: Bearer tok-a"])
+    c.run("open('j.txt','w').write('J')")
+    c.close()
+    s2 = restarted(server_factory, s, sig, env, state)
+    for sid in ("r1", "m1", kid):
+        assert status_of(s2, sid, token="tok-a") == "paused", s2.get("/sessions", token="tok-a").text
+    listed = [e["session_id"] for e in s2.get("/sessions", token="tok-b").json()["sessions"]]
+    assert listed == ["r1"], listed     # tenants kept apart
+    res = rest_run(s2, "r1", "print(open('r.txt').read())", token="tok-a")
+    assert stream_of(res) == "R\n" and NOTICE in stream_of(res, "stderr"), res
+    res = rest_run(s2, "r1", "print(open('r.txt').read())", token="tok-b")
+    assert stream_of(res) == "B\n", res
+    call = mcp_client(s2, headers={"Authorization": "Bearer tok-a"})
+    r = call("exec_code", {"session_id": "m1", "code": "print(open('m.txt').read())"})
+    text = "\n".join(x.get("text", "") for x in r["content"])
+    assert "M" in text and NOTICE in text, r
+    c = Client(ws_url(s2, kid), header=["Authorization: Bearer tok-a"])
+    reply, out = c.run("print(open('j.txt').read())")
+    assert text_of(out) == "J\n", out
+    c.close()
+    nb = s2.get("/sessions/r1/notebook", token="tok-a").json()
+    codes = [x for x in nb["cells"] if x["cell_type"] == "code"]
+    assert len(codes) == 2, nb      # the earlier cell and the new one
+    assert "one" in "".join(codes[0]["outputs"][0]["text"]), codes[0]
+    assert any("restart" in "".join(x["source"]).lower()
+               for x in nb["cells"] if x["cell_type"] == "markdown"), nb
+    # a deleted session does not come back
+    assert s2.delete("/sessions/r1", token="tok-b").status == 204
+    s3 = restarted(server_factory, s2, signal.SIGTERM, env, state)
+    listed = s3.get("/sessions", token="tok-b").json()["sessions"]
+    assert listed == [], listed
+    assert status_of(s3, "r1", token="tok-a") == "paused"

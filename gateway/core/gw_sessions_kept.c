@@ -1,0 +1,167 @@
+/* gw_sessions_kept: at start, the sessions an earlier server on the same
+ * state folder kept (a clean stop, a crash, an upgrade) are loaded again
+ * as paused, from their records (STATE/.kept/[@tenant/]<id>/session.json:
+ * tenant, kernelspec, limits, execution_options, the disk image): their
+ * folders (mounted again from their images as root), settings and
+ * records; their kernels start at their next call. What cannot be loaded
+ * again goes: a record without its folder, an image without its session.
+ *
+ * Threads: the main thread, while the server starts. */
+#include "gw_sessions.h"
+#include "gw_session_internal.h"
+#include "gw_server_internal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw_disk.h"
+#include "gw_fs.h"
+#include "jp_log.h"
+#include "jp_time.h"
+#include "ks_search.h"
+
+/* The limits the record keeps (a missing one: the setting's). */
+static gw_limits_t
+s_limits (const gw_config_t *c, json_t *limits)
+{
+    json_t *v;
+    gw_limits_t l = {
+        .ttl_s = gw_config_int (c, GW_SET_SESSION_TTL),
+        .idle_s = gw_config_int (c, GW_SET_IDLE_TIMEOUT),
+        .exec_timeout_s = gw_config_int (c, GW_SET_EXEC_TIMEOUT),
+        .max_output_bytes = gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES),
+    };
+    if ((v = json_object_get (limits, "session_ttl")) && json_is_integer (v))
+        l.ttl_s = (long) json_integer_value (v);
+    if ((v = json_object_get (limits, "idle_timeout")) && json_is_integer (v))
+        l.idle_s = (long) json_integer_value (v);
+    if ((v = json_object_get (limits, "exec_timeout")) && json_is_integer (v))
+        l.exec_timeout_s = (long) json_integer_value (v);
+    if ((v = json_object_get (limits, "max_output_bytes")) && json_is_integer (v))
+        l.max_output_bytes = (long) json_integer_value (v);
+    return l;
+}
+
+/* Its folder as it was: mounted again from its image, or there already.
+ * Returns 0, or -1 when it is gone. */
+static int
+s_folder_back (gw_server_t *server, gw_session_t *s, json_t *info, json_t *images)
+{
+    const char *image = json_string_value (json_object_get (info, "disk_image"));
+    struct stat st;
+    if (image && !strchr (image, '/') && gw_disk_enabled ()) {
+        char path[4400];
+        snprintf (path, sizeof path, "%s/.disks/%s", gw_server_state_dir (server), image);
+        int rc = stat (path, &st) == 0 ? gw_disk_mount (path, s->workdir) : -1;
+        if (rc == 0) {
+            json_object_set_new (images, image, json_true ());
+            return 0;
+        }
+        jp_log_warn ("session=%s cannot mount its image %s again (%d)", s->id, image, rc);
+    }
+    return stat (s->workdir, &st) == 0 && S_ISDIR (st.st_mode) ? 0 : -1;
+}
+
+/* Loads tenant's session id again, paused. Returns 1 if it did. */
+static int
+s_load_one (gw_server_t *server, const char *tenant, const char *id, json_t *images)
+{
+    const gw_config_t *c = gw_server_config (server);
+    long max_output = gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES);
+    gw_session_record_t *record = gw_session_record_open (gw_server_state_dir (server), tenant,
+                                                          id, (size_t) max_output);
+    json_t *info = gw_session_record_info (record);
+    char err[1200] = "no record";
+    const char *kernel = json_string_value (json_object_get (info, "kernel"));
+    ks_spec_t *spec = kernel ? ks_search_find (gw_config_str (c, GW_SET_KERNEL_PATH), kernel,
+                                               err, sizeof err) : NULL;
+    gw_exec_options_t exec;
+    gw_exec_rules_t rules = gw_server_exec_rules (server);
+    gw_error_t e;
+    gw_session_t *s = NULL;
+    gw_limits_t limits = s_limits (c, json_object_get (info, "limits"));
+    if (spec && gw_exec_options_parse (json_object_get (info, "execution_options"), &rules,
+                                       &exec, &e, err, sizeof err) == 0)
+        s = gw_session_alloc (gw_server_session_host (server), id, tenant, &spec, &limits,
+                              &exec, err, sizeof err);
+    gw_exec_options_clear (&exec);
+    ks_spec_destroy (&spec);
+    if (!s) {   /* kept as it is: a later server with its kernel may load it */
+        jp_log_warn ("session event=not-loaded session=%s tenant=%s why=\"%s\"", id, tenant,
+                     err);
+        gw_session_record_destroy (&record, false);
+        return 0;
+    }
+    s->record = record;
+    s->paused = s->ever_ready = true;
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    int64_t wall_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    json_int_t created = json_integer_value (json_object_get (info, "created_ms"));
+    s->last_used_ms = jp_time_now_ms ();
+    if (created > 0 && created <= wall_ms)
+        s->created_ms = s->last_used_ms - (wall_ms - created);
+    if (s_folder_back (server, s, info, images) < 0) {
+        jp_log_info ("session event=dropped session=%s tenant=%s why=its-folder-is-gone", id,
+                     tenant);
+        gw_session_destroy (&s, true);
+        return 0;
+    }
+    if (gw_server_add_session (server, s)) {
+        gw_session_destroy (&s, false);
+        return 0;
+    }
+    return 1;
+}
+
+/* The records in folder (STATE/.kept or one tenant's @tenant in it). */
+static int
+s_load_folder (gw_server_t *server, const char *folder, const char *tenant, json_t *images)
+{
+    DIR *d = opendir (folder);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir (d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (e->d_name[0] == '@' && !tenant) {
+            char sub[4400];
+            snprintf (sub, sizeof sub, "%s/%s", folder, e->d_name);
+            n += s_load_folder (server, sub, e->d_name + 1, images);
+        } else
+            n += s_load_one (server, tenant ? tenant : "default", e->d_name, images);
+    }
+    if (d)
+        closedir (d);
+    return n;
+}
+
+int
+gw_sessions_load_kept (gw_server_t *server)
+{
+    char folder[4400];
+    const char *state = gw_server_state_dir (server);
+    snprintf (folder, sizeof folder, "%s/" GW_RECORD_DIR, state);
+    json_t *images = json_object ();
+    int64_t t0 = jp_time_now_ms ();
+    int n = s_load_folder (server, folder, NULL, images);
+    /* the images no session uses any more (a pool's, a session that ended
+       while its server died) go */
+    snprintf (folder, sizeof folder, "%s/.disks", state);
+    DIR *d = images ? opendir (folder) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir (d)))
+        if (e->d_name[0] != '.' && !json_object_get (images, e->d_name)
+            && unlinkat (dirfd (d), e->d_name, 0) == 0)
+            jp_log_info ("state event=swept entry=.disks/%s why=no-session", e->d_name);
+    if (d)
+        closedir (d);
+    json_decref (images);
+    jp_log_info ("state event=loaded sessions=%d ms=%lld", n,
+                 (long long) (jp_time_now_ms () - t0));
+    return n;
+}
