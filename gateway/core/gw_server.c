@@ -21,7 +21,6 @@
 #include <zmq.h>
 
 #include "gw_registry.h"
-#include "gw_sessions.h"
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_pool.h"
@@ -145,7 +144,6 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         gw_server_destroy (&self);
         return NULL;
     }
-    gw_sessions_load_kept (self);  /* what an earlier server kept, paused */
     self->next_reap = jp_time_now_ms () + gw_server_reap_every (self);
     return self;
 }
