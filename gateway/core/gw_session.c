@@ -427,6 +427,9 @@ gw_session_destroy (gw_session_t **self_p, bool remove_folder)
     gw_snapshot_destroy (&self->last_walk);
     gw_changes_destroy (&self->changes);
     gw_session_record_destroy (&self->record, remove_folder);
+    if (remove_folder && self->image)
+        unlink (self->image);   /* never mounted again: it goes with the session */
+    free (self->image);
     if (remove_folder && self->workdir[0]) {
         int rc = gw_disk_remove (self->workdir);
         if (rc)
@@ -672,6 +675,7 @@ long long
 gw_session_disk_room (gw_session_t *self)
 {
     struct statvfs st;
+    gw_session_mount_back (self);
     long long disk = statvfs (self->workdir, &st) == 0
                          ? (long long) st.f_bavail * (long long) st.f_frsize : LLONG_MAX;
     if (self->own_file_system < 0)     /* made with the folder; asked once */

@@ -139,12 +139,14 @@ gw_session_error (const gw_session_t *self)
 const char *
 gw_session_workdir (const gw_session_t *self)
 {
+    gw_session_mount_back (self);
     return self->workdir;
 }
 
 const char *
 gw_session_input_dir (const gw_session_t *self)
 {
+    gw_session_mount_back (self);
     return self->input_dir;
 }
 

@@ -43,6 +43,9 @@ struct gw_session {
     bool paused;                /* no kernel: idle past CODEBOX_IDLE_PAUSE, or kept
                                    by an earlier server (gw_session_durable.c) */
     bool resumed_notice;        /* the next job's answer says the kernel was restarted */
+    char *image;                /* the file system image (gw_disk) of a kept session
+                                   loaded again, mounted on the folder at its first
+                                   use (gw_session_mount_back), or NULL */
     int restarts;
     char exec_state[12];        /* the kernel's last iopub status ("idle", "busy"...) */
     char error[1024];
@@ -54,6 +57,10 @@ gw_session_t *gw_session_alloc (const gw_session_host_t *host, const char *id,
                                 const char *tenant, ks_spec_t **spec_p,
                                 const gw_limits_t *limits, const gw_exec_options_t *exec,
                                 char *err, size_t err_len);
+
+/* Mounts a kept session's image on its folder when it is not yet
+ * (gw_session_durable.c): every use of the folder asks first. */
+void gw_session_mount_back (const gw_session_t *self);
 
 /* Makes and starts a new kernel for the session (never a warm one).
  * Returns 0 or -errno with self->error set. */

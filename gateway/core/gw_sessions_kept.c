@@ -12,6 +12,8 @@
 #include "gw_server_internal.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,8 +48,10 @@ s_limits (const gw_config_t *c, json_t *limits)
     return l;
 }
 
-/* Its folder as it was: mounted again from its image, or there already.
- * Returns 0, or -1 when it is gone. */
+/* Its folder as it was: its image, mounted on it at its first use (not
+ * now: a start with a thousand kept sessions mounts none, and a paused
+ * session holds no loop device), or the folder there already. Returns 0,
+ * or -1 when it is gone. */
 static int
 s_folder_back (gw_server_t *server, gw_session_t *s, json_t *info, json_t *images)
 {
@@ -56,12 +60,12 @@ s_folder_back (gw_server_t *server, gw_session_t *s, json_t *info, json_t *image
     if (image && !strchr (image, '/') && gw_disk_enabled ()) {
         char path[4400];
         snprintf (path, sizeof path, "%s/.disks/%s", gw_server_state_dir (server), image);
-        int rc = stat (path, &st) == 0 ? gw_disk_mount (path, s->workdir) : -1;
-        if (rc == 0) {
+        if (stat (path, &st) == 0 && (s->image = strdup (path))
+            && (mkdir (s->workdir, 0755) == 0 || errno == EEXIST)) {
             json_object_set_new (images, image, json_true ());
             return 0;
         }
-        jp_log_warn ("session=%s cannot mount its image %s again (%d)", s->id, image, rc);
+        jp_log_warn ("session=%s its image %s is gone", s->id, image);
     }
     return stat (s->workdir, &st) == 0 && S_ISDIR (st.st_mode) ? 0 : -1;
 }
