@@ -671,6 +671,17 @@ gw_session_restart (gw_session_t *self)
         s_finish_running (self, job->stop_as);
 }
 
+void
+gw_session_mount_back (const gw_session_t *self)
+{
+    gw_session_t *s = (gw_session_t *) self;   /* the folder is the same, now mounted */
+    int rc = s->image ? gw_disk_mount (s->image, s->workdir) : 0;
+    if (rc)
+        jp_log_warn ("session=%s cannot mount %s again: %s", s->id, s->image, strerror (-rc));
+    free (s->image);
+    s->image = NULL;
+}
+
 long long
 gw_session_disk_room (gw_session_t *self)
 {

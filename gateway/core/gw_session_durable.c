@@ -10,11 +10,9 @@
 #include "gw_job_internal.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gw_disk.h"
 #include "gw_hooks.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
@@ -54,20 +52,6 @@ gw_session_pause (gw_session_t *self)
     gw_changes_destroy (&self->changes);
     jp_log_info ("session event=paused session=%s tenant=%s idle_s=%lld", self->id,
                  self->tenant, (long long) ((jp_time_now_ms () - self->last_used_ms) / 1000));
-}
-
-void
-gw_session_mount_back (const gw_session_t *self)
-{
-    gw_session_t *s = (gw_session_t *) self;   /* the folder is the same, now mounted */
-    if (!s->image)
-        return;
-    int rc = gw_disk_mount (s->image, s->workdir);
-    if (rc)
-        jp_log_warn ("session=%s cannot mount its image %s again: %s", s->id, s->image,
-                     strerror (-rc));
-    free (s->image);
-    s->image = NULL;
 }
 
 int

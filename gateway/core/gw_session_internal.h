@@ -59,7 +59,7 @@ gw_session_t *gw_session_alloc (const gw_session_host_t *host, const char *id,
                                 char *err, size_t err_len);
 
 /* Mounts a kept session's image on its folder when it is not yet
- * (gw_session_durable.c): every use of the folder asks first. */
+ * (gw_session.c): every use of the folder asks first. */
 void gw_session_mount_back (const gw_session_t *self);
 
 /* Makes and starts a new kernel for the session (never a warm one).
