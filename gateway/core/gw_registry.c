@@ -387,14 +387,15 @@ gw_registry_node (const gw_registry_t *self)
 }
 
 void
-gw_registry_put (gw_registry_t *self, const char *tenant, const char *id, const char *kernel)
+gw_registry_put (gw_registry_t *self, const char *tenant, const char *id, const char *kernel,
+                 bool paused)
 {
     char key[200];
     s_key (key, sizeof key, tenant, id);
     time_t now = time (NULL);
-    json_t *v = json_pack ("{s:s, s:s, s:s, s:s, s:I}", "tenant", tenant, "session_id", id,
-                           "kernel", kernel, "node", self->node, "created",
-                           (json_int_t) now);
+    json_t *v = json_pack ("{s:s, s:s, s:s, s:s, s:I, s:s}", "tenant", tenant, "session_id",
+                           id, "kernel", kernel, "node", self->node, "created",
+                           (json_int_t) now, "status", paused ? "paused" : "live");
     char *text = v ? json_dumps (v, JSON_COMPACT) : NULL;
     json_decref (v);
     if (text)

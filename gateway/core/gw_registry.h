@@ -7,7 +7,8 @@
  * the nodes, a request for a session another node holds is refused naming
  * that node, and a session whose node stopped refreshing is reported lost.
  *
- * Redis:  codebox:s:<tenant>:<id>  {"tenant","session_id","kernel","node","created"}
+ * Redis:  codebox:s:<tenant>:<id>  {"tenant","session_id","kernel","node","created",
+ *                                  "status": "live"|"paused"}
  *                                  (expires an hour after its node stops)
  *         codebox:n:<node>         {"node","draining","sessions"} (expires in 10 s)
  *
@@ -33,9 +34,10 @@ void gw_registry_destroy (gw_registry_t **self_p);
 
 const char *gw_registry_node (const gw_registry_t *self);
 
-/* A session of this node began or ended. */
+/* A session of this node began (or was loaded again, or paused or woke:
+ * its status "paused" or "live"), or ended. */
 void gw_registry_put (gw_registry_t *self, const char *tenant, const char *id,
-                       const char *kernel);
+                      const char *kernel, bool paused);
 void gw_registry_drop (gw_registry_t *self, const char *tenant, const char *id);
 
 /* This node drains: it says so in the directory. */
@@ -52,7 +54,7 @@ gw_dir_where_t gw_registry_where (gw_registry_t *self, const char *tenant, const
                                    char *node, size_t node_len);
 
 /* The tenant's sessions on other nodes (new array of {"session_id",
- * "kernel","node","created","lost"}). */
+ * "kernel","node","created","status","lost"}). */
 json_t *gw_registry_sessions (gw_registry_t *self, const char *tenant);
 
 #endif

@@ -81,8 +81,10 @@ s_reap (gw_server_t *self, int64_t now)
     for (size_t i = 0; i < self->n_sessions;) {
         gw_session_t *s = self->sessions[i];
         int64_t due = s_reap_due (self, s), pause = s_pause_due (self, s);
-        if (pause >= 0 && now >= pause && (due < 0 || now < due))
+        if (pause >= 0 && now >= pause && (due < 0 || now < due)) {
             gw_session_pause (s);
+            gw_server_session_status (self, s);
+        }
         if (due < 0 || now < due) {
             i++;
             continue;
@@ -317,8 +319,17 @@ gw_server_add_session (gw_server_t *self, gw_session_t *session)
     }
     self->sessions[self->n_sessions++] = session;
     if (self->registry)
-        gw_registry_put (self->registry, session->tenant, session->id, session->spec->name);
+        gw_registry_put (self->registry, session->tenant, session->id, session->spec->name,
+                         session->paused);
     return 0;
+}
+
+void
+gw_server_session_status (gw_server_t *self, gw_session_t *session)
+{
+    if (self->registry && !session->ephemeral)
+        gw_registry_put (self->registry, session->tenant, session->id, session->spec->name,
+                         session->paused);
 }
 
 size_t

@@ -20,6 +20,8 @@ gw_session_t *gw_server_find_session (gw_server_t *self, const char *id, const c
 int gw_server_add_session (gw_server_t *self, gw_session_t *session);
 size_t gw_server_session_count (gw_server_t *self);
 gw_session_t *gw_server_session_at (gw_server_t *self, size_t i);
+/* The session was paused or woke: the directory is told. */
+void gw_server_session_status (gw_server_t *self, gw_session_t *session);
 /* Ends a session and removes its folder. */
 void gw_server_remove_session (gw_server_t *self, gw_session_t *session);
 

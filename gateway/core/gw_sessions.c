@@ -95,8 +95,10 @@ s_pause_lru (gw_server_t *server, const char *tenant)
             && (!lru || s->last_used_ms < lru->last_used_ms))
             lru = s;
     }
-    if (lru)
+    if (lru) {
         gw_session_pause (lru);
+        gw_server_session_status (server, lru);
+    }
     return lru != NULL;
 }
 
@@ -120,7 +122,9 @@ gw_sessions_wake (gw_server_t *server, gw_session_t *session, gw_error_t *e, cha
                   session->id, s_count_live (server, NULL));
         return -1;
     }
-    if (gw_session_resume (session)) {
+    int rc = gw_session_resume (session);
+    gw_server_session_status (server, session);
+    if (rc) {
         *e = GW_E_KERNEL_START_FAILED;
         snprintf (err, err_len, "session '%.64s' is paused and its kernel could not start "
                   "again: %.200s", session->id, session->error);

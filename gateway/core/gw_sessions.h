@@ -112,7 +112,7 @@ gw_job_t *gw_sessions_submit (gw_server_t *server, const gw_caller_t *caller,
 
 /* The caller's sessions as a new JSON array of gw_session_json (one-shot
  * sessions left out); with a shared directory and all_nodes, also those
- * of the other nodes ({"session_id","kernel","node","created","lost"}),
+ * of the other nodes ({"session_id","kernel","node","created","status","lost"}),
  * and every entry says its "node". */
 json_t *gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool all_nodes);
 

@@ -213,3 +213,31 @@ def test_sessions_survive_a_restart(server_factory, sig):
     listed = s3.get("/sessions", token="tok-b").json()["sessions"]
     assert listed == [], listed
     assert status_of(s3, "r1", token="tok-a") == "paused"
+
+
+def test_directory_lists_kept_sessions_as_paused_on_their_node(server_factory, redis_url):
+    def env(name):
+        return dict(ENV, CODEBOX_DIRECTORY_URL=redis_url, CODEBOX_NODE_NAME=name)
+
+    def seen_from(srv):
+        return {e["session_id"]: e for e in srv.get("/sessions").json()["sessions"]}
+
+    state = shared_state()
+    a = server_factory(env=env("node-a"), args=state)
+    b = server_factory(env=env("node-b"))
+    make_session(a, "d1")
+    wait_paused(a, "d1")
+    e = wait_for(lambda: seen_from(b).get("d1", {}).get("status") == "paused"
+                 and seen_from(b)["d1"], "b never saw d1 paused")
+    assert e["node"] == "node-a" and e["lost"] is False, e
+    a2 = restarted(server_factory, a, signal.SIGKILL, env("node-a"), state)
+    assert status_of(a2, "d1") == "paused"
+    e = wait_for(lambda: (lambda x: x if x.get("lost") is False and x.get("status") == "paused"
+                          else None)(seen_from(b).get("d1", {})),
+                 "b never saw d1 back on node-a", timeout=30)
+    assert e["node"] == "node-a", e
+    # b refuses it (421, its node is a), a wakes it
+    assert b.post("/execute", {"session_id": "d1", "code": "1"}).status == 421
+    res = rest_run(a2, "d1", "print('back')")
+    assert stream_of(res) == "back\n", res
+    wait_for(lambda: seen_from(b)["d1"]["status"] == "live", "b never saw d1 live")

@@ -672,7 +672,7 @@ START_TEST (test_directory_url)
         json_t *list = gw_registry_sessions (d, "t");
         ck_assert_int_eq (json_array_size (list), 0);
         json_decref (list);
-        gw_registry_put (d, "t", "s", "python3");
+        gw_registry_put (d, "t", "s", "python3", false);
         gw_registry_drop (d, "t", "s");
         gw_registry_destroy (&d);
         ck_assert_ptr_null (d);
