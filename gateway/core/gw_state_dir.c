@@ -176,7 +176,7 @@ s_sweep_tenant (const char *dir, const char *tenant)
         removed += s_sweep_entry (path, e->d_name, s_recorded (dir, tenant, e->d_name));
     }
     closedir (d);
-    return removed;
+    return removed + (rmdir (parent) == 0);     /* a tenant with no kept session */
 }
 
 int

@@ -526,10 +526,32 @@ START_TEST (test_state_dir)
     ck_assert_int_eq (gw_fs_mkdirs (path, 0755), 0);
     snprintf (path, sizeof path, "%s/@acme", scratch);
     ck_assert_int_eq (mkdir (path, 0755), 0);
-    ck_assert_int_eq (gw_state_dir_sweep (scratch), 2);
+    /* but kept sessions: a folder with a record (a tenant's too), the
+       records and the images */
+    const char *kept[] = {"kept/input", ".kept/kept", "@beta/k2", ".kept/@beta/k2",
+                          ".disks", "@beta/gone"};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        snprintf (path, sizeof path, "%s/%s", scratch, kept[i]);
+        ck_assert_int_eq (gw_fs_mkdirs (path, 0755), 0);
+    }
+    const char *records[] = {".kept/kept/session.json", ".kept/@beta/k2/session.json"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf (path, sizeof path, "%s/%s", scratch, records[i]);
+        FILE *f = fopen (path, "w");
+        ck_assert_ptr_nonnull (f);
+        fclose (f);
+    }
+    ck_assert_int_eq (gw_state_dir_sweep (scratch), 3);     /* main, @acme, @beta/gone */
     snprintf (path, sizeof path, "%s/.lock", scratch);
     ck_assert_int_eq (access (path, F_OK), 0);
     snprintf (path, sizeof path, "%s/main", scratch);
+    ck_assert_int_ne (access (path, F_OK), 0);
+    const char *stay[] = {"kept/input", "@beta/k2", ".kept/kept/session.json", ".disks"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf (path, sizeof path, "%s/%s", scratch, stay[i]);
+        ck_assert_msg (access (path, F_OK) == 0, "%s went", stay[i]);
+    }
+    snprintf (path, sizeof path, "%s/@beta/gone", scratch);
     ck_assert_int_ne (access (path, F_OK), 0);
     close (first);
     ck_assert_int_eq (gw_state_dir_lock (scratch, &second, err, sizeof err), 0);
