@@ -3,6 +3,7 @@ a file system of CODEBOX_DISK_QUOTA_MB, so kernel code (in the folder and
 in /tmp), uploads and SQL CSVs all stop at it while they write; the
 kernel's runtime folder is a small file system of its own; everything goes
 with the session, and a crashed run's mounts are undone at the next start."""
+import json
 import os
 import signal
 import socket
@@ -112,6 +113,9 @@ def test_everything_goes_with_the_session_and_the_server(server_factory):
     assert s.post("/sessions", {"session_id": "d"}).status == 201
     folder = os.path.join(s.state_dir, "d")
     assert folder in mounts_under(s.state_dir)
+    with open(os.path.join(s.state_dir, ".kept", "d", "session.json")) as f:
+        image = os.path.join(s.state_dir, ".disks", json.load(f)["disk_image"])
+    assert os.path.exists(image)    # kept while the session lives (issue 42)
     runtime = [m for m in mounts_under("/tmp/codebox-") if "/tmp/codebox-" in m]
     assert runtime, "the kernel's runtime folder is a file system of its own"
     # kernel code cannot fill the host's /tmp through its runtime folder
@@ -129,6 +133,7 @@ def test_everything_goes_with_the_session_and_the_server(server_factory):
     assert s.delete("/sessions/d").status == 204
     assert folder not in mounts_under(s.state_dir)
     assert not os.path.exists(folder)
+    assert not os.path.exists(image)
     state = s.state_dir
     s.stop()
     assert mounts_under(state) == []
@@ -145,6 +150,8 @@ def test_a_crashed_runs_mounts_are_undone(tmp_path):
         first.proc.wait()
         left = mounts_under(state)
         assert left, "a SIGKILLed gateway leaves its mounts"
+        before = set(os.listdir(os.path.join(state, ".disks")))   # x's and a warm one's
+        assert len(before) == 2, before
         log = str(tmp_path / "second.log")
         with open(log, "wb") as out:
             second = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", state],
@@ -154,9 +161,15 @@ def test_a_crashed_runs_mounts_are_undone(tmp_path):
         while "serving http" not in open(log).read() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert "serving http" in open(log).read(), open(log).read()
-        # the old session folders and their file systems are gone; only the
-        # new server's own state mount (and its warm kernel's) remain
-        assert not os.path.exists(os.path.join(state, "x"))
+        # the crashed run's mounts are undone: the kept session x stays, its
+        # folder unmounted until its first use mounts its image again (issue
+        # 42), and the crashed run's warm kernel's folder and image are gone
+        assert os.path.isdir(os.path.join(state, "x"))
+        assert os.path.join(state, "x") not in mounts_under(state)
+        with open(os.path.join(state, ".kept", "x", "session.json")) as f:
+            image = json.load(f)["disk_image"]
+        assert set(os.listdir(os.path.join(state, ".disks"))) & before == {image}, before
+        assert not [m for m in left if m in mounts_under(state)], (left, mounts_under(state))
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=30) == 0
         assert mounts_under(state) == []
