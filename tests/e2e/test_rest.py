@@ -447,7 +447,7 @@ def _limit_values(session_json):
 
 
 def test_session_limits_and_override_headers(srv):
-    # the shared server runs with the defaults (ttl 3600, idle 1800, exec 300)
+    # the shared server runs with the defaults (ttl 604800, idle 86400, exec 300)
     sess = create_session(srv, headers={"X-Codebox-Session-Ttl": "1234",
                                         "X-Codebox-Idle-Timeout": "567"})
     sid = sess["session_id"]
@@ -455,14 +455,14 @@ def test_session_limits_and_override_headers(srv):
         one = srv.get("/sessions/" + sid).json()
         nums = _limit_values(one)
         assert 1234 in nums and 567 in nums and 300 in nums, one
-        assert 3600 not in nums and 1800 not in nums, one
+        assert 604800 not in nums and 86400 not in nums, one
     finally:
         srv.delete("/sessions/" + sid)
     # a larger value than the server's is clamped to the server's
     sess = create_session(srv, headers={"X-Codebox-Session-Ttl": "999999"})
     try:
         nums = _limit_values(srv.get("/sessions/" + sess["session_id"]).json())
-        assert 3600 in nums and 999999 not in nums, nums
+        assert 604800 in nums and 999999 not in nums, nums
     finally:
         srv.delete("/sessions/" + sess["session_id"])
     for name in ("X-Codebox-Session-Ttl", "X-Codebox-Idle-Timeout"):
