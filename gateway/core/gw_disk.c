@@ -5,8 +5,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +393,18 @@ gw_disk_mount (const char *image, const char *folder)
     int rc = mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0 ? -errno : 0;
     close (loop);
     return rc;
+}
+
+void
+gw_disk_trim (const char *folder)
+{
+    struct fstrim_range range = {.start = 0, .len = UINT64_MAX, .minlen = 0};
+    int fd = s_enabled && s_is_mount (folder) ? open (folder, O_RDONLY | O_DIRECTORY
+                                                      | O_CLOEXEC) : -1;
+    if (fd >= 0 && ioctl (fd, FITRIM, &range) < 0)
+        jp_log_info ("disk event=no-trim folder=%s why=\"%s\"", folder, strerror (errno));
+    if (fd >= 0)
+        close (fd);
 }
 
 int

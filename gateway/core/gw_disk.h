@@ -65,6 +65,12 @@ int gw_disk_image_of (const char *folder, char *buf, size_t len);
  * when it is a mount already). Returns 0 or -errno. */
 int gw_disk_mount (const char *image, const char *folder);
 
+/* A kept session's file system (paused, or at the server's stop) gives
+ * back the disk space of the blocks its files freed (FITRIM: the loop
+ * device punches holes in the image; mkfs.ext4 left it sparse already).
+ * Nothing on a plain folder. */
+void gw_disk_trim (const char *folder);
+
 /* Removes a folder made by gw_disk_make, its image and everything in it. */
 int gw_disk_remove (const char *folder);
 

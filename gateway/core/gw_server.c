@@ -154,8 +154,11 @@ gw_server_destroy (gw_server_t **self_p)
     if (!self_p || !*self_p)
         return;
     gw_server_t *self = *self_p;
-    for (size_t i = 0; i < self->n_sessions; i++)
+    for (size_t i = 0; i < self->n_sessions; i++) {
+        if (!gw_session_paused (self->sessions[i]))    /* kept: its free space goes back */
+            gw_disk_trim (gw_session_workdir (self->sessions[i]));
         gw_session_destroy (&self->sessions[i], false);
+    }
     free (self->sessions);
     gw_pool_destroy (&self->host.pool);
     gw_registry_destroy (&self->registry);    /* its sessions are gone: it says so */

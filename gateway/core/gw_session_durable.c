@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gw_disk.h"
 #include "gw_hooks.h"
 #include "gw_metrics.h"
 #include "jp_time.h"
@@ -50,6 +51,7 @@ gw_session_pause (gw_session_t *self)
     self->exec_state[0] = '\0';
     gw_snapshot_destroy (&self->last_walk);     /* walked again when it runs */
     gw_changes_destroy (&self->changes);
+    gw_disk_trim (self->workdir);     /* what its files freed is the disk's again */
     jp_log_info ("session event=paused session=%s tenant=%s idle_s=%lld", self->id,
                  self->tenant, (long long) ((jp_time_now_ms () - self->last_used_ms) / 1000));
 }
