@@ -198,14 +198,24 @@ def test_folders_of_an_earlier_run_are_not_handed_out(server_factory):
             port = int(m.group(1)) if m else None
             time.sleep(0.05)
         assert port, open(log_path).read()
-        assert not os.path.exists(os.path.join(state, "main"))
+        # a folder without a record goes; "main" is kept (issue 42): the
+        # same session again, paused, with its files, never a new one's
         assert not os.path.exists(os.path.join(state, "@acme"))
+        status, body, _ = http(port, "GET", "/sessions/main")
+        assert status == 200 and body["status"] == "paused", body
+        status, body, _ = http(port, "POST", "/sessions", {"session_id": "main"})
+        assert status == 409, body
+        res = run_code(port, "main", "import os; print(sorted(os.listdir('input')))")
+        assert stream_of(res).strip() == "['old.txt']", res
+        # once it ends, its id makes a new session with an empty folder
+        status, body, _ = http(port, "DELETE", "/sessions/main")
+        assert status == 204, body
         status, body, _ = http(port, "POST", "/sessions", {"session_id": "main"})
         assert status == 201, body
         res = run_code(port, "main", "import os; print(sorted(os.listdir('input')))")
         assert stream_of(res).strip() == "[]", res
         log = open(log_path).read()
-        assert "event=swept entry=main" in log, log
+        assert "event=swept entry=x" in log, log
     finally:
         stop(proc)
 
