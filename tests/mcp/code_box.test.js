@@ -121,6 +121,8 @@ async function readmeCalls(client, sid, files) {
       + `df.to_csv(r'${info.output_dir}/units.csv', index=False)\nprint("total", df['units'].sum())`,
   }));
   assert.match(d.output, /total 49/);
+  // the files are new_artifacts', not listed again in the text
+  assert.doesNotMatch(d.output, /New artifacts|units\.png/);
   const byName = Object.fromEntries(d.new_artifacts.map((a) => [a.filename, a]));
   assert.deepEqual(Object.keys(byName).sort(), ['units.csv', 'units.png']);
   assert.equal(byName['units.png'].path, `${info.output_dir}/units.png`);
