@@ -40,7 +40,9 @@ extern const char gw_volumes_name_rule[];
 bool gw_volumes_valid_name (const char *name);
 
 /* Makes tenant's volume name of size_mb MiB. Returns its description
- * (new: {"name","size_mb","used_bytes","created","path","in_use"}) or
+ * (new: {"name","size_mb","used_bytes","free_bytes","path" (as kernels
+ * see it),"sessions" (the ids of the live sessions that mount it),
+ * "created"}) or
  * NULL with *e and err set: GW_E_BAD_REQUEST (the name or size),
  * GW_E_CONFLICT (it exists), GW_E_FORBIDDEN (the tenant has
  * CODEBOX_VOLUMES_MAX), GW_E_TOO_LARGE (past CODEBOX_VOLUME_MAX_MB, or no

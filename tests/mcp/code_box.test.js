@@ -481,7 +481,7 @@ describe('code-box combined with other sets: the set named first wins a name', (
       const names = tools.map((t) => t.name);
       for (const name of CODE_BOX_TOOLS) assert.ok(names.includes(name), name);
       assert.equal(new Set(names).size, names.length);
-      assert.equal(names.length, 14);     // codebox's own, none added
+      assert.equal(names.length, 15);     // codebox's own, none added
       const r = await callTool(conn.client, 'exec_code', { session_id: 'own', code: 'print(6 * 7)' });
       assert.equal(r.isError, false);
       assert.equal(r.structuredContent.stdout, '42\n');   // codebox's shape
