@@ -8,6 +8,7 @@
  *
  * Threads: the loop thread only. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,6 +90,21 @@ gw_rest_volume (gw_server_t *server, gw_request_t *req, const char *name)
         gw_request_reply_error (req, e, "%s", err);
 }
 
+/* The uploads' folder (GW_UPLOAD_DIR) goes once empty, so a volume shows
+ * only its files; rmdir fails while an upload is on its way. No symlink
+ * kernel code planted is followed. */
+static void
+s_tidy (int dirfd)
+{
+    int codebox = openat (dirfd, ".codebox", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (codebox < 0)
+        return;
+    bool empty = unlinkat (codebox, "uploads", AT_REMOVEDIR) == 0 || errno == ENOENT;
+    close (codebox);
+    if (empty)
+        unlinkat (dirfd, ".codebox", AT_REMOVEDIR);
+}
+
 void
 gw_rest_volume_files (gw_server_t *server, gw_request_t *req, const char *name,
                       const char *rest)
@@ -121,6 +137,8 @@ gw_rest_volume_files (gw_server_t *server, gw_request_t *req, const char *name,
         .anywhere = true,
     };
     gw_rest_file_serve (server, req, &t, rest);
+    if (req->body_at != GW_BODY_AHEAD && strcmp (req->method, "PUT") == 0)
+        s_tidy (dirfd);
     close (dirfd);
 }
 

@@ -2,6 +2,7 @@
 restarts, each with its own quota, mounted by sessions at /volumes/NAME
 read-write or read-only, under the sandbox, with real kernels. Another
 tenant's volume does not exist for a caller."""
+import json
 import os
 import shutil
 import socket
@@ -48,8 +49,9 @@ def test_volume_outlives_sessions_and_a_restart(server_factory, monkeypatch):
     assert new_session(s, "writer", [{"name": "data"}]).status == 201
     out = run_ok(s, "writer", "print(open('/volumes/data/in/hello.txt').read())\n"
                  "open('/volumes/data/made.txt', 'w').write('made by writer')\n"
-                 "import os; print(sorted(os.listdir('/volumes')))")
-    assert out.splitlines() == ["hello volume", "['data']"]
+                 "import os; print(sorted(os.listdir('/volumes')))\n"
+                 "print(sorted(os.listdir('/volumes/data')))")
+    assert out.splitlines() == ["hello volume", "['data']", "['in', 'made.txt']"]
 
     # another mounts it read-only: reads what the first wrote, cannot write
     assert new_session(s, "reader", [{"name": "data", "read_only": True}]).status == 201
@@ -71,6 +73,11 @@ def test_volume_outlives_sessions_and_a_restart(server_factory, monkeypatch):
     assert err["code"] == "conflict", err
     assert "reader" in err["message"] or "writer" in err["message"], err
 
+    # the session's kept settings name its volumes (never their host folders)
+    with open(os.path.join(s.state_dir, ".kept", "@alice", "reader", "session.json")) as f:
+        kept = json.load(f)
+    assert kept["execution_options"]["volumes"] == [{"name": "data", "read_only": True}]
+    assert ".volumes" not in json.dumps(kept)
     for sid in ("writer", "reader"):
         assert s.delete("/sessions/" + sid).status == 204
     assert s.get("/volumes/data").json()["sessions"] == []
