@@ -458,6 +458,12 @@ gw_disk_image_mount (const char *image, const char *folder, char *err, size_t er
     int rc = loop < 0 ? loop : 0;
     if (!rc && mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0)
         rc = -errno;
+    if (rc == -ENXIO) {     /* the device let go of it meanwhile: a new one */
+        close (loop);
+        loop = s_loop_attach (image, dev, sizeof dev);
+        rc = loop < 0 ? loop
+             : mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0 ? -errno : 0;
+    }
     if (loop >= 0)
         close (loop);   /* unmounted (or never mounted), the device frees itself */
     if (rc) {
