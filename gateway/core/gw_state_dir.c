@@ -139,6 +139,10 @@ gw_state_dir_sweep (const char *dir)
             s_sweep_stdio (path);
             continue;
         }
+        if (strcmp (e->d_name, GW_STATE_DIR_VOLUMES) == 0 && e->d_type == DT_DIR) {
+            gw_disk_unmount_below (path);   /* mounted again on first use */
+            continue;
+        }
         /* a session folder may be a file system of its own, with more
            mounted below it */
         int mounts = gw_disk_unmount_below (path);
