@@ -17,7 +17,7 @@
 
 #define KS_MAX_RLIMITS 8
 #define KS_MAX_CGROUPS 4
-#define KS_MAX_BINDS 8
+#define KS_MAX_BINDS 12
 /* The PATH of a clean environment. */
 #define KS_CLEAN_PATH "/usr/local/bin:/usr/bin:/bin"
 /* The descriptor number a child finds its seccomp program at. */

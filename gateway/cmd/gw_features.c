@@ -11,6 +11,7 @@
 #include "gw_packages.h"
 #include "gw_signed_url.h"
 #include "gw_sql.h"
+#include "gw_volumes.h"
 
 struct gw_features {
     gw_server_t *server;
@@ -19,6 +20,7 @@ struct gw_features {
     gw_artifact_upload_t *upload;
     gw_packages_t *packages;
     gw_downloads_t *downloads;
+    gw_volumes_t *volumes;
 };
 
 gw_features_t *
@@ -33,13 +35,15 @@ gw_features_new (gw_server_t *server, const gw_config_t *config, char *err, size
     /* signed links first: a blob upload's SAS URL replaces one */
     gw_signed_url_attach (server);
     if (!(self->packages = gw_packages_new (server))
-        || !(self->downloads = gw_downloads_new (server))) {
+        || !(self->downloads = gw_downloads_new (server))
+        || !(self->volumes = gw_volumes_new (server))) {
         snprintf (err, err_len, "out of memory");
         gw_features_destroy (&self);
         return NULL;
     }
     gw_server_set_packages (server, self->packages);
     gw_server_set_downloads (server, self->downloads);
+    gw_server_set_volumes (server, self->volumes);
     self->sql = gw_sql_new (server, config);
     if (!self->sql) {
         snprintf (err, err_len, "cannot start the SQL workers");
@@ -76,6 +80,8 @@ gw_features_destroy (gw_features_t **self_p)
     gw_downloads_destroy (&self->downloads);
     gw_server_set_packages (self->server, NULL);
     gw_packages_destroy (&self->packages);
+    gw_server_set_volumes (self->server, NULL);
+    gw_volumes_destroy (&self->volumes);
     gw_artifact_upload_destroy (&self->upload);
     gw_blob_destroy (&self->blob);
     gw_server_set_sql (self->server, NULL);

@@ -114,6 +114,25 @@ s_replay (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 }
 
 static void
+s_volumes (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) m;
+    gw_rest_volumes (self->server, req);
+}
+
+static void
+s_volume (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_volume (self->server, req, m->params[0]);
+}
+
+static void
+s_volume_files (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    gw_rest_volume_files (self->server, req, m->params[0], m->params[1]);
+}
+
+static void
 s_execute (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {
     (void) m;

@@ -80,6 +80,8 @@
     X (HTTP_IDLE_TIMEOUT, "CODEBOX_HTTP_IDLE_TIMEOUT", "30", INT, HTTP, "seconds an HTTP connection may sit idle (no request under way) before it is closed") \
     X (HTTP_REQUEST_TIMEOUT, "CODEBOX_HTTP_REQUEST_TIMEOUT", "30", INT, HTTP, "seconds a connection has to deliver a whole request (headers and body) once it is ready for one; then it is cut (a client that trickles its headers or body holds no connection for good)") \
     X (WS_PING_INTERVAL, "CODEBOX_WS_PING_INTERVAL", "30", INT, HTTP, "seconds a websocket client may stay silent before it is pinged; one that does not answer within as long again is closed") \
+    X (VOLUMES_MAX, "CODEBOX_VOLUMES_MAX", "8", UINT, ANY, "named volumes one tenant may have (POST /volumes; 0: none)") \
+    X (VOLUME_MAX_MB, "CODEBOX_VOLUME_MAX_MB", "4096", INT, ANY, "MiB all of one tenant's volumes may hold together (each volume's size_mb counts whole)") \
     X (MOUNT_ROOTS, "CODEBOX_MOUNT_ROOTS", "", STR, ANY, "':'-separated host folders clients may mount into sessions (execution_options.mount_points), read-only; ROOT=rw also allows read-write") \
     X (ALLOWED_ORIGINS, "CODEBOX_ALLOWED_ORIGINS", "", STR, HTTP, "comma-separated browser origins (https://app.example.com) that may call the API, with CORS; every other Origin is refused") \
     X (LOG_LEVEL, "CODEBOX_LOG_LEVEL", "info", "debug|info|warn|error", ANY, "lowest level of log lines written to stderr") \

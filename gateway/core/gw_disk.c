@@ -343,35 +343,6 @@ gw_disk_image_of (const char *folder, char *buf, size_t len)
     return strncmp (buf, s_image_dir, strlen (s_image_dir)) == 0 ? 0 : -ENOENT;
 }
 
-/* The loop device image is attached to still (a mount of a server that
- * stopped or died lingers while its kernels' processes hold it, its
- * writes maybe not yet in the file) into dev: true if there is one. */
-static bool
-s_loop_of (const char *image, char *dev, size_t dev_len)
-{
-    DIR *d = opendir ("/sys/block");
-    struct dirent *e;
-    bool found = false;
-    while (d && !found && (e = readdir (d))) {
-        if (strncmp (e->d_name, "loop", 4) != 0)
-            continue;
-        char sys[300], back[4400];
-        snprintf (sys, sizeof sys, "/sys/block/%.200s/loop/backing_file", e->d_name);
-        FILE *f = fopen (sys, "re");
-        if (f && fgets (back, sizeof back, f)) {
-            back[strcspn (back, "\n")] = '\0';
-            found = strcmp (back, image) == 0;
-            if (found)
-                snprintf (dev, dev_len, "/dev/%.40s", e->d_name);
-        }
-        if (f)
-            fclose (f);
-    }
-    if (d)
-        closedir (d);
-    return found;
-}
-
 int
 gw_disk_mount (const char *image, const char *folder)
 {
@@ -381,18 +352,8 @@ gw_disk_mount (const char *image, const char *folder)
         return -errno;
     if (s_is_mount (folder))
         return 0;       /* mounted already */
-    char dev[64];
-    /* the same device again, never a second one on the same file: two
-       would each cache their own view of it */
-    if (s_loop_of (image, dev, sizeof dev)
-        && mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) == 0)
-        return 0;
-    int loop = s_loop_attach (image, dev, sizeof dev);
-    if (loop < 0)
-        return loop;
-    int rc = mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0 ? -errno : 0;
-    close (loop);
-    return rc;
+    char err[300];      /* through the loop device still attached to it, if one is */
+    return gw_disk_image_mount (image, folder, err, sizeof err);
 }
 
 void
@@ -486,4 +447,91 @@ gw_disk_teardown (const char *state_dir)
         umount2 (state_dir, MNT_DETACH);
     s_bound = false;
     s_enabled = false;
+}
+
+/* A kept image: its space reserved (a size the disk cannot hold fails
+   now, not as I/O errors later), then its file system. */
+int
+gw_disk_image_make (const char *image, long size_mb, uid_t uid, gid_t gid, char *err,
+                    size_t err_len)
+{
+    int fd = open (image, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int rc = fd < 0 ? errno : 0;
+    if (!rc && (rc = posix_fallocate (fd, 0, (off_t) size_mb << 20)) == EOPNOTSUPP)
+        rc = ftruncate (fd, (off_t) size_mb << 20) < 0 ? errno : 0;
+    if (fd >= 0 && !rc && fsync (fd) < 0)
+        rc = errno;
+    if (fd >= 0)
+        close (fd);
+    const char *step = "make the image";
+    if (!rc && (step = "make the file system", rc = -s_mkfs (image, uid, gid)) == 0)
+        return 0;
+    if (fd >= 0)
+        unlink (image);
+    snprintf (err, err_len, "cannot %s: %s", step, strerror (rc));
+    return -rc;
+}
+
+/* The loop device image is still attached to, opened (its path in dev),
+ * or -1: a mount of it may outlive our unmount in another mount namespace
+ * (every namespace made while it was mounted holds a copy, a kernel's
+ * launcher's among them) and keep its file system, with writes not yet on
+ * the image, alive. Mounting that device again shares that file system;
+ * a second loop device would make a second, stale one. */
+static int
+s_loop_find (const char *image, char *dev, size_t dev_len)
+{
+    struct stat st;
+    DIR *d = stat (image, &st) == 0 ? opendir ("/sys/block") : NULL;
+    struct dirent *e;
+    int found = -1;
+    while (d && found < 0 && (e = readdir (d))) {
+        if (strncmp (e->d_name, "loop", 4) != 0)
+            continue;
+        snprintf (dev, dev_len, "/dev/%.50s", e->d_name);
+        int fd = open (dev, O_RDWR | O_CLOEXEC);
+        struct loop_info64 info;
+        if (fd >= 0 && ioctl (fd, LOOP_GET_STATUS64, &info) == 0
+            && info.lo_inode == (uint64_t) st.st_ino && info.lo_device == (uint64_t) st.st_dev)
+            found = fd;
+        else if (fd >= 0)
+            close (fd);
+    }
+    if (d)
+        closedir (d);
+    return found;
+}
+
+int
+gw_disk_image_mount (const char *image, const char *folder, char *err, size_t err_len)
+{
+    char dev[64] = "";
+    int loop = s_loop_find (image, dev, sizeof dev);
+    if (loop < 0)
+        loop = s_loop_attach (image, dev, sizeof dev);
+    int rc = loop < 0 ? loop : 0;
+    if (!rc && mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0)
+        rc = -errno;
+    if (rc == -ENXIO) {     /* the device let go of it meanwhile: a new one */
+        close (loop);
+        loop = s_loop_attach (image, dev, sizeof dev);
+        rc = loop < 0 ? loop
+             : mount (dev, folder, "ext4", MS_NOSUID | MS_NODEV, NULL) < 0 ? -errno : 0;
+    }
+    if (loop >= 0)
+        close (loop);   /* unmounted (or never mounted), the device frees itself */
+    if (rc) {
+        snprintf (err, err_len, "cannot mount %s: %s", image, strerror (-rc));
+        return rc;
+    }
+    char lost[4400];
+    snprintf (lost, sizeof lost, "%s/lost+found", folder);
+    rmdir (lost);
+    return 0;
+}
+
+bool
+gw_disk_is_mount (const char *folder)
+{
+    return s_is_mount (folder);
 }

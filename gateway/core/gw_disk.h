@@ -81,4 +81,19 @@ int gw_disk_unmount_below (const char *dir);
 /* The same, leaving keep and what is below it (NULL: nothing kept). */
 int gw_disk_unmount_below_but (const char *dir, const char *keep);
 
+/* Images kept across runs (named volumes): makes image (which must not
+ * exist), size_mb MiB reserved, an ext4 file system owned by uid:gid at
+ * its root. Returns 0 or -errno with err set (-ENOSPC: the disk has no
+ * room for it; nothing is left behind). */
+int gw_disk_image_make (const char *image, long size_mb, uid_t uid, gid_t gid, char *err,
+                        size_t err_len);
+
+/* Mounts image (nosuid, nodev) on the empty folder `folder` through a loop
+ * device that frees itself at the unmount; the image stays. Returns 0 or
+ * -errno with err set. */
+int gw_disk_image_mount (const char *image, const char *folder, char *err, size_t err_len);
+
+/* True when folder is a mount point (a file system of its own). */
+bool gw_disk_is_mount (const char *folder);
+
 #endif

@@ -370,7 +370,8 @@ gw_exec_options_parse (json_t *options, const gw_exec_rules_t *rules, gw_exec_op
 bool
 gw_exec_options_custom (const gw_exec_options_t *self)
 {
-    return self && (self->memory_mb || self->cpu_milli || self->env[0] || self->n_mounts);
+    return self && (self->memory_mb || self->cpu_milli || self->env[0] || self->n_mounts
+                    || self->n_volumes);
 }
 
 int
@@ -432,5 +433,12 @@ gw_exec_options_json (const gw_exec_options_t *self)
     if (json_array_size (mounts))
         json_object_set (json, "mount_points", mounts);
     json_decref (mounts);
+    json_t *volumes = json_array ();
+    for (int i = 0; volumes && i < self->n_volumes; i++)
+        json_array_append_new (volumes, json_pack ("{s:s, s:b}", "name", self->volumes[i].name,
+                                                   "read_only", !self->volumes[i].read_write));
+    if (json_array_size (volumes))
+        json_object_set (json, "volumes", volumes);
+    json_decref (volumes);
     return json;
 }

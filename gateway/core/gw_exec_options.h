@@ -33,6 +33,17 @@ typedef struct {
     char hide[GW_EXEC_OWN_DIRS][256];
 } gw_mount_t;
 
+/* A tenant's named volume, mounted at /volumes/NAME (set by
+ * gateway/files/gw_volumes.c, never parsed from a client's JSON). */
+#define GW_EXEC_MAX_VOLUMES 4
+#define GW_VOLUMES_AT "/volumes"
+
+typedef struct {
+    char name[65];
+    char host[1024];            /* the volume's folder on the host */
+    bool read_write;
+} gw_volume_mount_t;
+
 typedef struct gw_exec_options {
     long timeout_s;             /* 0: the server's */
     long memory_mb;             /* 0: the server's */
@@ -40,6 +51,8 @@ typedef struct gw_exec_options {
     char *env[GW_EXEC_MAX_ENV + 1];     /* "NAME=value", NULL-terminated (malloc'd) */
     gw_mount_t mounts[GW_EXEC_MAX_MOUNTS];
     int n_mounts;
+    gw_volume_mount_t volumes[GW_EXEC_MAX_VOLUMES];
+    int n_volumes;
 } gw_exec_options_t;
 
 /* The server's side of the rules. */
@@ -74,7 +87,9 @@ int gw_exec_options_copy (gw_exec_options_t *dst, const gw_exec_options_t *src);
 void gw_exec_options_clear (gw_exec_options_t *self);
 
 /* The options in the shape gw_exec_options_parse reads (new; {} for
- * none): what a kept session's settings hold, to start its kernel again. */
+ * none): what a kept session's settings hold, to start its kernel again;
+ * volumes as "volumes": [{"name","read_only"}], which the parser leaves
+ * (gw_volumes_attach resolves them again, for the session's tenant). */
 json_t *gw_exec_options_json (const gw_exec_options_t *self);
 
 /* "2G", "512m", "1.5g", "1024k", "1048576" (bytes) -> MiB, rounded up;

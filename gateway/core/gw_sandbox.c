@@ -257,6 +257,10 @@ s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_
         snprintf (self->stage_mounts[i], sizeof self->stage_mounts[i], "%s/m%d", stage_dir, i);
         made = mkdir (self->stage_mounts[i], 0755) == 0 || errno == EEXIST;
     }
+    for (int i = 0; i < GW_EXEC_MAX_VOLUMES && made; i++) {
+        snprintf (self->stage_volumes[i], sizeof self->stage_volumes[i], "%s/v%d", stage_dir, i);
+        made = mkdir (self->stage_volumes[i], 0755) == 0 || errno == EEXIST;
+    }
     if (!made || (mkdir (self->stage_session, 0755) < 0 && errno != EEXIST)
         || (mkdir (self->stage_work, 0755) < 0 && errno != EEXIST)
         || (fd = open (self->stage_exe, O_WRONLY | O_CREAT | O_CLOEXEC, 0755)) < 0) {
@@ -479,6 +483,20 @@ s_exec_args (const gw_sandbox_t *self, const gw_exec_options_t *exec, ks_spawn_e
             s_args (argv, n, 4, "--tmpfs", exec->mounts[i].hide[k], "--remount-ro",
                     exec->mounts[i].hide[k]);
     }
+    /* named volumes at /volumes/NAME, after the mounts' binds (the
+       launcher stops at the first empty bind) */
+    int bind = 2 + (exec->n_mounts < GW_EXEC_MAX_MOUNTS ? exec->n_mounts : GW_EXEC_MAX_MOUNTS);
+    for (int i = 0; i < exec->n_volumes && bind < KS_MAX_BINDS; i++, bind++) {
+        const char *source = exec->volumes[i].host;
+        if (self->set_user) {
+            x->bind_from[bind] = exec->volumes[i].host;
+            x->bind_to[bind] = self->stage_volumes[i];
+            source = self->stage_volumes[i];
+        }
+        char at[128];
+        snprintf (at, sizeof at, "%s/%s", GW_VOLUMES_AT, exec->volumes[i].name);
+        s_args (argv, n, 3, exec->volumes[i].read_write ? "--bind" : "--ro-bind", source, at);
+    }
     for (int i = 0; exec->env[i] && *n + 4 < MAX_ARGS; i++) {
         char name[130];
         size_t len = strcspn (exec->env[i], "=");
@@ -505,7 +523,7 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
     gw_sandbox_limits (self, spec, kernel_id, memory_mb, exec, launch->cgroups, x);
 
     if (!self->bwrap)
-        return exec && exec->n_mounts ? -EPERM : 0;
+        return exec && (exec->n_mounts || exec->n_volumes) ? -EPERM : 0;
     char **argv = calloc (MAX_ARGS, sizeof (char *));
     if (!argv)
         return -ENOMEM;

@@ -43,6 +43,7 @@ struct gw_sandbox {
     char stage_exe[300];
     char stage_work[300];
     char stage_mounts[GW_EXEC_MAX_MOUNTS][300];    /* for execution_options mounts */
+    char stage_volumes[GW_EXEC_MAX_VOLUMES][300];  /* for named volumes */
     bool cgroup_cpu;            /* a cpu hierarchy for CPU quotas */
     long cpu_milli;             /* CODEBOX_CPU_LIMIT in thousandths of a core: every
                                    kernel's quota, from its start */

@@ -331,6 +331,18 @@ gw_server_packages (gw_server_t *self)
     return self->packages;
 }
 
+void
+gw_server_set_volumes (gw_server_t *self, struct gw_volumes *volumes)
+{
+    self->volumes = volumes;
+}
+
+struct gw_volumes *
+gw_server_volumes (gw_server_t *self)
+{
+    return self->volumes;
+}
+
 struct gw_sql *
 gw_server_sql (gw_server_t *self)
 {

@@ -28,6 +28,7 @@ typedef struct gw_server gw_server_t;
 struct gw_sql;
 struct gw_downloads;
 struct gw_packages;
+struct gw_volumes;
 struct gw_sandbox;
 
 /* Handles one request in the loop thread; must complete it (now or later). */
@@ -82,6 +83,7 @@ void gw_server_annotate (gw_server_t *self, const gw_session_t *session, json_t 
 void gw_server_set_sql (gw_server_t *self, struct gw_sql *sql);
 void gw_server_set_downloads (gw_server_t *self, struct gw_downloads *downloads);
 void gw_server_set_packages (gw_server_t *self, struct gw_packages *packages);
+void gw_server_set_volumes (gw_server_t *self, struct gw_volumes *volumes);
 
 /* Loop-thread accessors. */
 const gw_config_t *gw_server_config (gw_server_t *self);
@@ -103,6 +105,8 @@ bool gw_server_draining (gw_server_t *self);
 struct gw_downloads *gw_server_downloads (gw_server_t *self);
 /* Package installs, or NULL (none, or the server stops). */
 struct gw_packages *gw_server_packages (gw_server_t *self);
+/* The tenants' named volumes, or NULL (none, or the server stops). */
+struct gw_volumes *gw_server_volumes (gw_server_t *self);
 /* The sandbox policy for kernels. */
 struct gw_sandbox *gw_server_sandbox (gw_server_t *self);
 /* What a client's execution_options may ask of this server (the

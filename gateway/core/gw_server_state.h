@@ -54,6 +54,7 @@ struct gw_server {
     struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */
     struct gw_downloads *downloads;     /* upload_file's URL downloads, or NULL */
     struct gw_packages *packages;       /* package installs, or NULL */
+    struct gw_volumes *volumes;         /* named volumes, or NULL */
     gw_registry_t *registry;   /* shared with other nodes, or NULL (one machine) */
     atomic_bool draining;       /* refuses new sessions (SIGUSR1); read by the HTTP edge */
     int lock_fd;                /* the state folder's lock (gw_state_dir) */

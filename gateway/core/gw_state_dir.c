@@ -199,6 +199,10 @@ gw_state_dir_sweep (const char *dir)
             s_sweep_stdio (path);
             continue;
         }
+        if (strcmp (e->d_name, GW_STATE_DIR_VOLUMES) == 0 && e->d_type == DT_DIR) {
+            gw_disk_unmount_below (path);   /* mounted again on first use */
+            continue;
+        }
         /* the records of kept sessions and their images stay (their
            sessions are loaded again, gw_sessions_load_kept) */
         if ((strcmp (e->d_name, ".kept") == 0 || strcmp (e->d_name, ".disks") == 0)

@@ -12,6 +12,11 @@
  * folders (gw_state_dir_for_stdio), which another server never takes. */
 #define GW_STATE_DIR_STDIO "stdio"
 
+/* The folder of a state folder that holds the tenants' named volumes
+ * (gateway/files/gw_volumes.c): kept by the sweep, which only undoes the
+ * mounts a crashed run left below it. */
+#define GW_STATE_DIR_VOLUMES ".volumes"
+
 /* The default state folder: /var/lib/codebox for root, otherwise
  * $XDG_STATE_HOME/codebox, or ~/.local/state/codebox. Works wherever the
  * server is started from. Returns 0, or -ENAMETOOLONG. */
@@ -39,7 +44,8 @@ int gw_state_dir_take_dead_lock (int dirfd, const char *name);
 /* Removes everything an earlier run left in dir (session and tenant
  * folders, warm-pool folders, install folders), each with what is mounted
  * on and below it, except the lock and the folders of `codebox mcp`
- * servers that still run (stdio/<pid>, whose lock is held), and kept
+ * servers that still run (stdio/<pid>, whose lock is held), the volumes
+ * (GW_STATE_DIR_VOLUMES: only their mounts are undone), and kept
  * sessions: the records (.kept/), disk images (.disks/) and the session
  * folders that have a record (unmounted), logging each.
  * Call with the lock held. Returns how many entries it removed. */

@@ -40,6 +40,9 @@
     X (notebook,   "GET, HEAD",         "/sessions/{}/notebook",  "/sessions/{id}/notebook", MEM) \
     X (archive,    "GET, HEAD",         "/sessions/{}/archive",   "/sessions/{id}/archive", MEM) \
     X (replay,     "POST",              "/sessions/{}/replay",    "/sessions/{id}/replay", MEM) \
+    X (volumes,    "GET, HEAD, POST",   "/volumes",               "/volumes", MEM) \
+    X (volume,     "GET, HEAD, DELETE", "/volumes/{}",            "/volumes/{name}", MEM) \
+    X (volume_files, "GET, HEAD, PUT",  "/volumes/{}/files/**",   "/volumes/{name}/files/{path}", FILE) \
     X (execute,    "POST",              "/execute",               "/execute", MEM) \
     X (events,     "GET",               "/execute/{}/events",     "/execute/{id}/events", MEM) \
     X (status,     "GET, HEAD",         "/execute/{}/status",     "/execute/{id}/status", MEM) \

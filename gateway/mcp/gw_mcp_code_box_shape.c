@@ -165,6 +165,29 @@ s_exec_error (json_t *sc, char *out, size_t len)
                   "are lost, files are kept.");
 }
 
+/* exec_code's output: the run's text, less the list of new artifacts
+ * gw_mcp_exec ends it with when there are some (new_artifacts holds
+ * them); Code Box's words when there is none. */
+static json_t *
+s_output (const char *text, size_t n_artifacts)
+{
+    static const char mark[] = "New artifacts:\n";
+    if (!text || strcmp (text, "(no output)") == 0)
+        return json_string ("(no text output)");
+    const char *cut = NULL;
+    for (const char *p = text; n_artifacts && (p = strstr (p, mark)); p++)
+        if (p == text || p[-1] == '\n')
+            cut = p;        /* the last one at a line's start */
+    if (!cut)
+        return json_string (text);
+    size_t len = (size_t) (cut - text);
+    while (len && text[len - 1] == '\n')
+        len--;
+    if (!len)
+        return json_string ("(no text output)");
+    return json_stringn (text, len + 1);   /* with one newline */
+}
+
 /* exec_code's answer: {session_id, status, error?, output, new_artifacts,
  * all_artifacts}, then the images the code displayed. */
 json_t *
@@ -184,9 +207,10 @@ gw_mcp_code_box_exec_result (gw_mcp_t *mcp, gw_job_t *job)
         s_exec_error (sc, why, sizeof why);
         json_object_set_new (dict, "error", json_string (why));
     }
-    /* Code Box's words for a run that printed nothing */
-    json_object_set_new (dict, "output", json_string (!text || strcmp (text, "(no output)") == 0
-                                                          ? "(no text output)" : text));
+    /* Code Box's words for a run that printed nothing; the new artifacts
+       are new_artifacts' (not again at the text's end) */
+    json_object_set_new (dict, "output", s_output (text, json_array_size (
+                                                             json_object_get (sc, "new_artifacts"))));
     json_object_set_new (dict, "new_artifacts",
                          gw_mcp_code_box_artifacts (json_object_get (sc, "new_artifacts")));
     size_t left_out;

@@ -2,7 +2,7 @@
  * CODEBOX_MCP_TOOLS names (gw_mcp_tool_sets.c) in the order it names them,
  * a tool whose name a set named before offers left out (codebox's own:
  * the built-in ones, gw_mcp_tools.c, and those in files of their own:
- * exec_sql, upload_file, install_package; codebox-ai's execute_code; e2b's
+ * exec_sql, upload_file, install_package, create_session; codebox-ai's execute_code; e2b's
  * ten, gw_mcp_e2b.c; Code Box's seven, gw_mcp_code_box.c); and, in the
  * test build, the conformance fixtures; tools/list's result (built once)
  * and tools/call in either era: the tool's lookup, the answer to an
@@ -17,6 +17,7 @@
 
 #include "gw_mcp_call.h"
 #include "gw_mcp_code_box.h"
+#include "gw_mcp_create.h"
 #include "gw_mcp_codebox_ai.h"
 #include "gw_mcp_e2b.h"
 #include "gw_mcp_fixtures.h"
@@ -31,11 +32,13 @@
 #include "jp_log.h"
 #include "jp_time.h"
 
-/* Tools defined in files of their own (SQL, downloads, packages). */
+/* Tools defined in files of their own (SQL, downloads, packages, a session
+ * with options). */
 static const gw_mcp_tool_t *const s_more_tools[] = {
     &gw_mcp_tool_exec_sql,
     &gw_mcp_tool_upload_file,
     &gw_mcp_tool_install_package,
+    &gw_mcp_tool_create_session,
     NULL,
 };
 

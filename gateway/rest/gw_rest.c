@@ -92,7 +92,7 @@ gw_rest_answer_when_started (gw_session_t *session, gw_request_t *req)
 }
 
 /* A new session as body asks (POST /sessions' fields but dependencies:
- * session_id, kernel or language, codebox-ai's execution_options, checked
+ * session_id, kernel or language, volumes, codebox-ai's execution_options, checked
  * and clamped here and applied to every start of its kernel; id NULL: a
  * uuid), named on req; NULL after answering why not. */
 static gw_session_t *
@@ -112,9 +112,15 @@ s_create_or_reply (gw_server_t *server, gw_request_t *req, json_t *body, const c
         gw_request_reply_error (req, e, "%s", err);
         return NULL;
     }
+    if (gw_rest_volumes_attach (server, req, json_object_get (body, "volumes"), &exec) < 0) {
+        gw_exec_options_clear (&exec);
+        return NULL;
+    }
     gw_caller_t caller = gw_request_caller (req);
     gw_sessions_new_t opts = {.id = id, .kernel = kernel, .language = language, .exec = &exec};
     gw_session_t *session = gw_sessions_create (server, &caller, &opts, &e, err, sizeof err);
+    if (session)
+        gw_rest_volumes_hold (server, session, &exec);
     gw_exec_options_clear (&exec);
     if (!session)
         gw_request_reply_error (req, e, "%s", err);

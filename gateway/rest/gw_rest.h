@@ -48,6 +48,20 @@ void gw_rest_notebook (gw_server_t *server, gw_request_t *req, const char *id);
 void gw_rest_archive (gw_server_t *server, gw_request_t *req, const char *id);
 void gw_rest_replay (gw_server_t *server, gw_request_t *req, const char *id);
 
+/* Named volumes (gw_rest_volumes.c): GET or POST /volumes; GET or DELETE
+ * /volumes/{name}; GET or PUT /volumes/{name}/files/{rest}. */
+void gw_rest_volumes (gw_server_t *server, gw_request_t *req);
+void gw_rest_volume (gw_server_t *server, gw_request_t *req, const char *name);
+void gw_rest_volume_files (gw_server_t *server, gw_request_t *req, const char *name,
+                           const char *rest);
+/* A new session's "volumes" (a request body's member, borrowed) resolved
+ * into exec for req's tenant: 0, or -1 after answering why not. */
+int gw_rest_volumes_attach (gw_server_t *server, gw_request_t *req, json_t *list,
+                            gw_exec_options_t *exec);
+/* The new session holds the volumes of exec until it ends. */
+void gw_rest_volumes_hold (gw_server_t *server, gw_session_t *session,
+                           const gw_exec_options_t *exec);
+
 /* POST /sql (gw_sql_tool.c). */
 void gw_sql_rest_handle (gw_server_t *server, gw_request_t *req);
 

@@ -68,6 +68,9 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
     gw_config_set (s_config, "CODEBOX_DEFAULT_KERNEL", "codebox-fuzz-no-such-kernel", "fuzz",
                    err, sizeof err);
     gw_config_set (s_config, "CODEBOX_POOL_SIZE", "0", "fuzz", err, sizeof err);
+    /* the volume routes are fuzzed, but make none: a volume is kept
+       across runs, and as root mounted */
+    gw_config_set (s_config, "CODEBOX_VOLUMES_MAX", "0", "fuzz", err, sizeof err);
     gw_config_set (s_config, "CODEBOX_STATE_DIR", "/tmp/codebox-fuzz-mcp-state", "fuzz", err,
                    sizeof err);
     s_loop = gw_server_new (s_config, err, sizeof err);

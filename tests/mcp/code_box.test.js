@@ -121,6 +121,8 @@ async function readmeCalls(client, sid, files) {
       + `df.to_csv(r'${info.output_dir}/units.csv', index=False)\nprint("total", df['units'].sum())`,
   }));
   assert.match(d.output, /total 49/);
+  // the files are new_artifacts', not listed again in the text
+  assert.doesNotMatch(d.output, /New artifacts|units\.png/);
   const byName = Object.fromEntries(d.new_artifacts.map((a) => [a.filename, a]));
   assert.deepEqual(Object.keys(byName).sort(), ['units.csv', 'units.png']);
   assert.equal(byName['units.png'].path, `${info.output_dir}/units.png`);
@@ -449,7 +451,8 @@ describe('code-box combined with other sets: the set named first wins a name', (
         const { tools } = await conn.client.listTools();
         const names = tools.map((t) => t.name);
         assert.deepEqual(names.slice(0, 7), CODE_BOX_TOOLS);
-        assert.deepEqual(names.slice(7).sort(), ['install_package', 'list_files', 'list_kernels',
+        assert.deepEqual(names.slice(7).sort(), ['create_session', 'install_package',
+          'list_files', 'list_kernels',
           'read_file', 'run_javascript_code', 'run_python_code', 'write_file']);
         assert.equal(new Set(names).size, names.length);
         // exec_code is Code Box's: language required, its answer
@@ -480,7 +483,7 @@ describe('code-box combined with other sets: the set named first wins a name', (
       const names = tools.map((t) => t.name);
       for (const name of CODE_BOX_TOOLS) assert.ok(names.includes(name), name);
       assert.equal(new Set(names).size, names.length);
-      assert.equal(names.length, 14);     // codebox's own, none added
+      assert.equal(names.length, 15);     // codebox's own, none added
       const r = await callTool(conn.client, 'exec_code', { session_id: 'own', code: 'print(6 * 7)' });
       assert.equal(r.isError, false);
       assert.equal(r.structuredContent.stdout, '42\n');   // codebox's shape

@@ -20,7 +20,8 @@ const RED_PIXEL =
 const T = { timeout: 120000 };
 
 /* codebox's own tools beyond helpers' TOOL_NAMES (files of their own). */
-const CODEBOX_TOOLS = [...TOOL_NAMES, 'exec_sql', 'upload_file', 'install_package'];
+const CODEBOX_TOOLS = [...TOOL_NAMES, 'exec_sql', 'upload_file', 'install_package',
+  'create_session'];
 
 /* A find-links folder with two wheels the kernel user can read, built by
  * the system Python's zipfile (as tests/e2e/test_packages.py builds its). */
