@@ -15,7 +15,6 @@
 #include "gw_download.h"
 #include "gw_fs.h"
 #include "gw_server.h"
-#include "gw_sessions.h"
 #include "gw_mcp.h"
 #include "gw_request.h"
 #include "gw_state_dir.h"
@@ -218,7 +217,7 @@ gw_cmd_mcp (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
-    gw_sessions_load_kept (server);    /* with --state-dir, what an earlier run kept */
+    gw_features_load_kept (server);    /* with --state-dir, what an earlier run kept */
     s_stdio_t io = {0};
     io.mcp = gw_mcp_new (server);
     io.client = io.mcp ? gw_mcp_client_new (io.mcp, "default") : NULL;

@@ -17,7 +17,6 @@
 #include "gw_download.h"
 #include "gw_http.h"
 #include "gw_server.h"
-#include "gw_sessions.h"
 #include "gw_mcp.h"
 #include "gw_mcp_http.h"
 #include "gw_features.h"
@@ -286,7 +285,7 @@ gw_cmd_serve (int argc, char **argv)
     if (server && !(features = gw_features_new (server, config, err, sizeof err)))
         gw_server_destroy (&server);
     if (server) {
-        gw_sessions_load_kept (server);    /* what an earlier server kept, paused */
+        gw_features_load_kept (server);    /* what an earlier server kept, paused */
         mcp = gw_mcp_new (server);
         mcp_http = mcp ? gw_mcp_http_new (server, mcp) : NULL;
         mcp_sse = mcp_http ? gw_mcp_sse_new (server, mcp) : NULL;

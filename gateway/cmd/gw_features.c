@@ -11,6 +11,7 @@
 #include "gw_packages.h"
 #include "gw_signed_url.h"
 #include "gw_sql.h"
+#include "gw_sessions.h"
 #include "gw_volumes.h"
 
 struct gw_features {
@@ -88,4 +89,33 @@ gw_features_destroy (gw_features_t **self_p)
     gw_sql_destroy (&self->sql);
     free (self);
     *self_p = NULL;
+}
+
+/* gw_sessions_kept_hooks_t's, through the server's volumes (arg). */
+static int
+s_attach (void *arg, const char *tenant, json_t *volumes, gw_exec_options_t *exec, char *err,
+          size_t err_len)
+{
+    gw_volumes_t *store = gw_server_volumes (arg);
+    gw_error_t e;
+    if (!store) {
+        snprintf (err, err_len, "volumes are not served");
+        return -1;
+    }
+    return gw_volumes_attach (store, tenant, volumes, exec, &e, err, err_len);
+}
+
+static void
+s_hold (void *arg, gw_session_t *session, const gw_exec_options_t *exec)
+{
+    gw_volumes_t *store = gw_server_volumes (arg);
+    if (store)
+        gw_volumes_hold (store, session, exec);
+}
+
+int
+gw_features_load_kept (gw_server_t *server)
+{
+    gw_sessions_kept_hooks_t hooks = {s_attach, s_hold, server};
+    return gw_sessions_load_kept (server, &hooks);
 }

@@ -21,6 +21,10 @@ typedef struct gw_features gw_features_t;
 gw_features_t *gw_features_new (gw_server_t *server, const gw_config_t *config, char *err,
                                 size_t err_len);
 
+/* Loads the sessions an earlier server on the state folder kept, paused,
+ * their volumes attached again (gw_sessions_load_kept). Returns how many. */
+int gw_features_load_kept (gw_server_t *server);
+
 /* Stops what answers clients on its own (running downloads get their
  * done, with GW_DOWNLOAD_SHUTDOWN): after gw_server_run returned, while
  * the transports still exist. */

@@ -119,9 +119,20 @@ json_t *gw_sessions_list (gw_server_t *server, const gw_caller_t *caller, bool a
 /* Ends a session now: its kernel, jobs and folder. */
 void gw_sessions_end (gw_server_t *server, gw_session_t *session);
 
+/* What the layers above the core do for a kept session loaded again: its
+ * volumes attached again into exec (as gw_volumes_attach: 0, or -1 with
+ * err; then it comes back without them), and held by the session. */
+typedef struct {
+    int (*attach) (void *arg, const char *tenant, json_t *volumes, gw_exec_options_t *exec,
+                   char *err, size_t err_len);
+    void (*hold) (void *arg, gw_session_t *session, const gw_exec_options_t *exec);
+    void *arg;
+} gw_sessions_kept_hooks_t;
+
 /* At start (gw_sessions_kept.c): loads the sessions an earlier server on
- * the state folder kept, as paused. Returns how many. */
-int gw_sessions_load_kept (gw_server_t *server);
+ * the state folder kept, as paused (hooks: NULL, or for their volumes).
+ * Returns how many. */
+int gw_sessions_load_kept (gw_server_t *server, const gw_sessions_kept_hooks_t *hooks);
 
 /* The rule session ids follow, as a sentence for error messages. */
 extern const char gw_sessions_id_rule[];

@@ -70,10 +70,31 @@ s_folder_back (gw_server_t *server, gw_session_t *s, json_t *info, json_t *image
     return stat (s->workdir, &st) == 0 && S_ISDIR (st.st_mode) ? 0 : -1;
 }
 
+typedef struct {
+    gw_server_t *server;
+    json_t *images;     /* the images kept sessions use (name -> true) */
+    const gw_sessions_kept_hooks_t *hooks;
+} s_load_t;
+
+/* Its volumes again (what gw_exec_options_json kept of them), into exec:
+ * a volume gone since is left out, logged. */
+static void
+s_volumes_back (s_load_t *ctx, const char *tenant, const char *id, json_t *options,
+                gw_exec_options_t *exec)
+{
+    json_t *list = json_object_get (options, "volumes");
+    char err[600];
+    if (json_array_size (list) && ctx->hooks && ctx->hooks->attach
+        && ctx->hooks->attach (ctx->hooks->arg, tenant, list, exec, err, sizeof err) < 0)
+        jp_log_warn ("session=%s tenant=%s comes back without its volumes: %s", id, tenant,
+                     err);
+}
+
 /* Loads tenant's session id again, paused. Returns 1 if it did. */
 static int
-s_load_one (gw_server_t *server, const char *tenant, const char *id, json_t *images)
+s_load_one (s_load_t *ctx, const char *tenant, const char *id)
 {
+    gw_server_t *server = ctx->server;
     const gw_config_t *c = gw_server_config (server);
     long max_output = gw_config_int (c, GW_SET_MAX_OUTPUT_BYTES);
     gw_session_record_t *record = gw_session_record_open (gw_server_state_dir (server), tenant,
@@ -83,21 +104,23 @@ s_load_one (gw_server_t *server, const char *tenant, const char *id, json_t *ima
     const char *kernel = json_string_value (json_object_get (info, "kernel"));
     ks_spec_t *spec = kernel ? ks_search_find (gw_config_str (c, GW_SET_KERNEL_PATH), kernel,
                                                err, sizeof err) : NULL;
-    gw_exec_options_t exec;
+    gw_exec_options_t exec = {0};
     gw_exec_rules_t rules = gw_server_exec_rules (server);
     gw_error_t e;
     gw_session_t *s = NULL;
     gw_limits_t limits = s_limits (c, json_object_get (info, "limits"));
-    if (spec && gw_exec_options_parse (json_object_get (info, "execution_options"), &rules,
-                                       &exec, &e, err, sizeof err) == 0)
+    json_t *options = json_object_get (info, "execution_options");
+    if (spec && gw_exec_options_parse (options, &rules, &exec, &e, err, sizeof err) == 0) {
+        s_volumes_back (ctx, tenant, id, options, &exec);
         s = gw_session_alloc (gw_server_session_host (server), id, tenant, &spec, &limits,
                               &exec, err, sizeof err);
-    gw_exec_options_clear (&exec);
+    }
     ks_spec_destroy (&spec);
     if (!s) {   /* kept as it is: a later server with its kernel may load it */
         jp_log_warn ("session event=not-loaded session=%s tenant=%s why=\"%s\"", id, tenant,
                      err);
         gw_session_record_destroy (&record, false);
+        gw_exec_options_clear (&exec);
         return 0;
     }
     s->record = record;
@@ -109,22 +132,24 @@ s_load_one (gw_server_t *server, const char *tenant, const char *id, json_t *ima
     s->last_used_ms = jp_time_now_ms ();
     if (created > 0 && created <= wall_ms)
         s->created_ms = s->last_used_ms - (wall_ms - created);
-    if (s_folder_back (server, s, info, images) < 0) {
+    int rc = s_folder_back (server, s, info, ctx->images);
+    if (rc < 0)
         jp_log_info ("session event=dropped session=%s tenant=%s why=its-folder-is-gone", id,
                      tenant);
-        gw_session_destroy (&s, true);
+    if (rc < 0 || gw_server_add_session (server, s)) {
+        gw_exec_options_clear (&exec);
+        gw_session_destroy (&s, rc < 0);
         return 0;
     }
-    if (gw_server_add_session (server, s)) {
-        gw_session_destroy (&s, false);
-        return 0;
-    }
+    if (exec.n_volumes && ctx->hooks && ctx->hooks->hold)
+        ctx->hooks->hold (ctx->hooks->arg, s, &exec);     /* held until it ends */
+    gw_exec_options_clear (&exec);
     return 1;
 }
 
 /* The records in folder (STATE/.kept or one tenant's @tenant in it). */
 static int
-s_load_folder (gw_server_t *server, const char *folder, const char *tenant, json_t *images)
+s_load_folder (s_load_t *ctx, const char *folder, const char *tenant)
 {
     DIR *d = opendir (folder);
     int n = 0;
@@ -135,9 +160,9 @@ s_load_folder (gw_server_t *server, const char *folder, const char *tenant, json
         if (e->d_name[0] == '@' && !tenant) {
             char sub[4400];
             snprintf (sub, sizeof sub, "%s/%s", folder, e->d_name);
-            n += s_load_folder (server, sub, e->d_name + 1, images);
+            n += s_load_folder (ctx, sub, e->d_name + 1);
         } else
-            n += s_load_one (server, tenant ? tenant : "default", e->d_name, images);
+            n += s_load_one (ctx, tenant ? tenant : "default", e->d_name);
     }
     if (d)
         closedir (d);
@@ -145,14 +170,15 @@ s_load_folder (gw_server_t *server, const char *folder, const char *tenant, json
 }
 
 int
-gw_sessions_load_kept (gw_server_t *server)
+gw_sessions_load_kept (gw_server_t *server, const gw_sessions_kept_hooks_t *hooks)
 {
     char folder[4400];
     const char *state = gw_server_state_dir (server);
     snprintf (folder, sizeof folder, "%s/" GW_RECORD_DIR, state);
     json_t *images = json_object ();
     int64_t t0 = jp_time_now_ms ();
-    int n = s_load_folder (server, folder, NULL, images);
+    s_load_t ctx = {server, images, hooks};
+    int n = s_load_folder (&ctx, folder, NULL);
     /* the images no session uses any more (a pool's, a session that ended
        while its server died) go */
     snprintf (folder, sizeof folder, "%s/.disks", state);

@@ -241,3 +241,24 @@ def test_directory_lists_kept_sessions_as_paused_on_their_node(server_factory, r
     res = rest_run(a2, "d1", "print('back')")
     assert stream_of(res) == "back\n", res
     wait_for(lambda: seen_from(b)["d1"]["status"] == "live", "b never saw d1 live")
+
+
+def test_a_kept_session_comes_back_with_its_volumes(server_factory):
+    env = dict(ENV, CODEBOX_SANDBOX="bwrap", CODEBOX_IDLE_PAUSE="0", **TOKENS)
+    state = shared_state()
+    s = server_factory(env=env, args=state)
+    r = s.post("/volumes", {"name": "vol", "size_mb": 16}, token="tok-a")
+    assert r.status == 201, r.text
+    r = s.post("/sessions", {"session_id": "v1", "volumes": [{"name": "vol"}]}, token="tok-a")
+    assert r.status == 201, r.text
+    res = rest_run(s, "v1", "open('/volumes/vol/a.txt','w').write('V')", token="tok-a")
+    assert res["status"] == "completed", res
+    s2 = restarted(server_factory, s, signal.SIGTERM, env, state)
+    assert status_of(s2, "v1", token="tok-a") == "paused"
+    # held again: listed with the volume, which cannot be deleted under it
+    assert s2.get("/volumes/vol", token="tok-a").json()["sessions"] == ["v1"]
+    assert s2.delete("/volumes/vol", token="tok-a").status == 409
+    res = rest_run(s2, "v1", "print(open('/volumes/vol/a.txt').read())", token="tok-a")
+    assert stream_of(res) == "V\n", res
+    assert s2.delete("/sessions/v1", token="tok-a").status == 204
+    assert s2.delete("/volumes/vol", token="tok-a").status == 204
