@@ -641,7 +641,12 @@ s_ready_for_client (gw_session_t *self)
 int
 gw_session_send (gw_session_t *self, jp_channel_t channel, const jp_msg_t *msg)
 {
-    return s_ready_for_client (self) ? ks_kernel_send (self->kernel, channel, msg) : -EAGAIN;
+    if (!s_ready_for_client (self))
+        return -EAGAIN;
+    int rc = ks_kernel_send (self->kernel, channel, msg);
+    if (rc == 0)
+        gw_session_record_client_msg (self->record, channel, msg);
+    return rc;
 }
 
 int

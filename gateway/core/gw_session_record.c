@@ -436,6 +436,20 @@ s_start_pending (gw_session_record_t *self, const char *parent, json_t *content)
 }
 
 void
+gw_session_record_client_msg (gw_session_record_t *self, jp_channel_t channel,
+                              const jp_msg_t *msg)
+{
+    if (!self || self->fd < 0 || channel != JP_CHANNEL_SHELL
+        || strcmp (jp_msg_type (msg), "execute_request") != 0)
+        return;
+    json_t *silent = json_object_get (msg->content, "silent");
+    json_t *history = json_object_get (msg->content, "store_history");
+    if (json_is_true (silent) || json_is_false (history))
+        return;
+    s_start_pending (self, jp_msg_id (msg), msg->content);
+}
+
+void
 gw_session_record_kernel_msg (gw_session_record_t *self, jp_channel_t channel,
                               const jp_msg_t *msg)
 {

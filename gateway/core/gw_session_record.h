@@ -85,6 +85,13 @@ void gw_session_record_job (gw_session_record_t *self, gw_job_t *job, gw_exec_st
 /* A message of the session's kernel that no job took: a Jupyter client's
  * execute_input starts a cell, the messages with its parent fill it, and
  * its execute_reply and idle status end it. Safe on a NULL record. */
+/* A Jupyter client's message on its way to the kernel: its
+ * execute_request (not silent, kept in history) starts a cell, before any
+ * answer can come (the kernel's shell reply may be read before its iopub
+ * execute_input: they come on two sockets). Safe on a NULL record. */
+void gw_session_record_client_msg (gw_session_record_t *self, jp_channel_t channel,
+                                   const jp_msg_t *msg);
+
 void gw_session_record_kernel_msg (gw_session_record_t *self, jp_channel_t channel,
                                    const jp_msg_t *msg);
 

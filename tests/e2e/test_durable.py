@@ -104,8 +104,9 @@ def test_pause_then_resume_by_jupyter(server_factory):
     c.close()
 
 
+@pytest.mark.alone     # c and d must stay live (unpaused) through its steps: no load beside it
 def test_max_sessions_counts_live_kernels(server_factory):
-    s = server_factory(env=dict(ENV, CODEBOX_MAX_SESSIONS="2"))
+    s = server_factory(env=dict(ENV, CODEBOX_MAX_SESSIONS="2", CODEBOX_IDLE_PAUSE="4"))
     for sid in ("a", "b"):
         make_session(s, sid)
     r = s.post("/sessions", {"session_id": "c"})
