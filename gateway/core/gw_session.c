@@ -147,17 +147,6 @@ s_answer_start_waiters (gw_session_t *self, bool ok)
  * then starts the next. */
 static void s_start_next (gw_session_t *self);
 
-/* True when folder is the root of a file system of its own (a mount: its
- * device differs from its parent's). */
-static bool
-s_own_file_system (const char *folder)
-{
-    char parent[1100];
-    snprintf (parent, sizeof parent, "%s/..", folder);
-    struct stat here, up;
-    return stat (folder, &here) == 0 && stat (parent, &up) == 0 && here.st_dev != up.st_dev;
-}
-
 /* The session folder's artifact walk as of now (new reference; NULL on
  * OOM): the last walk again when the folder's tracker saw nothing change
  * since (an execution that writes no file walks nothing), else a new walk,
@@ -203,7 +192,7 @@ s_finish_running (gw_session_t *self, gw_exec_status_t status)
        hold more than its quota: only a plain folder is walked and summed,
        which costs a walk of everything the kernel keeps there each run */
     if (self->own_file_system < 0)     /* made with the folder; asked once */
-        self->own_file_system = s_own_file_system (self->workdir);
+        self->own_file_system = gw_disk_is_mount (self->workdir);
     long long used = self->own_file_system ? 0 : gw_fs_tree_size (self->workdir);
     if (used > quota && job->exec) {
         char why[300];
@@ -641,10 +630,8 @@ s_ready_for_client (gw_session_t *self)
 int
 gw_session_send (gw_session_t *self, jp_channel_t channel, const jp_msg_t *msg)
 {
-    if (!s_ready_for_client (self))
-        return -EAGAIN;
-    int rc = ks_kernel_send (self->kernel, channel, msg);
-    if (rc == 0)
+    int rc = s_ready_for_client (self) ? ks_kernel_send (self->kernel, channel, msg) : -EAGAIN;
+    if (rc == 0)    /* a Jupyter client's cell starts being recorded */
         gw_session_record_client_msg (self->record, channel, msg);
     return rc;
 }
@@ -695,7 +682,7 @@ gw_session_disk_room (gw_session_t *self)
     long long disk = statvfs (self->workdir, &st) == 0
                          ? (long long) st.f_bavail * (long long) st.f_frsize : LLONG_MAX;
     if (self->own_file_system < 0)     /* made with the folder; asked once */
-        self->own_file_system = s_own_file_system (self->workdir);
+        self->own_file_system = gw_disk_is_mount (self->workdir);
     if (self->own_file_system)
         return disk;
     long long quota = gw_config_int (self->host->launch.config, GW_SET_DISK_QUOTA_MB) << 20;
