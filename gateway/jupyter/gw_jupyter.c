@@ -19,6 +19,7 @@
 #include "gw_jupyter_clients.h"
 #include "gw_jupyter_kernels.h"
 #include "gw_jupyter_state.h"
+#include "gw_sessions.h"
 #include "gw_jupyter_wire.h"
 
 #define S_MAX_CLIENTS 512
@@ -54,15 +55,21 @@ typedef struct {
     char session_id[GW_ID_SIZE];
     char tenant[GW_ID_SIZE];
     bool v1;
+    bool woke;          /* the session was paused: its kernel is a new one */
     gw_upgraded_t *conn;
 } s_handover_t;
 
 static void
 s_attach (gw_server_t *server, void *arg)
 {
-    (void) server;
     s_handover_t *h = arg;
     gw_jupyter_clients_attach (h->self, h->conn, h->session_id, h->tenant, h->v1);
+    /* the kernel the client knew is gone (variables lost, files kept): a
+       status "restarting", as Jupyter servers say of a kernel they
+       restarted (JupyterLab then tells its user and reconnects) */
+    gw_session_t *session = h->woke ? gw_sessions_find (server, h->tenant, h->session_id) : NULL;
+    if (session)
+        gw_jupyter_clients_kernel_state (h->self, session, "restarting");
     free (h);
 }
 
@@ -125,6 +132,7 @@ gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id)
         return;
     }
     gw_session_t *session = gw_jupyter_kernel_or_reply (self, req, id);
+    bool woke = session && gw_session_paused (session);
     if (!session || !gw_jupyter_wake_or_reply (self, req, session))
         return;
     /* a tenant holds at most its share of the websockets */
@@ -146,6 +154,7 @@ gw_jupyter_channels (gw_jupyter_t *self, gw_request_t *req, const char *id)
     snprintf (h->session_id, sizeof h->session_id, "%s", gw_session_id (session));
     snprintf (h->tenant, sizeof h->tenant, "%s", gw_session_tenant (session));
     h->v1 = s_lists (gw_request_header (req, "Sec-WebSocket-Protocol"), GW_JUPYTER_V1_PROTOCOL);
+    h->woke = woke;
     gw_request_set_header (req, "Sec-WebSocket-Accept", accept);
     if (h->v1)
         gw_request_set_header (req, "Sec-WebSocket-Protocol", GW_JUPYTER_V1_PROTOCOL);

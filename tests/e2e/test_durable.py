@@ -101,6 +101,18 @@ def test_pause_then_resume_by_jupyter(server_factory):
     reply, out = c.run("print(open('j.txt').read(), 'z' in dir())")
     assert reply["content"]["status"] == "ok", reply
     assert text_of(out) == "J False\n", out
+    # the first thing the client hears: the kernel it knew restarted (a
+    # status "restarting", as a Jupyter server says of a kernel it
+    # restarted; JupyterLab tells its user and reconnects), and only then
+    first = c.seen[0]
+    assert (first["channel"], first["msg_type"], first["content"]) == (
+        "iopub", "status", {"execution_state": "restarting"}), c.seen[:3]
+    c.close()
+    c = Client(ws_url(s, kid))      # a live kernel: no such status
+    reply, _ = c.run("print(1)")
+    assert reply["content"]["status"] == "ok"
+    assert not [m for m in c.seen if m["msg_type"] == "status"
+                and m["content"]["execution_state"] == "restarting"], c.seen
     c.close()
 
 
