@@ -19,7 +19,6 @@
 #include "gw_jupyter_clients.h"
 #include "gw_jupyter_kernels.h"
 #include "gw_jupyter_state.h"
-#include "gw_sessions.h"
 #include "gw_jupyter_wire.h"
 
 #define S_MAX_CLIENTS 512
@@ -62,14 +61,9 @@ typedef struct {
 static void
 s_attach (gw_server_t *server, void *arg)
 {
+    (void) server;
     s_handover_t *h = arg;
-    gw_jupyter_clients_attach (h->self, h->conn, h->session_id, h->tenant, h->v1);
-    /* the kernel the client knew is gone (variables lost, files kept): a
-       status "restarting", as Jupyter servers say of a kernel they
-       restarted (JupyterLab then tells its user and reconnects) */
-    gw_session_t *session = h->woke ? gw_sessions_find (server, h->tenant, h->session_id) : NULL;
-    if (session)
-        gw_jupyter_clients_kernel_state (h->self, session, "restarting");
+    gw_jupyter_clients_attach (h->self, h->conn, h->session_id, h->tenant, h->v1, h->woke);
     free (h);
 }
 

@@ -66,6 +66,7 @@ struct gw_ws_client {
     wslay_event_context_ptr ws;
     char route[24];             /* its mark in the headers it sends (S_ROUTE_KEY) */
     bool v1;
+    bool owes_restart;          /* it woke its session: "restarting" after its first answer */
     bool starved;               /* a read was refused while it was held */
     bool dead;                  /* to be freed in tick */
     int64_t close_by_ms;        /* a close was queued: freed by then at the latest */
@@ -574,6 +575,10 @@ gw_jupyter_clients_kernel_msg (void *arg, gw_session_t *session, jp_channel_t ch
     json_decref (unmarked.parent_header);
     free (frame[0]);
     free (frame[1]);
+    if (only && only->owes_restart && channel == JP_CHANNEL_SHELL) {     /* its first answer */
+        only->owes_restart = false;
+        gw_jupyter_clients_kernel_state (self, session, "restarting");
+    }
 }
 
 /* Tells the clients the kernel restarts or died, as an iopub status. */
@@ -624,7 +629,7 @@ gw_jupyter_clients_of_tenant (gw_jupyter_t *self, const char *tenant)
 
 void
 gw_jupyter_clients_attach (gw_jupyter_t *self, gw_upgraded_t *conn, const char *session_id,
-                           const char *tenant, bool v1)
+                           const char *tenant, bool v1, bool woke)
 {
     gw_ws_client_t *c = calloc (1, sizeof *c);
     static const struct wslay_event_callbacks callbacks = {
@@ -641,10 +646,10 @@ gw_jupyter_clients_attach (gw_jupyter_t *self, gw_upgraded_t *conn, const char *
     snprintf (c->route, sizeof c->route, "ws-%llu", ++self->clients_made);
     c->conn = conn;
     c->v1 = v1;
+    c->owes_restart = woke;
     snprintf (c->session_id, sizeof c->session_id, "%s", session_id);
     snprintf (c->tenant, sizeof c->tenant, "%s", tenant);
-    int flags = fcntl (c->conn->fd, F_GETFL);
-    fcntl (c->conn->fd, F_SETFL, flags | O_NONBLOCK);
+    fcntl (c->conn->fd, F_SETFL, fcntl (c->conn->fd, F_GETFL) | O_NONBLOCK);
     int one = 1;
     setsockopt (c->conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     wslay_event_config_set_max_recv_msg_length (c->ws, S_MAX_RECV);

@@ -28,9 +28,11 @@ void gw_jupyter_clients_kernel_state (void *arg, gw_session_t *session, const ch
 
 /* Makes a client of the switched connection conn (taken; closed when no
  * client can be made) for the kernel session_id of tenant, speaking
- * v1.kernel.websocket.jupyter.org when v1. */
+ * v1.kernel.websocket.jupyter.org when v1; woke: its connect woke the
+ * session (paused), so its kernel is not the one the client knew. */
 void gw_jupyter_clients_attach (gw_jupyter_t *self, gw_upgraded_t *conn,
-                                const char *session_id, const char *tenant, bool v1);
+                                const char *session_id, const char *tenant, bool v1,
+                                bool woke);
 
 /* How many websocket clients the session has now (closing ones left
  * out). */

@@ -3,7 +3,8 @@
 // kernelspecs, starts a kernel, negotiates the v1 binary websocket
 // subprotocol, executes with outputs and an image, keeps state, answers
 // input(), opens a comm with binary buffers, interrupts, restarts and
-// shuts down.
+// shuts down; and, on a server that pauses idle sessions, reconnects to a
+// paused kernel: it hears the kernel restarted and goes on with the new one.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,12 +18,13 @@ import { KernelManager, KernelSpecAPI, ServerConnection } from '@jupyterlab/serv
 const BIN = process.env.CODEBOX_BIN;
 let server, state, settings, manager, kernel;
 
-function startServer () {
-  state = mkdtempSync(join(tmpdir(), 'codebox-jlab-'));
-  chmodSync(state, 0o755);
-  const p = spawn(BIN, ['serve', '--port', '0', '--state-dir', join(state, 's')], {
-    env: { ...process.env, CODEBOX_POOL_SIZE: '1' }, stdio: ['ignore', 'ignore', 'pipe']
+function startServer (env = { CODEBOX_POOL_SIZE: '1' }) {
+  const dir = mkdtempSync(join(tmpdir(), 'codebox-jlab-'));
+  chmodSync(dir, 0o755);
+  const p = spawn(BIN, ['serve', '--port', '0', '--state-dir', join(dir, 's')], {
+    env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe']
   });
+  p.dir = dir;
   return new Promise((resolve, reject) => {
     let log = '';
     p.stderr.on('data', (d) => {
@@ -36,6 +38,7 @@ function startServer () {
 
 before(async () => {
   server = await startServer();
+  state = server.dir;
   settings = ServerConnection.makeSettings({
     baseUrl: `http://127.0.0.1:${server.port}/`,
     wsUrl: `ws://127.0.0.1:${server.port}/`,
@@ -133,4 +136,51 @@ test('interrupt, restart and shutdown', async () => {
   await kernel.shutdown();
   const left = await (await fetch(`http://127.0.0.1:${server.port}/api/kernels`)).json();
   assert.deepEqual(left, []);
+});
+
+test('a paused kernel: JupyterLab hears it restarted and runs on the new one', async () => {
+  const paused = await startServer({ CODEBOX_POOL_SIZE: '0', CODEBOX_IDLE_PAUSE: '2',
+                                    CODEBOX_CLEANUP_INTERVAL: '1' });
+  const base = `http://127.0.0.1:${paused.port}`;
+  const s2 = ServerConnection.makeSettings({
+    baseUrl: `${base}/`, wsUrl: `ws://127.0.0.1:${paused.port}/`, WebSocket,
+    fetch: globalThis.fetch, token: ''
+  });
+  const m2 = new KernelManager({ serverSettings: s2 });
+  try {
+    await m2.ready;
+    let k = await m2.startNew({ name: 'python3' });
+    const model = { id: k.id, name: k.name };
+    let reply = await k.requestExecute({ code: 'kept = 1' }).done;
+    assert.equal(reply.content.status, 'ok');
+    k.dispose();    /* the browser tab closed: the session may pause */
+    for (let i = 0; ; i++) {
+      const st = await (await fetch(`${base}/sessions/${model.id}`)).json();
+      if (st.status === 'paused') break;
+      assert.ok(i < 200, `never paused: ${JSON.stringify(st)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    k = m2.connectTo({ model });
+    const seen = [];
+    k.statusChanged.connect((_, status) => seen.push(status));
+    /* JupyterLab turns a 'restarting' status into 'autorestarting' (its
+       "Kernel Restarting" dialog) and reconnects */
+    for (let i = 0; !seen.includes('autorestarting'); i++) {
+      assert.ok(i < 300, `no restart heard: ${seen}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const future = k.requestExecute({ code: "print('kept' in dir())" });
+    let text = '';
+    future.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') text += msg.content.text; };
+    reply = await future.done;
+    assert.equal(reply.content.status, 'ok');
+    assert.equal(text, 'False\n');
+    k.dispose();
+  } finally {
+    m2.dispose();
+    paused.kill('SIGTERM');
+    await new Promise((resolve) => paused.on('exit', resolve));
+    unmountBelow(paused.dir);
+    rmSync(paused.dir, { recursive: true, force: true });
+  }
 });
