@@ -106,6 +106,19 @@ gw_fs_read_fd (int fd, size_t max, char **data_p, size_t *len_p)
     return 0;
 }
 
+json_t *
+gw_fs_read_json (int fd, size_t max)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int rc = fd < 0 ? fd : gw_fs_read_fd (fd, max, &data, &len);
+    if (fd >= 0)
+        close (fd);
+    json_t *json = rc ? NULL : json_loadb (data, len, 0, NULL);
+    free (data);
+    return json;
+}
+
 int
 gw_fs_write_all (int fd, const void *data, size_t len)
 {

@@ -79,15 +79,8 @@ s_paths (gw_volumes_t *self, const char *tenant, const char *name, s_paths_t *p)
 static json_t *
 s_meta (const s_paths_t *p)
 {
-    int fd = open (p->meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return NULL;
-    char *data = NULL;
-    size_t len = 0;
-    int rc = gw_fs_read_fd (fd, S_META_MAX, &data, &len);
-    close (fd);
-    json_t *meta = rc ? NULL : json_loadb (data, len, 0, NULL);
-    free (data);
+    json_t *meta = gw_fs_read_json (open (p->meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
+                                    S_META_MAX);
     if (meta && (!json_is_object (meta) || json_integer_value (json_object_get (meta,
                                                                                 "size_mb")) < 1)) {
         json_decref (meta);

@@ -108,16 +108,7 @@ gw_installer_load_json (const gw_installer_t *job, const char *rel)
 {
     char path[1200];
     snprintf (path, sizeof path, "%s/%s", job->opdir, rel);
-    int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    char *data = NULL;
-    size_t len = 0;
-    int rc = gw_fs_read_fd (fd, MAX_JSON, &data, &len);
-    close (fd);
-    json_t *json = rc ? NULL : json_loadb (data, len, 0, NULL);
-    free (data);
-    return json;
+    return gw_fs_read_json (open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), MAX_JSON);
 }
 
 /* The last lines of a log of the install folder that start with prefix

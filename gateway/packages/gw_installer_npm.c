@@ -333,16 +333,10 @@ s_npm_installed (const gw_installer_t *job, const char *name, char *version, siz
     int fd = dir < 0 ? -1 : gw_path_open_beneath (dir, rel, O_RDONLY | O_CLOEXEC, 0);
     if (dir >= 0)
         close (dir);
-    char *text = NULL;
-    size_t n = 0;
-    bool ok = fd >= 0 && gw_fs_read_fd (fd, 1 << 20, &text, &n) == 0;
-    if (fd >= 0)
-        close (fd);
-    json_t *manifest = ok ? json_loadb (text, n, 0, NULL) : NULL;
-    free (text);
+    json_t *manifest = gw_fs_read_json (fd, 1 << 20);
     const char *v = json_string_value (json_object_get (manifest, "version"));
     const char *own = json_string_value (json_object_get (manifest, "name"));
-    ok = v && own && strcmp (own, name) == 0 && strlen (v) < len
+    bool ok = v && own && strcmp (own, name) == 0 && strlen (v) < len
          && gw_installer_only (v, GW_PKG_VERSION_CHARS);
     if (ok)
         snprintf (version, len, "%s", v);
