@@ -39,6 +39,7 @@
 
 #include <wslay/wslay.h>
 
+#include "gw_jupyter_asks.h"
 #include "gw_jupyter_waiting.h"
 #include "gw_jupyter_wire.h"
 #include "gw_sessions.h"
@@ -51,8 +52,6 @@
 #define S_SHARE (4u << 20)              /* a client's part while the total is high */
 #define S_TOTAL_SOFT ((size_t) 256 << 20)
 #define S_TOTAL_HARD ((size_t) 1024 << 20)
-#define S_RECENT 256            /* request ids a client's replies are matched by, for
-                                   kernels that do not echo a header whole */
 #define S_ROUTE_KEY "codebox_client"
 #define S_IN_FLIGHT 512         /* shell requests a kernel has to answer at a time */
 #define S_CLOSE_GRACE_MS 2000
@@ -66,15 +65,13 @@ struct gw_ws_client {
     wslay_event_context_ptr ws;
     char route[24];             /* its mark in the headers it sends (S_ROUTE_KEY) */
     bool v1;
-    bool owes_restart;          /* it woke its session: "restarting" after its first answer */
     bool starved;               /* a read was refused while it was held */
     bool dead;                  /* to be freed in tick */
     int64_t close_by_ms;        /* a close was queued: freed by then at the latest */
     int64_t heard_ms;           /* its last frame of any kind (a pong too) */
     bool pinged;                /* a ping went since then */
     size_t extra_at;            /* bytes of conn->extra already read */
-    char recent[S_RECENT][64];  /* msg_ids of requests it sent */
-    int recent_at;
+    gw_asks_t asks;             /* what it asked lately; the restart it may be owed */
     gw_waiting_t waiting;       /* what its kernel cannot take yet */
     int in_flight;              /* its shell requests the kernel has yet to answer */
     size_t queued;              /* its unsent output, as last counted in the total */
@@ -191,28 +188,6 @@ s_queue (gw_ws_client_t *c, const uint8_t *data, size_t len, bool binary)
     s_account (c);
 }
 
-static void
-s_remember (gw_ws_client_t *c, const char *msg_id)
-{
-    snprintf (c->recent[c->recent_at], sizeof c->recent[0], "%s", msg_id);
-    c->recent_at = (c->recent_at + 1) % S_RECENT;
-}
-
-/* True when the client sent the request parent_id (forgotten when forget). */
-static bool
-s_asked (gw_ws_client_t *c, const char *parent_id, bool forget)
-{
-    if (!parent_id || !parent_id[0])
-        return false;
-    for (int i = 0; i < S_RECENT; i++)
-        if (strcmp (c->recent[i], parent_id) == 0) {
-            if (forget)
-                c->recent[i][0] = '\0';
-            return true;
-        }
-    return false;
-}
-
 static gw_session_t *
 s_session (gw_ws_client_t *c)
 {
@@ -306,8 +281,7 @@ s_on_msg (wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg 
         s_close (c, 1011, "the kernel is gone");
         return;
     }
-    if (channel != JP_CHANNEL_STDIN)
-        s_remember (c, jp_msg_id (msg));
+    gw_asks_sent (&c->asks, channel, jp_msg_id (msg));
     /* the kernel echoes this header as its answers' parent header: they
        find this client by the mark, however many it has asked for */
     json_object_set_new (msg->header, S_ROUTE_KEY, json_string (c->route));
@@ -504,8 +478,8 @@ s_asker (gw_jupyter_t *self, gw_session_t *session, const jp_msg_t *msg, const c
     for (gw_ws_client_t *c = self->clients; c; c = c->next) {
         if (!s_of (c, session))
             continue;
-        if (route ? strcmp (route, c->route) == 0
-                  : s_asked (c, parent, reply && strstr (jp_msg_type (msg), "_reply")))
+        bool forget = reply && strstr (jp_msg_type (msg), "_reply");
+        if (route ? strcmp (route, c->route) == 0 : gw_asks_asked (&c->asks, parent, forget))
             return c;
     }
     return NULL;
@@ -575,10 +549,11 @@ gw_jupyter_clients_kernel_msg (void *arg, gw_session_t *session, jp_channel_t ch
     json_decref (unmarked.parent_header);
     free (frame[0]);
     free (frame[1]);
-    if (only && only->owes_restart && channel == JP_CHANNEL_SHELL) {     /* its first answer */
-        only->owes_restart = false;
-        gw_jupyter_clients_kernel_state (self, session, "restarting");
-    }
+    for (gw_ws_client_t *c = first; c; c = only ? NULL : c->next)
+        if (s_of (c, session) && gw_asks_restart_due (&c->asks, channel, msg)) {
+            gw_jupyter_clients_kernel_state (self, session, "restarting");
+            break;
+        }
 }
 
 /* Tells the clients the kernel restarts or died, as an iopub status. */
@@ -646,7 +621,7 @@ gw_jupyter_clients_attach (gw_jupyter_t *self, gw_upgraded_t *conn, const char *
     snprintf (c->route, sizeof c->route, "ws-%llu", ++self->clients_made);
     c->conn = conn;
     c->v1 = v1;
-    c->owes_restart = woke;
+    c->asks.owes_restart = woke;
     snprintf (c->session_id, sizeof c->session_id, "%s", session_id);
     snprintf (c->tenant, sizeof c->tenant, "%s", tenant);
     fcntl (c->conn->fd, F_SETFL, fcntl (c->conn->fd, F_GETFL) | O_NONBLOCK);

@@ -110,6 +110,12 @@ def test_pause_then_resume_by_jupyter(server_factory):
     reply, out = c.run("print(2)")     # (it came with or before this answer)
     assert text_of(out) == "2\n"
     assert len(restarts()) == 1 and restarts()[0]["channel"] == "iopub", c.seen
+    # and only once its first request is done, reply and idle both
+    # (JupyterLab cancels what it still waits for when it hears it)
+    first = next(m for m in c.seen if m["channel"] == "shell")["parent_header"]["msg_id"]
+    done = [i for i, m in enumerate(c.seen) if m["parent_header"].get("msg_id") == first
+            and (m["channel"] == "shell" or m["content"].get("execution_state") == "idle")]
+    assert len(done) == 2 and c.seen.index(restarts()[0]) > max(done), c.seen
     c.close()
     c = Client(ws_url(s, kid))      # a live kernel: no such status
     reply, _ = c.run("print(1)")

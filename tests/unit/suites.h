@@ -32,5 +32,6 @@ Suite *proxy_request_suite (void); /* test_proxy_request.c */
 Suite *utf8_suite (void);          /* test_utf8.c */
 Suite *tool_sets_suite (void);     /* test_tool_sets.c */
 Suite *notebook_suite (void);      /* test_notebook.c */
+Suite *jupyter_asks_suite (void);  /* test_jupyter_asks.c */
 
 #endif
