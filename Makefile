@@ -20,7 +20,7 @@ endif
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 # one -I per folder: the folders are the layers (see `make layers`)
 GW_DIRS   := core http rest mcp jupyter sql files packages cmd
-# files made from sources (gw_ipykernel_startup.inc)
+# files made from sources (gw_ipykernel_startup.inc, gw_pool_preload.inc)
 GEN       := build/gen
 CPPFLAGS  += -D_GNU_SOURCE -Iprotocol -Ikernelspec $(GW_DIRS:%=-Igateway/%) -I$(GEN)
 CFLAGS    ?= -O2 -g
@@ -47,15 +47,18 @@ $(BUILD)/obj/%.o: %.c
 	@echo "  CC $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-# The Python that ipykernel kernels run at start, as a C string for
-# gw_ipykernel.c (`\?` so that no `??` makes a trigraph).
-$(GEN)/gw_ipykernel_startup.inc: gateway/core/gw_ipykernel_startup.py
+# Python the gateway sends kernels, as C strings: what ipykernel kernels
+# run at start (gw_ipykernel.c), what warm ones preload (gw_pool_preload.c)
+# (`\?` so that no `??` makes a trigraph).
+$(GEN)/%.inc: gateway/core/%.py
 	@mkdir -p $(dir $@)
 	@sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/    "/' -e 's/$$/\\n"/' $< > $@.tmp
 	@mv $@.tmp $@
 
 $(BUILD)/obj/gateway/core/gw_ipykernel.o build/fuzz/obj/gateway/core/gw_ipykernel.o: \
     $(GEN)/gw_ipykernel_startup.inc
+$(BUILD)/obj/gateway/core/gw_pool_preload.o build/fuzz/obj/gateway/core/gw_pool_preload.o: \
+    $(GEN)/gw_pool_preload.inc
 
 $(BUILD)/libcodebox.a: $(LIB_OBJ)
 	@rm -f $@ && ar rcs $@ $^

@@ -80,7 +80,7 @@ CORE_SUBLAYERS = [
     ("jobs", {"gw_execution", "gw_job", "gw_job_internal", "gw_hooks", "gw_metrics",
               "gw_session_record"}),
     ("host", {"gw_seccomp", "gw_sandbox_limits", "gw_sandbox_internal", "gw_sandbox",
-              "gw_ipykernel", "gw_launch", "gw_pool", "gw_kernel_epoll", "gw_state_dir",
+              "gw_ipykernel", "gw_launch", "gw_pool", "gw_pool_preload", "gw_kernel_epoll", "gw_state_dir",
               "gw_runtime_dir", "gw_registry"}),
     ("sessions", {"gw_session", "gw_session_internal", "gw_session_info",
                   "gw_session_durable", "gw_server",

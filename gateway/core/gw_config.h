@@ -44,6 +44,7 @@
     X (DIRECTORY_URL, "CODEBOX_DIRECTORY_URL", "", STR, ANY, "redis://HOST[:PORT][/DB]: the session directory many nodes share (listings span the nodes; a session another node holds is refused naming it)") \
     X (POOL_SIZE, "CODEBOX_POOL_SIZE", "2", UINT, ANY, "warm kernels kept per pooled kernelspec") \
     X (POOL_KERNELS, "CODEBOX_POOL_KERNELS", "", STR, ANY, "kernelspecs with a warm pool (default: the default kernel)") \
+    X (POOL_PRELOAD, "CODEBOX_POOL_PRELOAD", "numpy,pandas,matplotlib", STR, ANY, "modules a warm Python kernel has imported before a session takes it (those installed; with matplotlib, pyplot and its PNG renderer readied too); empty: none") \
     X (KERNEL_USER, "CODEBOX_KERNEL_USER", "codebox-kernel", STR, ANY, "user kernels run as when the gateway runs as root") \
     X (SANDBOX, "CODEBOX_SANDBOX", "auto", "bwrap|none|auto", ANY, "kernel sandbox") \
     X (NETWORK, "CODEBOX_NETWORK", "off", "on|off", ANY, "whether kernel code may reach the network") \

@@ -1,4 +1,6 @@
-/* gw_pool: warm kernels waiting in empty folders. Loop thread only. */
+/* gw_pool: warm kernels waiting in empty folders; a Python one preloads
+ * CODEBOX_POOL_PRELOAD once it is ready and is taken only after that
+ * (gw_pool_preload). Loop thread only. */
 #include "gw_pool.h"
 #include "gw_id.h"
 
@@ -12,6 +14,7 @@
 #include "gw_disk.h"
 #include "gw_fs.h"
 #include "gw_launch.h"
+#include "gw_pool_preload.h"
 #include "jp_random.h"
 #include "jp_time.h"
 #include "ks_search.h"
@@ -27,12 +30,19 @@
  * cell would otherwise wait out. */
 #define REFILL_AFTER_TAKE_MS 1000
 
+/* A preload that has not ended by then ends its kernel (replaced). */
+#define PRELOAD_MS 120000
+
 typedef struct {
     ks_spec_t *spec;
     ks_kernel_t *kernel;
     char folder[1100];
     int kind;
     bool failed_start;          /* died before it was ever ready */
+    bool preloading;            /* not to be taken: its preload runs */
+    char preload_id[64];        /* the preload's msg_id */
+    int preload_heard;          /* its reply (1) and its idle (2) came */
+    int64_t preload_by;
 } s_slot_t;
 
 typedef struct {
@@ -43,6 +53,7 @@ typedef struct {
 
 struct gw_pool {
     const gw_launch_ctx_t *ctx;  /* how its kernels start */
+    char *preload;              /* what a warm Python kernel runs first, or NULL */
     int size;
     s_kind_t kinds[MAX_KINDS];
     int n_kinds;
@@ -74,6 +85,7 @@ gw_pool_new (const gw_launch_ctx_t *ctx)
         if (ks_search_valid_name (tok))
             snprintf (self->kinds[self->n_kinds++].name, sizeof self->kinds[0].name, "%s", tok);
     free (copy);
+    self->preload = gw_pool_preload_code (gw_config_str (c, GW_SET_POOL_PRELOAD));
     return self;
 }
 
@@ -102,27 +114,91 @@ gw_pool_destroy (gw_pool_t **self_p)
         rmdir (self->leftover[i]);
     free (self->slots);
     free (self->first);
+    free (self->preload);
     free (self);
     *self_p = NULL;
 }
 
-/* Notes whether a pool kernel ever became ready, and says when it does. */
+/* Sends a ready Python kernel its preload: silent (no execution count, no
+ * history), in a namespace of its own. It may be taken once both the
+ * reply and the idle status of that request came. */
+static void
+s_preload (gw_pool_t *self, s_slot_t *slot)
+{
+    if (!self->preload || !gw_pool_preload_language (slot->spec->language))
+        return;
+    jp_msg_t *msg = ks_kernel_msg_new (slot->kernel, "execute_request");
+    if (!msg)
+        return;
+    jp_msg_set_content (msg, json_pack ("{s:s, s:b, s:b, s:{}, s:b, s:b}", "code",
+                                        self->preload, "silent", 1, "store_history", 0,
+                                        "user_expressions", "allow_stdin", 0,
+                                        "stop_on_error", 0));
+    if (ks_kernel_send (slot->kernel, JP_CHANNEL_SHELL, msg) == 0) {
+        snprintf (slot->preload_id, sizeof slot->preload_id, "%s", jp_msg_id (msg));
+        slot->preloading = true;
+        slot->preload_heard = 0;
+        slot->preload_by = jp_time_now_ms () + PRELOAD_MS;
+    }
+    else
+        jp_log_warn ("pool event=preload-not-sent kernel=%s", slot->spec->name);
+    jp_msg_destroy (&msg);
+}
+
+static s_slot_t *
+s_slot_of (gw_pool_t *self, const ks_kernel_t *kernel)
+{
+    for (int i = 0; i < self->n_slots; i++)
+        if (self->slots[i].kernel == kernel)
+            return &self->slots[i];
+    return NULL;
+}
+
+/* A pool kernel's message: the preload's reply and its idle status end
+ * it; the rest (its busy status, its start's) is dropped. */
+static void
+s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg)
+{
+    s_slot_t *slot = s_slot_of (arg, kernel);
+    const jp_msg_t *msg = *msg_p;
+    if (!slot || !slot->preloading || strcmp (jp_msg_parent_id (msg), slot->preload_id) != 0)
+        return;
+    const char *type = jp_msg_type (msg);
+    const char *state = json_string_value (json_object_get (msg->content, "execution_state"));
+    if (channel == JP_CHANNEL_SHELL && strcmp (type, "execute_reply") == 0) {
+        slot->preload_heard |= 1;
+        const char *status = json_string_value (json_object_get (msg->content, "status"));
+        if (!status || strcmp (status, "ok") != 0)
+            jp_log_warn ("pool event=preload-failed kernel=%s status=%s", slot->spec->name,
+                         status ? status : "?");
+    }
+    else if (channel == JP_CHANNEL_IOPUB && strcmp (type, "status") == 0 && state
+             && strcmp (state, "idle") == 0)
+        slot->preload_heard |= 2;
+    if (slot->preload_heard == 3) {
+        slot->preloading = false;
+        jp_log_info ("pool event=preloaded kernel=%s ms=%lld", slot->spec->name,
+                     (long long) (jp_time_now_ms () - (slot->preload_by - PRELOAD_MS)));
+    }
+}
+
+/* Notes whether a pool kernel ever became ready, says when it does, and
+ * starts its preload. */
 static void
 s_on_state (ks_kernel_t *kernel, ks_kernel_state_t state, void *arg)
 {
     gw_pool_t *self = arg;
-    for (int i = 0; i < self->n_slots; i++) {
-        s_slot_t *slot = &self->slots[i];
-        if (slot->kernel != kernel)
-            continue;
-        if (state == KS_KERNEL_READY) {
-            self->kinds[slot->kind].failures = 0;
-            jp_log_info ("pool event=ready kernel=%s ms=%lld", self->kinds[slot->kind].name,
-                         (long long) ks_kernel_start_ms (kernel));
-        }
-        else if (state == KS_KERNEL_DEAD && ks_kernel_start_ms (kernel) < 0)
-            slot->failed_start = true;
+    s_slot_t *slot = s_slot_of (self, kernel);
+    if (!slot)
+        return;
+    if (state == KS_KERNEL_READY) {
+        self->kinds[slot->kind].failures = 0;
+        jp_log_info ("pool event=ready kernel=%s ms=%lld", self->kinds[slot->kind].name,
+                     (long long) ks_kernel_start_ms (kernel));
+        s_preload (self, slot);
     }
+    else if (state == KS_KERNEL_DEAD && ks_kernel_start_ms (kernel) < 0)
+        slot->failed_start = true;
 }
 
 /* Starts one more kernel of a kind. Returns 0 or -1. */
@@ -161,7 +237,7 @@ s_start_one (gw_pool_t *self, int kind)
         s_slot_clear (&slot);
         return -1;
     }
-    ks_kernel_set_handlers (slot.kernel, NULL, s_on_state, self);
+    ks_kernel_set_handlers (slot.kernel, s_on_msg, s_on_state, self);
     self->slots[self->n_slots++] = slot;
     return 0;
 }
@@ -171,7 +247,7 @@ gw_pool_take (gw_pool_t *self, const char *spec_name, const char *workdir, ks_sp
 {
     for (int i = 0; self && i < self->n_slots; i++) {
         s_slot_t *slot = &self->slots[i];
-        if (strcasecmp (slot->spec->name, spec_name) != 0
+        if (strcasecmp (slot->spec->name, spec_name) != 0 || slot->preloading
             || ks_kernel_state (slot->kernel) != KS_KERNEL_READY)
             continue;
         if (gw_disk_move (slot->folder, workdir) != 0)
@@ -230,6 +306,8 @@ gw_pool_deadline (gw_pool_t *self)
         int64_t d = ks_kernel_deadline (self->slots[i].kernel);
         if (ks_kernel_state (self->slots[i].kernel) == KS_KERNEL_DEAD)
             d = 0;      /* to be replaced */
+        else if (self->slots[i].preloading && (d < 0 || self->slots[i].preload_by < d))
+            d = self->slots[i].preload_by;
         if (d >= 0 && (next < 0 || d < next))
             next = d;
     }
@@ -269,6 +347,12 @@ gw_pool_tick (gw_pool_t *self, int64_t now)
     }
     for (int i = 0; i < self->n_slots;) {
         s_slot_t *slot = &self->slots[i];
+        if (slot->preloading && now >= slot->preload_by) {
+            jp_log_warn ("pool event=preload-timeout kernel=%s", slot->spec->name);
+            slot->preloading = false;
+            slot->failed_start = true;      /* back off, as for a kernel that cannot start */
+            ks_kernel_kill (slot->kernel);
+        }
         if (ks_kernel_state (slot->kernel) != KS_KERNEL_DEAD) {
             i++;
             continue;

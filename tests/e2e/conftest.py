@@ -266,7 +266,12 @@ class Server:
         self.kernels = set()       # (pid, starttime) of kernels seen by tests
         self.expect_dead = False   # set when a test kills the server itself
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("CODEBOX_")}
+        # warm kernels preload nothing here unless a test asks (None: the
+        # default preload): each preload costs a core for about 1.5 s, and
+        # hundreds of servers start in a run (test_pool_preload.py tests it)
+        full_env["CODEBOX_POOL_PRELOAD"] = ""
         full_env.update(env or {})
+        full_env = {k: v for k, v in full_env.items() if v is not None}
         self._log = open(self.log_path, "wb")
         # cwd is a fresh folder so that no stray .env file is read
         self.proc = subprocess.Popen(

@@ -33,5 +33,6 @@ Suite *utf8_suite (void);          /* test_utf8.c */
 Suite *tool_sets_suite (void);     /* test_tool_sets.c */
 Suite *notebook_suite (void);      /* test_notebook.c */
 Suite *jupyter_asks_suite (void);  /* test_jupyter_asks.c */
+Suite *pool_preload_suite (void);  /* test_pool_preload.c */
 
 #endif
