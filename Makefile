@@ -165,6 +165,7 @@ bench: test-deps all $(BUILD)/bench-floor $(BUILD)/bench-paths $(BUILD)/bench-cz
 	    $(PYTHON) tests/bench/bench_websocket.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/neighbour.py
 	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/network_proxy.py
+	CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(PYTHON) tests/bench/first_cell.py
 
 $(BUILD)/bench-floor: tests/bench/floor.c tests/bench/floor_kernel.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)

@@ -1,0 +1,562 @@
+"""make bench, issue 43: a new session's first real cell, what a kernel
+costs in memory, a fork server's sharing, and the gateway's CPU per call;
+every ratio against a peer measured in the same run.
+
+Rows:
+  1. The first cell agents run (numpy, pandas, a matplotlib plot shown as
+     an image) through MCP over Streamable HTTP (POST /mcp, exec_code):
+     timed from the tools/call whose new session_id makes the session to
+     its answer, p50 over BENCH_SAMPLES (5) new sessions, and the same
+     cell in a session that has run it (warm). Each round, at least
+     BENCH_SETTLE_S (8) s pass and every kernel of both gateways is quiet
+     (the warm pool refilled and done with its preload), a `1+1` wakes the
+     machine (idle CPUs add tens of ms to any first call), then the warm
+     sample, then the new session's. Two gateways in the same run,
+     sampled in turn: CODEBOX_POOL_PRELOAD as the user has it (default)
+     and CODEBOX_POOL_PRELOAD="" (no preload).
+  2. Memory (RSS and PSS from /proc/PID/smaps_rollup) of an idle pool
+     kernel, of the whole pool, and of BENCH_SESSIONS (10) live sessions
+     that ran `import pandas`: a session's kernel is its python process,
+     the two bubblewrap processes above it and its kernel-relay. Against
+     the same number of stock ipykernels (jupyter_client KernelManager,
+     kernelspec python3) that ran `import pandas`. Each set is measured
+     alone (PSS shares a page among every process that maps it).
+  3. tests/bench/fork_kernels.py: one server that imports ipykernel,
+     numpy, pandas and matplotlib, calls gc.freeze() and forks the kernels;
+     every kernel answers `import pandas; 1+1` through jupyter_client.
+     PSS of the server and its kernels, against (2)'s stock ipykernel.
+  4. The gateway's own CPU (utime + stime of its process, /proc/PID/stat)
+     over BENCH_CALLS (10 000) MCP calls of `1+1` on one session, sandbox
+     on (CODEBOX_SANDBOX as the user has it), one keep-alive connection.
+
+Prints one table; `--markdown FILE` also writes it. Run with Debian's
+/usr/bin/python3 (it has jupyter_client and ipykernel).
+"""
+import atexit
+import http.client
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ.get("CODEBOX_BIN") or os.path.join(HERE, "..", "..", "build", "codebox")
+SAMPLES = int(os.environ.get("BENCH_SAMPLES", "5"))
+SETTLE_S = float(os.environ.get("BENCH_SETTLE_S", "8"))
+SESSIONS = int(os.environ.get("BENCH_SESSIONS", "10"))
+CALLS = int(os.environ.get("BENCH_CALLS", "10000"))
+POOL = int(os.environ.get("CODEBOX_POOL_SIZE", "2"))
+CELL = ("import numpy as np; import pandas as pd; import matplotlib; matplotlib.use('Agg'); "
+        "import matplotlib.pyplot as plt; df = pd.DataFrame(np.arange(30).reshape(10, 3)); "
+        "df.plot(); plt.show()")
+# which kernel a session has: its connection file, named on its command line
+WHOAMI = ("import pandas, os, sys; "
+          "print(os.path.basename(sys.argv[sys.argv.index('-f') + 1]))")
+GIB_KB = 1 << 20
+rows = []
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def on_signal(signum, frame):
+    sys.exit(128 + signum)      # atexit runs: no gateway or kernel left behind
+
+
+# --------------------------------------------------------------------------
+# processes
+
+
+def processes():
+    """pid -> (ppid, argv, CPU ticks) of every process now."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue    # ended meanwhile
+        out[int(name)] = (int(fields[1]), argv, int(fields[11]) + int(fields[12]))
+    return out
+
+
+def descendants(procs, root):
+    """The pids below root (not root itself)."""
+    children = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def is_kernel(argv):
+    return any(a.endswith("ipykernel_launcher") or a.endswith("ipykernel_launcher.py")
+               for a in argv[:3])
+
+
+def memory_kb(pids, private=False):
+    """Sum of Rss and Pss over pids, in KiB (a process that ended counts
+    0); private: also the pages no other process maps (USS)."""
+    rss = pss = uss = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/smaps_rollup" % pid) as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+                    elif line.startswith("Private_"):
+                        uss += int(line.split()[1])
+        except OSError:
+            pass
+    return (rss, pss, uss) if private else (rss, pss)
+
+
+def mib(kb):
+    return "%.1f MiB" % (kb / 1024)
+
+
+# --------------------------------------------------------------------------
+# a codebox gateway and its MCP client
+
+
+class Server:
+    """codebox serve on a free port, with its own state folder."""
+
+    def __init__(self, env=None):
+        self.state = tempfile.mkdtemp(prefix="codebox-first-cell-")
+        os.chmod(self.state, 0o755)
+        self.p = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", self.state + "/s"],
+                                  env=dict(os.environ, **(env or {})), stderr=subprocess.PIPE,
+                                  text=True)
+        atexit.register(self.stop)
+        while True:
+            line = self.p.stderr.readline()
+            m = re.search(r"serving http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                break
+            if not line:
+                raise RuntimeError("codebox serve did not start")
+        threading.Thread(target=lambda: [None for _ in self.p.stderr], daemon=True).start()
+        self.c = http.client.HTTPConnection("127.0.0.1", self.port)
+        self.live = 0       # sessions this client made and did not end
+        self.ids = 0
+        status, headers, _ = self.call("POST", "/mcp", {
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "bench-first-cell", "version": "1"}}})
+        assert status == 200, status
+        self.mcp_sid = headers["Mcp-Session-Id"]
+        self.call("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                  {"Mcp-Session-Id": self.mcp_sid})
+
+    def call(self, method, path, body=None, headers=None):
+        h = {"Content-Type": "application/json", "Accept": "application/json"}
+        h.update(headers or {})
+        data = json.dumps(body) if body is not None else None
+        try:
+            self.c.request(method, path, body=data, headers=h)
+        except (BrokenPipeError, ConnectionResetError):
+            self.c.close()      # the gateway ended this keep-alive connection while idle
+            self.c.request(method, path, body=data, headers=h)
+        r = self.c.getresponse()
+        data = r.read()
+        return r.status, dict(r.getheaders()), (json.loads(data) if data else None)
+
+    def tool(self, name, args):
+        """One MCP tools/call; its CallToolResult."""
+        self.ids += 1
+        status, _, r = self.call("POST", "/mcp", {"jsonrpc": "2.0", "id": self.ids,
+                                                  "method": "tools/call",
+                                                  "params": {"name": name, "arguments": args}},
+                                 {"Mcp-Session-Id": self.mcp_sid})
+        assert status == 200 and "result" in r, (status, r)
+        return r["result"]
+
+    def run(self, session, code):
+        r = self.tool("exec_code", {"session_id": session, "code": code})
+        assert not r.get("isError") and r["structuredContent"]["status"] == "completed", r
+        return r
+
+    def end(self, session):
+        self.call("DELETE", "/sessions/" + session)
+        self.live -= 1
+
+    def kernels(self, procs):
+        return [pid for pid in descendants(procs, self.p.pid) if is_kernel(procs[pid][1])]
+
+    def kernel_groups(self, procs):
+        """connection file name -> the pids of that kernel: its python
+        process and what it started, the processes between it and the
+        gateway (bubblewrap), and its kernel-relay."""
+        groups = {}
+        below = descendants(procs, self.p.pid)
+        for pid in self.kernels(procs):
+            argv = procs[pid][1]
+            conn = os.path.basename(argv[argv.index("-f") + 1])
+            group = [pid] + descendants(procs, pid)
+            up = procs[pid][0]
+            while up != self.p.pid and up in procs:
+                group.append(up)
+                up = procs[up][0]
+            group += [r for r in below if "kernel-relay" in procs[r][1]
+                      and any(conn in a for a in procs[r][1])]
+            groups[conn] = group
+        return groups
+
+    def cpu_ticks(self):
+        with open("/proc/%d/stat" % self.p.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+
+
+def settle(servers, min_s, max_s=60):
+    """Waits at least min_s, until every gateway has its live sessions and
+    its full pool of kernels and none of their descendants used CPU over
+    the last second (the pool refilled, its preload done). False when
+    max_s passed first."""
+    t = time.perf_counter()
+    time.sleep(max(min_s - 1, 0))
+    last = None
+    while time.perf_counter() - t < max_s:
+        procs = processes()
+        below = [pid for s in servers for pid in descendants(procs, s.p.pid)]
+        ticks = sum(procs[pid][2] for pid in below)
+        full = all(len(s.kernels(procs)) >= s.live + POOL for s in servers)
+        if full and last is not None and ticks == last and time.perf_counter() - t >= min_s:
+            return True
+        last = ticks if full else None
+        time.sleep(1)
+    return False
+
+
+# --------------------------------------------------------------------------
+# 1. the first cell
+
+
+def has_image(result):
+    return any(c["type"] == "image" and c.get("mimeType") == "image/png"
+               for c in result["content"])
+
+
+def first_cell(servers):
+    """{name: (new samples, warm samples)} for each (name, Server). Each
+    round, once everything is quiet: `1+1` wakes the machine, then the
+    cell in the session that has run it (warm), then in a new session."""
+    out = {name: ([], []) for name, _ in servers}
+    late = 0
+    for name, s in servers:
+        s.run("warm", CELL)
+        s.live += 1
+    for i in range(SAMPLES):
+        for name, s in servers:
+            late += not settle([x for _, x in servers], SETTLE_S)
+            s.run("warm", "1+1")
+            t = time.perf_counter()
+            warm = s.run("warm", CELL)
+            out[name][1].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            new = s.run("first%d" % i, CELL)
+            out[name][0].append(time.perf_counter() - t)
+            s.live += 1
+            assert has_image(new) and has_image(warm), (new["content"], warm["content"])
+    return out, late
+
+
+def first_cell_rows(servers):
+    samples, late = first_cell(servers)
+    p50 = {}
+    for name, _ in servers:
+        new, warm = samples[name]
+        p50[name] = pct(new, 50)
+        rows.append(("first cell, new session: %s" % name, "%.0f ms" % (pct(new, 50) * 1e3),
+                     "%.2fx warm" % (pct(new, 50) / pct(warm, 50)),
+                     "p50 of %d new session_ids, timed from the exec_code call that makes the "
+                     "session to its answer (with its image); min %.0f, max %.0f ms"
+                     % (len(new), min(new) * 1e3, max(new) * 1e3)))
+        rows.append(("first cell again, same session (warm): %s" % name,
+                     "%.0f ms" % (pct(warm, 50) * 1e3), "",
+                     "p50 of %d, in a session that ran it, each just before a new session's; "
+                     "min %.0f, max %.0f ms" % (len(warm), min(warm) * 1e3, max(warm) * 1e3)))
+    (a, _), (b, _) = servers[0], servers[-1]
+    rows.append(("first cell, new session: %s / %s" % (a, b), "",
+                 "%.2fx" % (p50[a] / p50[b]),
+                 "before each new session: >= %.0f s, every kernel of both gateways quiet for "
+                 "1 s (%d waits ran out at 60 s), then `1+1` on the warm session; "
+                 "the two gateways sampled in turn" % (SETTLE_S, late)))
+
+
+# --------------------------------------------------------------------------
+# 2. memory
+
+
+def pool_rows(s, label):
+    settle([s], 2)
+    procs = processes()
+    groups = list(s.kernel_groups(procs).values())
+    if not groups:
+        rows.append(("idle pool kernel, " + label, "", "", "no pool kernel (CODEBOX_POOL_SIZE=0)"))
+        return
+    py = [memory_kb([g[0]]) for g in groups]
+    whole = [memory_kb(g) for g in groups]
+    rows.append(("idle pool kernel, " + label, mib(sum(p for _, p in whole) / len(whole)) + " PSS",
+                 "", "mean of %d; python alone RSS %s, PSS %s; with its bubblewrap and relay "
+                 "RSS %s" % (len(groups), mib(sum(r for r, _ in py) / len(py)),
+                             mib(sum(p for _, p in py) / len(py)),
+                             mib(sum(r for r, _ in whole) / len(whole)))))
+    rows.append(("warm pool (%d kernels), %s" % (len(groups), label),
+                 mib(sum(p for _, p in whole)) + " PSS", "",
+                 "RSS %s; gateway itself RSS %s, PSS %s"
+                 % ((mib(sum(r for r, _ in whole)),) + tuple(mib(x) for x in
+                                                              memory_kb([s.p.pid])))))
+
+
+def session_rows(s, label, stock_pss=None):
+    """SESSIONS sessions, each from a refilled pool, each ran `import
+    pandas`; returns the mean PSS per session in KiB."""
+    conns = []
+    for i in range(SESSIONS):
+        settle([s], 0)
+        r = s.run("mem%d" % i, WHOAMI)
+        s.live += 1
+        conns.append(re.search(r"kernel-[0-9a-f]+\.json", r["structuredContent"]["stdout"]).group(0))
+    settle([s], 2)
+    procs = processes()
+    groups = s.kernel_groups(procs)
+    assert all(c in groups for c in conns), (conns, list(groups))
+    whole = [memory_kb(groups[c]) for c in conns]
+    py = [memory_kb([groups[c][0]]) for c in conns]
+    per = sum(p for _, p in whole) / len(whole)
+    rows.append(("%d live sessions, import pandas, %s" % (SESSIONS, label),
+                 "%.0f per GiB" % (GIB_KB / per),
+                 "%.2fx stock" % (stock_pss / per) if stock_pss else "",
+                 "PSS %s per session (python %s, its bubblewrap and relay the rest), "
+                 "%s in all; RSS %s per session"
+                 % (mib(per), mib(sum(p for _, p in py) / len(py)),
+                    mib(sum(p for _, p in whole)), mib(sum(r for r, _ in whole) / len(whole)))))
+    for i in range(SESSIONS):
+        s.end("mem%d" % i)
+    return per
+
+
+class Stock:
+    """SESSIONS stock ipykernels: jupyter_client's KernelManager with the
+    python3 kernelspec, each having run `import pandas`."""
+
+    def __init__(self):
+        from jupyter_client.manager import KernelManager
+        self.kms, self.kcs = [], []
+        atexit.register(self.stop)
+        for _ in range(SESSIONS):
+            km = KernelManager(kernel_name="python3")
+            km.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.kms.append(km)
+        for km in self.kms:
+            kc = km.client()
+            kc.start_channels()
+            kc.wait_for_ready(timeout=60)
+            self.kcs.append(kc)
+            reply = kc.execute_interactive("import pandas", timeout=60, output_hook=lambda m: None)
+            assert reply["content"]["status"] == "ok", reply["content"]
+        self.spec = self.kms[0].kernel_spec.resource_dir
+
+    def pids(self, procs):
+        out = []
+        for km in self.kms:
+            pid = km.provisioner.process.pid
+            out.append([pid] + descendants(procs, pid))
+        return out
+
+    def stop(self):
+        for kc in self.kcs:
+            kc.stop_channels()
+        for km in self.kms:
+            if km.has_kernel:
+                km.shutdown_kernel(now=True)
+        self.kms, self.kcs = [], []
+
+
+def stock_row():
+    stock = Stock()
+    time.sleep(2)
+    groups = stock.pids(processes())
+    mem = [memory_kb(g) for g in groups]
+    per = sum(p for _, p in mem) / len(mem)
+    rows.append(("%d stock ipykernels, import pandas (peer)" % SESSIONS,
+                 "%.0f per GiB" % (GIB_KB / per), "",
+                 "PSS %s per kernel, %s in all; RSS %s per kernel; jupyter_client "
+                 "KernelManager, kernelspec %s"
+                 % (mib(per), mib(sum(p for _, p in mem)), mib(sum(r for r, _ in mem) / len(mem)),
+                    stock.spec)))
+    stock.stop()
+    return per
+
+
+# --------------------------------------------------------------------------
+# 3. a fork server
+
+
+def fork_row(stock_pss):
+    from jupyter_client import BlockingKernelClient
+    folder = tempfile.mkdtemp(prefix="codebox-fork-kernels-")
+    log = open(os.path.join(folder, "log"), "w")
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "fork_kernels.py"), folder,
+                          str(SESSIONS)], stdout=log, stderr=log)
+    children = []
+
+    def stop():
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    atexit.register(stop)
+    t = time.perf_counter()
+    while not os.path.exists(os.path.join(folder, "server.json")):
+        if p.poll() is not None or time.perf_counter() - t > 120:
+            raise RuntimeError("fork_kernels.py did not start: see " + log.name)
+        time.sleep(0.1)
+    with open(os.path.join(folder, "server.json")) as f:
+        children = json.load(f)["children"]
+    for i in range(SESSIONS):
+        conn = os.path.join(folder, "kernel-%d.json" % i)
+        kc = BlockingKernelClient(connection_file=conn)
+        while True:     # the kernel writes its file once its ports are bound
+            try:
+                kc.load_connection_file()
+                break
+            except (OSError, ValueError):
+                if time.perf_counter() - t > 120:
+                    raise
+                time.sleep(0.1)
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        results = []
+        reply = kc.execute_interactive("import pandas; 1+1", timeout=60,
+                                       output_hook=lambda m: results.append(m))
+        kc.stop_channels()
+        got = [m["content"]["data"]["text/plain"] for m in results
+               if m["msg_type"] == "execute_result"]
+        assert reply["content"]["status"] == "ok" and got == ["2"], (i, reply["content"], got)
+    time.sleep(2)
+    procs = processes()
+    pids = [p.pid] + descendants(procs, p.pid)
+    assert all(c in pids for c in children), "a forked kernel ended"
+    _, pss = memory_kb(pids)
+    server_pss = memory_kb([p.pid])[1]
+    uss = sum(memory_kb([pid] + descendants(procs, pid), True)[2] for pid in children)
+    uss /= len(children)
+    per = pss / len(children)
+    rows.append(("fork server prototype, %d kernels, import pandas" % len(children),
+                 "%.0f per GiB" % (GIB_KB / per), "%.2fx stock" % (stock_pss / per),
+                 "PSS %s per kernel (the server's %s shared out among them), %s in all; "
+                 "a kernel's own pages (USS) %s: with many kernels, at most %.0f per GiB; "
+                 "tests/bench/fork_kernels.py: the mechanism only, not wired into the gateway, "
+                 "no sandbox; every kernel answered `import pandas; 1+1`"
+                 % (mib(per), mib(server_pss), mib(pss), mib(uss), GIB_KB / uss)))
+    stop()
+
+
+# --------------------------------------------------------------------------
+# 4. the gateway's CPU per call
+
+
+def cpu_row():
+    s = Server()
+    s.run("cpu", "1+1")
+    s.live += 1
+    conn = re.search(r"kernel-[0-9a-f]+\.json",
+                     s.run("cpu", WHOAMI)["structuredContent"]["stdout"]).group(0)
+    settle([s], 2)
+    procs = processes()
+    relay = [pid for pid in s.kernel_groups(procs)[conn] if "kernel-relay" in procs[pid][1]]
+    ticks = s.cpu_ticks()
+    relay_ticks = sum(processes()[pid][2] for pid in relay)
+    t = time.perf_counter()
+    for i in range(CALLS):
+        r = s.tool("exec_code", {"session_id": "cpu", "code": "1+1"})
+        assert r["structuredContent"]["result"] == "2", r
+    wall = time.perf_counter() - t
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu = (s.cpu_ticks() - ticks) / hz
+    relay_cpu = (sum(processes()[pid][2] for pid in relay) - relay_ticks) / hz
+    sandbox = os.environ.get("CODEBOX_SANDBOX", "auto (default)")
+    rows.append(("gateway CPU per MCP call of 1+1", "%.0f us" % (cpu / CALLS * 1e6), "",
+                 "utime+stime of the gateway process over %d tools/call on one session, one "
+                 "keep-alive connection, CODEBOX_SANDBOX=%s; its kernel-relay %.0f us per call; "
+                 "%.2f ms wall per call" % (CALLS, sandbox, relay_cpu / CALLS * 1e6,
+                                            wall / CALLS * 1e3)))
+    s.stop()
+
+
+# --------------------------------------------------------------------------
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    machine = "%s, %d cores, %s" % (platform.platform(), os.cpu_count(), platform.processor() or "?")
+    user = os.environ.get("CODEBOX_POOL_PRELOAD")
+    preload = "preload %s" % ("default" if user is None else "=%r" % user)
+    a = Server()
+    b = Server({"CODEBOX_POOL_PRELOAD": ""})
+    first_cell_rows([(preload, a), ("no preload", b)])
+    a.stop()
+    b.stop()
+    # each set of kernels alone from here on: PSS shares a page among
+    # every process that maps it
+    stock = stock_row()
+    for env, label in (({}, preload), ({"CODEBOX_POOL_PRELOAD": ""}, "no preload")):
+        s = Server(env)
+        pool_rows(s, label)
+        session_rows(s, label, stock)
+        s.stop()
+    fork_row(stock)
+    cpu_row()
+
+    width = max(len(r[0]) for r in rows)
+    lines = ["machine: " + machine, "",
+             "| %-*s | %14s | %11s | %s" % (width, "what", "value", "ratio", "notes"),
+             "|-%s-|-%s-|-%s-|-----" % ("-" * width, "-" * 14, "-" * 11)]
+    for name, value, ratio, note in rows:
+        lines.append("| %-*s | %14s | %11s | %s" % (width, name, value, ratio, note))
+    lines += ["", "ratio: a new session's first cell against the same cell warm (and the two "
+              "gateways against each other); for memory, live sessions per GiB (1 GiB / mean PSS "
+              "per session) against the stock ipykernels' in this run"]
+    print("\n".join(lines))
+    if "--markdown" in sys.argv:
+        with open(sys.argv[sys.argv.index("--markdown") + 1], "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
