@@ -252,6 +252,20 @@ gw_cmd_serve (int argc, char **argv)
     }
     snprintf (err, sizeof err, "out of memory");
     gw_auth_t *auth = gw_auth_new (gw_config_str (config, GW_SET_API_TOKENS), err, sizeof err);
+    if (auth && *gw_config_str (config, GW_SET_OAUTH_ISSUER)) {
+        gw_oauth_settings_t settings = {
+            .issuer = gw_config_str (config, GW_SET_OAUTH_ISSUER),
+            .audience = gw_config_str (config, GW_SET_OAUTH_AUDIENCE),
+            .public_url = gw_config_str (config, GW_SET_PUBLIC_URL),
+            .tenant_claim = gw_config_str (config, GW_SET_OAUTH_TENANT_CLAIM),
+            .refresh_s = gw_config_int (config, GW_SET_OAUTH_JWKS_REFRESH),
+        };
+        gw_oauth_t *oauth = gw_oauth_new (&settings, err, sizeof err);
+        if (oauth)
+            gw_auth_set_oauth (auth, oauth);
+        else
+            gw_auth_destroy (&auth);
+    }
     if (!auth) {
         fprintf (stderr, "codebox serve: %s\n", err);
         gw_config_destroy (&config);
@@ -314,7 +328,7 @@ gw_cmd_serve (int argc, char **argv)
         jp_log (JP_LOG_ALWAYS, "serving http://%s:%d (REST API; MCP at /mcp) state=%s "
                  "kernel=%s auth=%s", bind.display, gw_http_port (http), gw_server_state_dir (server),
                  gw_config_str (config, GW_SET_DEFAULT_KERNEL),
-                 gw_auth_enabled (auth) ? "tokens" : "none");
+                 gw_auth_oauth (auth) ? "oauth" : gw_auth_enabled (auth) ? "tokens" : "none");
         gw_server_run (server);
     }
     gw_features_stop (features);    /* answers running downloads while HTTP still works */

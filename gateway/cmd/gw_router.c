@@ -30,6 +30,22 @@ s_healthz (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
     gw_request_reply_json (req, 200, json_pack ("{s:s}", "status", "ok"));
 }
 
+/* The protected-resource metadata: the HTTP edge answers it (it holds the
+ * issuer's settings); another caller of gw_router_handle gets a 404. */
+static void
+s_oauth_resource (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    (void) self;
+    (void) m;
+    gw_request_reply_error (req, GW_E_NOT_FOUND, "no OAuth issuer is set here");
+}
+
+static void
+s_oauth_resource_mcp (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
+{
+    s_oauth_resource (self, req, m);
+}
+
 static void
 s_metrics (gw_router_t *self, gw_request_t *req, const gw_route_match_t *m)
 {

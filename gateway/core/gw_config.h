@@ -67,6 +67,10 @@
     X (PIP_INDEX_URL, "CODEBOX_PIP_INDEX_URL", "", STR, ANY, "pip index") \
     X (PIP_FIND_LINKS, "CODEBOX_PIP_FIND_LINKS", "", STR, ANY, "local folder of wheels") \
     X (NPM_REGISTRY, "CODEBOX_NPM_REGISTRY", "", STR, ANY, "npm registry") \
+    X (OAUTH_ISSUER, "CODEBOX_OAUTH_ISSUER", "", STR, HTTP, "an OAuth 2.1 authorization server (its issuer URL) whose JWT access tokens are accepted beside CODEBOX_API_TOKENS: its metadata names the keys (jwks_uri); clients find it from a 401 and /.well-known/oauth-protected-resource") \
+    X (OAUTH_AUDIENCE, "CODEBOX_OAUTH_AUDIENCE", "", STR, HTTP, "the resource a token must be issued for (its aud claim; default CODEBOX_PUBLIC_URL + /mcp)") \
+    X (OAUTH_TENANT_CLAIM, "CODEBOX_OAUTH_TENANT_CLAIM", "sub", STR, HTTP, "the token claim that names the tenant (a value that is no tenant name becomes u- and 16 hex digits of its SHA-256)") \
+    X (OAUTH_JWKS_REFRESH, "CODEBOX_OAUTH_JWKS_REFRESH", "300", INT, HTTP, "seconds between fetches of the issuer's keys (a token naming an unknown key fetches them at once, at most every 30 s): a key the issuer drops is refused after at most this long") \
     X (PUBLIC_URL, "CODEBOX_PUBLIC_URL", "", STR, HTTP, "base URL clients reach the gateway at; turns on signed artifact URLs") \
     X (URL_SECRET, "CODEBOX_URL_SECRET", "", STR, HTTP, "key for signed artifact URLs (default: random per process, so links end with a restart)") \
     X (MAX_IMAGE_BYTES, "CODEBOX_MAX_IMAGE_BYTES", "262144", INT, ANY, "larger images are sent downscaled with a link") \

@@ -1,5 +1,6 @@
-/* gw_auth: token list parsing and constant-time checks. Any thread after
- * start-up (read-only). */
+/* gw_auth: token list parsing and constant-time checks, and bearer JWTs
+ * handed to gw_oauth when an issuer is set. Any thread after start-up
+ * (read-only here; gw_oauth locks what it refreshes). */
 #include "gw_auth.h"
 #include "gw_id.h"
 
@@ -12,6 +13,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "gw_oauth.h"
+
 typedef struct {
     char tenant[GW_ID_SIZE];
     unsigned char digest[SHA256_DIGEST_LENGTH];   /* of the token */
@@ -20,6 +23,7 @@ typedef struct {
 struct gw_auth {
     s_token_t *tokens;
     size_t n;
+    gw_oauth_t *oauth;          /* or NULL */
 };
 
 static bool
@@ -90,21 +94,54 @@ gw_auth_destroy (gw_auth_t **self_p)
     if ((*self_p)->tokens)
         OPENSSL_cleanse ((*self_p)->tokens, (*self_p)->n * sizeof (s_token_t));
     free ((*self_p)->tokens);
+    gw_oauth_destroy (&(*self_p)->oauth);
     free (*self_p);
     *self_p = NULL;
+}
+
+void
+gw_auth_set_oauth (gw_auth_t *self, gw_oauth_t *oauth)
+{
+    gw_oauth_destroy (&self->oauth);
+    self->oauth = oauth;
+}
+
+gw_oauth_t *
+gw_auth_oauth (const gw_auth_t *self)
+{
+    return self ? self->oauth : NULL;
 }
 
 bool
 gw_auth_enabled (const gw_auth_t *self)
 {
-    return self->n > 0;
+    return self->n > 0 || self->oauth;
+}
+
+/* A tenant from a token's claim: the value where it is a tenant name, else
+ * "u-" and 16 hex digits of its SHA-256 (an e-mail address, a URL...), so
+ * that any subject is a tenant of its own and no value makes a path. */
+static void
+s_claim_tenant (const char *value, char *tenant, size_t tenant_len)
+{
+    if (s_valid_tenant (value, strlen (value))) {
+        snprintf (tenant, tenant_len, "%s", value);
+        return;
+    }
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256 ((const unsigned char *) value, strlen (value), digest);
+    snprintf (tenant, tenant_len, "u-");
+    for (int i = 0; i < 8 && 2 + 2 * (size_t) i + 2 < tenant_len; i++)
+        snprintf (tenant + 2 + 2 * i, 3, "%02x", digest[i]);
 }
 
 bool
 gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
-               size_t tenant_len)
+               size_t tenant_len, char *challenge, size_t challenge_len)
 {
-    if (self->n == 0) {
+    if (challenge_len)
+        challenge[0] = '\0';
+    if (self->n == 0 && !self->oauth) {
         snprintf (tenant, tenant_len, "default");
         return true;
     }
@@ -114,10 +151,13 @@ gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
         token = authorization + 7;
     else if (authorization && strncasecmp (authorization, "token ", 6) == 0)
         token = authorization + 6;
-    if (!token)
-        return false;
-    while (*token == ' ')
+    while (token && *token == ' ')
         token++;
+    if (!token || !*token) {
+        if (self->oauth)
+            gw_oauth_challenge (self->oauth, NULL, challenge, challenge_len);
+        return false;
+    }
     /* comparing digests keeps the time independent of the token's length */
     unsigned char digest[SHA256_DIGEST_LENGTH];
     SHA256 ((const unsigned char *) token, strlen (token), digest);
@@ -125,8 +165,18 @@ gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
     for (size_t i = 0; i < self->n; i++)
         if (CRYPTO_memcmp (digest, self->tokens[i].digest, sizeof digest) == 0)
             found = (int) i;
-    if (found < 0)
+    if (found >= 0) {
+        snprintf (tenant, tenant_len, "%s", self->tokens[found].tenant);
+        return true;
+    }
+    if (!self->oauth)
         return false;
-    snprintf (tenant, tenant_len, "%s", self->tokens[found].tenant);
-    return true;
+    char claim[GW_OAUTH_CLAIM_MAX], why[160] = "";
+    if (gw_oauth_check (self->oauth, token, claim, sizeof claim, why, sizeof why)) {
+        s_claim_tenant (claim, tenant, tenant_len);
+        return true;
+    }
+    gw_oauth_challenge (self->oauth, why[0] ? why : "the token was refused", challenge,
+                        challenge_len);
+    return false;
 }

@@ -247,6 +247,17 @@ s_access (void *cls, struct MHD_Connection *mc, const char *url, const char *met
         if (!c->req.body)
             return MHD_NO;
     }
+    if (gw_oauth_metadata_path (url)) {
+        /* RFC 9728: what a client needs to find the issuer */
+        gw_oauth_t *oauth = gw_auth_oauth (http->auth);
+        if (!oauth)
+            return gw_http_send_error (c, GW_E_NOT_FOUND, "no OAuth issuer is set here "
+                                       "(CODEBOX_OAUTH_ISSUER)");
+        c->req.route = "/.well-known/oauth-protected-resource";
+        c->req.status = 200;
+        c->req.json = gw_oauth_resource_metadata (oauth);
+        return gw_http_send (c);
+    }
     if (strcmp (url, "/healthz") == 0) {
         c->req.route = "/healthz";
         c->req.status = 200;

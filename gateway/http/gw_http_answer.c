@@ -288,7 +288,8 @@ gw_http_send (gw_http_conn_t *c)
     if (!response)
         return MHD_NO;
     if (req->status == 401)
-        MHD_add_response_header (response, "WWW-Authenticate", "Bearer");
+        MHD_add_response_header (response, "WWW-Authenticate",
+                                 c->challenge[0] ? c->challenge : "Bearer");
     for (size_t at = 0; at < req->reply_headers_len;) {
         const char *name = req->reply_headers + at;
         const char *value = name + strlen (name) + 1;

@@ -54,6 +54,7 @@ struct gw_http_conn {
     atomic_bool done;
     gw_error_t early;           /* an answer decided before the loop */
     char early_message[320];
+    char challenge[512];        /* a 401's WWW-Authenticate value, "" : "Bearer" */
     char cors_origin[300];      /* an allowed other origin: CORS headers */
     const char *allow;          /* the route's methods for a 405 or a preflight (static) */
     bool preflight;             /* an OPTIONS preflight, answered here */

@@ -22,6 +22,7 @@
 
 #define MAX_JSON_BODY (16u << 20)
 #define MAX_FILE_BODY (256u << 20)
+#define S_TOKEN_MAX 8192        /* a ?token= on a websocket handshake (a JWT may be long) */
 
 /* Parses one X-Codebox-* limit header: 0 if absent, -1 if malformed. */
 static long
@@ -111,21 +112,26 @@ gw_http_request_read (gw_http_conn_t *c, const char *url, const char *method,
                                                              "Authorization");
     /* a browser cannot set headers on a websocket: ?token=T there, as
        Jupyter's clients send it (only on a websocket handshake) */
-    char from_query[600];
+    char from_query[S_TOKEN_MAX + 8];
     const char *query_token = MHD_lookup_connection_value (mc, MHD_GET_ARGUMENT_KIND, "token");
     const char *upgrade = MHD_lookup_connection_value (mc, MHD_HEADER_KIND, "Upgrade");
     if (!authorization && query_token && upgrade && strcasecmp (upgrade, "websocket") == 0
-        && strlen (query_token) < sizeof from_query - 8) {
+        && strlen (query_token) < S_TOKEN_MAX) {
         snprintf (from_query, sizeof from_query, "Bearer %s", query_token);
         authorization = from_query;
     }
     /* signed artifact links carry their own signature (gw_signed_url) */
-    bool public = strcmp (url, "/healthz") == 0 || strncmp (url, "/signed/", 8) == 0;
-    if (!public && !gw_auth_check (auth, authorization, c->req.tenant,
-                                   sizeof c->req.tenant)) {
+    bool public = strcmp (url, "/healthz") == 0 || strncmp (url, "/signed/", 8) == 0
+                  || gw_oauth_metadata_path (url);
+    if (!public && !gw_auth_check (auth, authorization, c->req.tenant, sizeof c->req.tenant,
+                                   c->challenge, sizeof c->challenge)) {
         c->early = GW_E_UNAUTHORIZED;
         snprintf (c->early_message, sizeof c->early_message,
-                  "missing or wrong token: send Authorization: Bearer TOKEN");
+                  gw_auth_oauth (auth) ? "missing or refused token: send Authorization: Bearer "
+                                         "TOKEN (an access token of the issuer the "
+                                         "WWW-Authenticate header's resource_metadata names)"
+                                       : "missing or wrong token: send Authorization: Bearer "
+                                         "TOKEN");
         return;
     }
     /* ours, and Code Box's name of each when ours is absent (its

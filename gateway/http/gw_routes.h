@@ -20,6 +20,8 @@
  *  request is posted before its body, see gw_body_t). */
 #define GW_ROUTE_TABLE(X) \
     X (healthz,    "GET, HEAD",         "/healthz",               "/healthz", MEM) \
+    X (oauth_resource, "GET, HEAD",     "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource", MEM) \
+    X (oauth_resource_mcp, "GET, HEAD", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource", MEM) \
     X (metrics,    "GET, HEAD",         "/metrics",               "/metrics", MEM) \
     X (kernelspecs, "GET, HEAD",        "/kernelspecs",           "/kernelspecs", MEM) \
     X (kernelspec_file, "GET, HEAD",    "/kernelspecs/{}/{}",     "/kernelspecs/{name}/{file}", MEM) \

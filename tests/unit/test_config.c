@@ -469,31 +469,31 @@ START_TEST (test_auth_tokens)
     char err[256] = "", tenant[65] = "";
     gw_auth_t *none = gw_auth_new (NULL, err, sizeof err);
     ck_assert (!gw_auth_enabled (none));
-    ck_assert (gw_auth_check (none, NULL, tenant, sizeof tenant));
+    ck_assert (gw_auth_check (none, NULL, tenant, sizeof tenant, NULL, 0));
     ck_assert_str_eq (tenant, "default");
     gw_auth_destroy (&none);
 
     gw_auth_t *a = gw_auth_new ("alice:tok-a, bob:tok-b ,plain", err, sizeof err);
     ck_assert_ptr_nonnull (a);
     ck_assert (gw_auth_enabled (a));
-    ck_assert (gw_auth_check (a, "Bearer tok-a", tenant, sizeof tenant));
+    ck_assert (gw_auth_check (a, "Bearer tok-a", tenant, sizeof tenant, NULL, 0));
     ck_assert_str_eq (tenant, "alice");
-    ck_assert (gw_auth_check (a, "bearer tok-b", tenant, sizeof tenant));
+    ck_assert (gw_auth_check (a, "bearer tok-b", tenant, sizeof tenant, NULL, 0));
     ck_assert_str_eq (tenant, "bob");
-    ck_assert (gw_auth_check (a, "Bearer plain", tenant, sizeof tenant));
+    ck_assert (gw_auth_check (a, "Bearer plain", tenant, sizeof tenant, NULL, 0));
     ck_assert_str_eq (tenant, "default");
-    ck_assert (!gw_auth_check (a, NULL, tenant, sizeof tenant));
-    ck_assert (!gw_auth_check (a, "Bearer tok-", tenant, sizeof tenant));
-    ck_assert (!gw_auth_check (a, "Bearer tok-aa", tenant, sizeof tenant));
-    ck_assert (!gw_auth_check (a, "Basic tok-a", tenant, sizeof tenant));
-    ck_assert (!gw_auth_check (a, "tok-a", tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, NULL, tenant, sizeof tenant, NULL, 0));
+    ck_assert (!gw_auth_check (a, "Bearer tok-", tenant, sizeof tenant, NULL, 0));
+    ck_assert (!gw_auth_check (a, "Bearer tok-aa", tenant, sizeof tenant, NULL, 0));
+    ck_assert (!gw_auth_check (a, "Basic tok-a", tenant, sizeof tenant, NULL, 0));
+    ck_assert (!gw_auth_check (a, "tok-a", tenant, sizeof tenant, NULL, 0));
     /* Jupyter's clients say "token T" */
-    ck_assert (gw_auth_check (a, "token tok-a", tenant, sizeof tenant));
+    ck_assert (gw_auth_check (a, "token tok-a", tenant, sizeof tenant, NULL, 0));
     ck_assert_str_eq (tenant, "alice");
-    ck_assert (gw_auth_check (a, "Token tok-b", tenant, sizeof tenant));
+    ck_assert (gw_auth_check (a, "Token tok-b", tenant, sizeof tenant, NULL, 0));
     ck_assert_str_eq (tenant, "bob");
-    ck_assert (!gw_auth_check (a, "token tok-x", tenant, sizeof tenant));
-    ck_assert (!gw_auth_check (a, "tokentok-a", tenant, sizeof tenant));
+    ck_assert (!gw_auth_check (a, "token tok-x", tenant, sizeof tenant, NULL, 0));
+    ck_assert (!gw_auth_check (a, "tokentok-a", tenant, sizeof tenant, NULL, 0));
     gw_auth_destroy (&a);
 
     ck_assert_ptr_null (gw_auth_new ("alice:", err, sizeof err));
