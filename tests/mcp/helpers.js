@@ -61,13 +61,13 @@ export function removeDir(dir) {
   }
 }
 
-/* Starts `codebox serve --port 0` (bin: another build) and resolves when
- * it prints its banner.
+/* Starts `codebox serve --port PORT` (bin: another build; port 0 unless
+ * given, a free one chosen by codebox) and resolves when it prints its banner.
  * Returns { url, port, proc, stderr(), stop() }; stop() sends SIGTERM
  * and resolves with the exit code. */
-export function startServer({ env = {}, stateDir, bin = CODEBOX_BIN } = {}) {
+export function startServer({ env = {}, stateDir, bin = CODEBOX_BIN, port = 0 } = {}) {
   const dir = stateDir ?? tempDir('serve');
-  const proc = spawn(bin, ['serve', '--port', '0', '--state-dir', dir], {
+  const proc = spawn(bin, ['serve', '--port', String(port), '--state-dir', dir], {
     env: codeboxEnv(env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
