@@ -34,5 +34,6 @@ Suite *tool_sets_suite (void);     /* test_tool_sets.c */
 Suite *notebook_suite (void);      /* test_notebook.c */
 Suite *jupyter_asks_suite (void);  /* test_jupyter_asks.c */
 Suite *pool_preload_suite (void);  /* test_pool_preload.c */
+Suite *jwt_suite (void);           /* test_jwt.c */
 
 #endif
