@@ -1,4 +1,4 @@
-/* gw_base64: RFC 4648 base64. Pure code, any thread. Ours, not zarmour:
+/* gw_base64: RFC 4648 base64, and JOSE's strict base64url. Pure code, any thread. Ours, not zarmour:
  * zarmour's decoder skips whatever is not in the alphabet (it decodes
  * "QU*JD!" as "ABC"), where a client's base64 (Mcp-Param headers, uploads)
  * must be refused; it also needs NUL-terminated text and hands back one
@@ -64,6 +64,33 @@ gw_base64_decode (const char *text, size_t len, uint8_t **out_p, size_t *out_len
         return -EINVAL;
     }
     *out_p = out;
+    *out_len = n;
+    return 0;
+}
+
+int
+gw_base64url_decode_to (const char *text, size_t len, uint8_t *out, size_t *out_len)
+{
+    if (len % 4 == 1)
+        return -EINVAL;
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char) text[i];
+        int v = c == '-' ? 62 : c == '_' ? 63 : c == '+' || c == '/' ? -1 : s_value (c);
+        if (v < 0)
+            return -EINVAL;
+        acc = (acc << 6) | (uint32_t) v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[n++] = (uint8_t) (acc >> bits);
+            acc &= (1u << bits) - 1;
+        }
+    }
+    if (acc != 0)               /* unused bits set: another text of the same bytes */
+        return -EINVAL;
     *out_len = n;
     return 0;
 }

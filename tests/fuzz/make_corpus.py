@@ -9,14 +9,21 @@ Message seeds use fuzz_message.c's input format (fuzz_message.h): ZeroMQ
 frames joined by the two bytes 0xFF 0x00. The signed seeds are serialized
 and signed by jupyter_client's Session with FUZZ_KEY, read from
 fuzz_message.h, so they decode as they are. The output is deterministic;
-commit it. (Crash inputs that libFuzzer finds are added to the corpus by
+commit it. The exception: the JWT seeds (corpus/jwt/, for fuzz_jwt.c) are
+signed with keys made on each run (Python's cryptography), so they differ
+from run to run. (Crash inputs that libFuzzer finds are added to the corpus by
 hand, named crash-*, and are not touched by this script.)
 """
+import base64
 import datetime
 import json
 import os
 import re
 import struct
+
+from cryptography.hazmat.primitives import hashes, hmac
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from jupyter_client.session import Session
 
@@ -113,7 +120,85 @@ KERNELSPECS = {
 }
 
 
+# fuzz_jwt.c's fixed expectations
+JWT_ISS = "https://issuer.example/"
+JWT_AUD = "https://codebox.example/mcp"
+JWT_NOW = 1750000000
+
+
+def b64u(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def b64u_int(n, size=None):
+    return b64u(n.to_bytes(size or (n.bit_length() + 7) // 8, "big"))
+
+
+def jwt_sign(key, alg, header, claims):
+    """A compact JWS of the two JSON objects, signed as an issuer signs."""
+    text = b64u(json.dumps(header).encode()) + "." + b64u(json.dumps(claims).encode())
+    md = {"256": hashes.SHA256(), "384": hashes.SHA384(), "512": hashes.SHA512()}[alg[2:]]
+    if alg.startswith("RS"):
+        sig = key.sign(text.encode(), padding.PKCS1v15(), md)
+    elif alg.startswith("PS"):
+        sig = key.sign(text.encode(), padding.PSS(padding.MGF1(md), md.digest_size), md)
+    elif alg.startswith("ES"):
+        r, s = decode_dss_signature(key.sign(text.encode(), ec.ECDSA(md)))
+        sig = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    else:
+        mac = hmac.HMAC(key, md)
+        mac.update(text.encode())
+        sig = mac.finalize()
+    return text + "." + b64u(sig)
+
+
+def jwt():
+    """fuzz_jwt seeds: a JWKS line, then a token."""
+    rsa_key = rsa.generate_private_key(65537, 2048)
+    other = rsa.generate_private_key(65537, 2048)
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    rn = rsa_key.public_key().public_numbers()
+    en = ec_key.public_key().public_numbers()
+    rsa_jwk = {"kty": "RSA", "kid": "rsa-1", "use": "sig", "n": b64u_int(rn.n), "e": b64u_int(rn.e)}
+    ec_jwk = {"kty": "EC", "kid": "ec-1", "crv": "P-256",
+              "x": b64u_int(en.x, 32), "y": b64u_int(en.y, 32)}
+    on = other.public_key().public_numbers()
+    enc_jwk = {"kty": "RSA", "kid": "enc-1", "use": "enc", "n": b64u_int(on.n), "e": "AQAB"}
+    oct_jwk = {"kty": "oct", "kid": "oct-1", "k": "c2VjcmV0"}
+    jwks = json.dumps({"keys": [rsa_jwk, ec_jwk, enc_jwk, oct_jwk]}, separators=(",", ":"))
+    claims = {"iss": JWT_ISS, "aud": JWT_AUD, "sub": "alice", "exp": JWT_NOW + 600,
+              "iat": JWT_NOW - 10}
+
+    def seed(name, token, keys=jwks):
+        write("jwt", name, (keys + "\n" + token).encode())
+
+    seed("rs256_ok", jwt_sign(rsa_key, "RS256", {"alg": "RS256", "kid": "rsa-1"}, claims))
+    seed("ps384_ok", jwt_sign(rsa_key, "PS384", {"alg": "PS384", "typ": "at+jwt", "kid": "rsa-1"},
+                              dict(claims, aud=["x", JWT_AUD], nbf=JWT_NOW - 5)))
+    seed("es256_ok_no_kid", jwt_sign(ec_key, "ES256", {"alg": "ES256", "typ": "JWT"},
+                                     dict(claims, sub="bob@example.com")))
+    seed("expired", jwt_sign(rsa_key, "RS256", {"alg": "RS256", "kid": "rsa-1"},
+                             dict(claims, exp=JWT_NOW - 100)))
+    seed("other_audience", jwt_sign(ec_key, "ES256", {"alg": "ES256", "kid": "ec-1"},
+                                    dict(claims, aud="https://other.example/")))
+    seed("other_key", jwt_sign(other, "RS256", {"alg": "RS256", "kid": "rsa-1"}, claims))
+    seed("hs256_confusion", jwt_sign(rn.n.to_bytes(256, "big"), "HS256",
+                                     {"alg": "HS256", "kid": "rsa-1"}, claims))
+    none = jwt_sign(rsa_key, "RS256", {"alg": "none"}, claims)
+    seed("alg_none", none[:none.rindex(".") + 1])
+    seed("bad_tenant", jwt_sign(rsa_key, "RS256", {"alg": "RS256", "kid": "rsa-1"},
+                                dict(claims, sub="auth0|123")))
+    seed("jwe", "eyJhbGciOiJSU0EtT0FFUCJ9.a.b.c.d")
+    seed("header_not_json", b64u(b"not json") + ".e30.")
+    write("jwt", "jwks_only", jwks.encode())
+    write("jwt", "jwks_ec_p521", json.dumps({"keys": [{
+        "kty": "EC", "crv": "P-521", "alg": "ES512",
+        "x": b64u_int(ec.generate_private_key(ec.SECP521R1()).public_key().public_numbers().x, 66),
+        "y": "AA"}]}).encode())
+
+
 def main():
+    jwt()
     messages()
     jupyter_wire()
     for name, data in KERNELSPECS.items():

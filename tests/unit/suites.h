@@ -35,5 +35,6 @@ Suite *notebook_suite (void);      /* test_notebook.c */
 Suite *jupyter_asks_suite (void);  /* test_jupyter_asks.c */
 Suite *pool_preload_suite (void);  /* test_pool_preload.c */
 Suite *oauth_suite (void);         /* test_oauth.c */
+Suite *jwt_suite (void);           /* test_jwt.c */
 
 #endif
