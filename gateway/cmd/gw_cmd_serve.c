@@ -127,6 +127,29 @@ static const gw_loop_source_t s_http_source = {
     .tick = s_http_tick,
 };
 
+/* The static tokens, and the issuer's tokens when one is set. NULL with
+ * err. */
+static gw_auth_t *
+s_auth_new (const gw_config_t *config, char *err, size_t err_len)
+{
+    gw_auth_t *auth = gw_auth_new (gw_config_str (config, GW_SET_API_TOKENS), err, err_len);
+    if (auth && *gw_config_str (config, GW_SET_OAUTH_ISSUER)) {
+        gw_oauth_settings_t settings = {
+            .issuer = gw_config_str (config, GW_SET_OAUTH_ISSUER),
+            .audience = gw_config_str (config, GW_SET_OAUTH_AUDIENCE),
+            .public_url = gw_config_str (config, GW_SET_PUBLIC_URL),
+            .tenant_claim = gw_config_str (config, GW_SET_OAUTH_TENANT_CLAIM),
+            .refresh_s = gw_config_int (config, GW_SET_OAUTH_JWKS_REFRESH),
+        };
+        gw_oauth_t *oauth = gw_oauth_new (&settings, err, err_len);
+        if (oauth)
+            gw_auth_set_oauth (auth, oauth);
+        else
+            gw_auth_destroy (&auth);
+    }
+    return auth;
+}
+
 /* For /healthz, from the HTTP edge. */
 static bool
 s_draining (void *arg)
@@ -251,21 +274,7 @@ gw_cmd_serve (int argc, char **argv)
         return GW_EXIT_USAGE;
     }
     snprintf (err, sizeof err, "out of memory");
-    gw_auth_t *auth = gw_auth_new (gw_config_str (config, GW_SET_API_TOKENS), err, sizeof err);
-    if (auth && *gw_config_str (config, GW_SET_OAUTH_ISSUER)) {
-        gw_oauth_settings_t settings = {
-            .issuer = gw_config_str (config, GW_SET_OAUTH_ISSUER),
-            .audience = gw_config_str (config, GW_SET_OAUTH_AUDIENCE),
-            .public_url = gw_config_str (config, GW_SET_PUBLIC_URL),
-            .tenant_claim = gw_config_str (config, GW_SET_OAUTH_TENANT_CLAIM),
-            .refresh_s = gw_config_int (config, GW_SET_OAUTH_JWKS_REFRESH),
-        };
-        gw_oauth_t *oauth = gw_oauth_new (&settings, err, sizeof err);
-        if (oauth)
-            gw_auth_set_oauth (auth, oauth);
-        else
-            gw_auth_destroy (&auth);
-    }
+    gw_auth_t *auth = s_auth_new (config, err, sizeof err);
     if (!auth) {
         fprintf (stderr, "codebox serve: %s\n", err);
         gw_config_destroy (&config);

@@ -118,13 +118,18 @@ gw_auth_enabled (const gw_auth_t *self)
     return self->n > 0 || self->oauth;
 }
 
-/* A tenant from a token's claim: the value where it is a tenant name, else
- * "u-" and 16 hex digits of its SHA-256 (an e-mail address, a URL...), so
- * that any subject is a tenant of its own and no value makes a path. */
+/* A tenant from a token's claim: the value where it is a tenant name that
+ * no static token has (nor "default", theirs without a name), else "u-"
+ * and 16 hex digits of its SHA-256 (an e-mail address, "auth0|123"...):
+ * any subject is a tenant of its own, none makes a path, and no user of
+ * the issuer, whatever name they chose, shares a static tenant. */
 static void
-s_claim_tenant (const char *value, char *tenant, size_t tenant_len)
+s_claim_tenant (const gw_auth_t *self, const char *value, char *tenant, size_t tenant_len)
 {
-    if (s_valid_tenant (value, strlen (value))) {
+    bool taken = strcmp (value, "default") == 0;
+    for (size_t i = 0; i < self->n && !taken; i++)
+        taken = strcmp (value, self->tokens[i].tenant) == 0;
+    if (!taken && s_valid_tenant (value, strlen (value))) {
         snprintf (tenant, tenant_len, "%s", value);
         return;
     }
@@ -173,7 +178,7 @@ gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
         return false;
     char claim[GW_OAUTH_CLAIM_MAX], why[160] = "";
     if (gw_oauth_check (self->oauth, token, claim, sizeof claim, why, sizeof why)) {
-        s_claim_tenant (claim, tenant, tenant_len);
+        s_claim_tenant (self, claim, tenant, tenant_len);
         return true;
     }
     gw_oauth_challenge (self->oauth, why[0] ? why : "the token was refused", challenge,

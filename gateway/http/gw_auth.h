@@ -31,8 +31,9 @@ bool gw_auth_enabled (const gw_auth_t *self);
 /* Checks an Authorization header value (may be NULL): "Bearer T", or
  * "token T" as Jupyter's clients send it: a static token, else the
  * issuer's JWT. On success writes the tenant into tenant (tenant_len
- * bytes) and returns true (a claim that is no tenant name becomes "u-"
- * and 16 hex digits of its SHA-256). On failure challenge holds the
+ * bytes) and returns true (a claim that is no tenant name, or a static
+ * token's tenant, or "default", becomes "u-" and 16 hex digits of its
+ * SHA-256). On failure challenge holds the
  * WWW-Authenticate value to send ("" : plain "Bearer"). */
 bool gw_auth_check (const gw_auth_t *self, const char *authorization, char *tenant,
                     size_t tenant_len, char *challenge, size_t challenge_len);

@@ -23,8 +23,8 @@
 /* The longest token gw_jwt_verify looks at. */
 #define GW_JWT_MAX_TOKEN 16384
 
-/* The longest tenant a token can name, and a buffer for it. */
-#define GW_JWT_TENANT_MAX 63
+/* The longest tenant claim a token can have, and a buffer for it. */
+#define GW_JWT_TENANT_MAX 255
 #define GW_JWT_TENANT_SIZE (GW_JWT_TENANT_MAX + 1)
 
 /* What a token must say. issuer and audience must not be NULL (a NULL one
@@ -60,11 +60,10 @@ typedef enum {
  * claims: "iss" equal to expect->issuer, "aud" holding expect->audience,
  * "exp" (required) and "nbf" (if present) with expect->leeway_s of skew
  * ("iat" is not checked); and last the tenant: the string value of
- * expect->tenant_claim, 1 to GW_JWT_TENANT_MAX characters of
- * [A-Za-z0-9_.@-] not starting with '.', which is copied into tenant
- * (tenant_len bytes, GW_JWT_TENANT_SIZE or more). A value outside that is
- * not mapped to another name (two users could meet in one tenant): the
- * token is refused with NO_TENANT.
+ * expect->tenant_claim, 1 to GW_JWT_TENANT_MAX bytes without control
+ * characters, copied into tenant (tenant_len bytes, GW_JWT_TENANT_SIZE or
+ * more); anything else is NO_TENANT. It is the claim's text: the caller
+ * makes a tenant name of it (gw_auth: "u-" and a hash when it is none).
  *
  * Returns the first failure, with a short sentence in why (why_len bytes)
  * for a WWW-Authenticate error_description: it names the check, never the

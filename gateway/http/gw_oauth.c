@@ -88,12 +88,12 @@ s_fetch_json (const char *url, long timeout_s, char *why, size_t why_len)
     curl_easy_cleanup (curl);
     json_t *json = NULL;
     if (rc != CURLE_OK)
-        snprintf (why, why_len, "%s: %s", url, curl_easy_strerror (rc));
+        snprintf (why, why_len, "%.300s: %s", url, curl_easy_strerror (rc));
     else if (status != 200)
-        snprintf (why, why_len, "%s: HTTP %ld", url, status);
+        snprintf (why, why_len, "%.300s: HTTP %ld", url, status);
     else if (!(json = json_loadb (doc.data ? doc.data : "", doc.len, 0, NULL))
              || !json_is_object (json)) {
-        snprintf (why, why_len, "%s: not a JSON object", url);
+        snprintf (why, why_len, "%.300s: not a JSON object", url);
         json_decref (json);
         json = NULL;
     }
@@ -143,10 +143,10 @@ s_discover (gw_oauth_t *self, long timeout_s, char *why, size_t why_len)
         const char *issuer = json_string_value (json_object_get (meta, "issuer"));
         const char *jwks = json_string_value (json_object_get (meta, "jwks_uri"));
         if (!issuer || strcmp (issuer, self->issuer) != 0)
-            snprintf (why, why_len, "%s names the issuer %.200s, not %.200s", urls[i],
+            snprintf (why, why_len, "%.200s names the issuer %.120s, not %.120s", urls[i],
                       issuer ? issuer : "(none)", self->issuer);
         else if (!s_http_url (jwks))
-            snprintf (why, why_len, "%s has no http(s) jwks_uri", urls[i]);
+            snprintf (why, why_len, "%.200s has no http(s) jwks_uri", urls[i]);
         else {
             free (self->jwks_uri);
             self->jwks_uri = strdup (jwks);

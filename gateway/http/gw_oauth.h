@@ -22,7 +22,8 @@
 
 typedef struct gw_oauth gw_oauth_t;
 
-#define GW_OAUTH_CLAIM_MAX 256  /* a tenant claim's value, its end included */
+#define GW_OAUTH_CLAIM_MAX 256  /* a tenant claim's value, its end included
+                                   (GW_JWT_TENANT_SIZE) */
 
 typedef struct {
     const char *issuer;         /* required */

@@ -8,6 +8,8 @@
 // the Jupyter API beside it.
 import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -283,7 +285,9 @@ describe('codebox as an OAuth 2.1 resource server', () => {
     assert.equal(mine.status, 200, mine.text);
     const o1 = mine.json.sessions.find((s) => s.session_id === 'o1');
     assert.ok(o1, mine.text);
-    assert.ok(o1.workdir.includes(`@${ACCOUNT}`), `not the tenant ${ACCOUNT}: ${o1.workdir}`);
+    /* its folder is the tenant's (STATE_DIR/@tenant/id) */
+    assert.ok(existsSync(join(server.stateDir, `@${ACCOUNT}`, 'o1')),
+              `no ${join(server.stateDir, `@${ACCOUNT}`, 'o1')}`);
     /* another tenant (the static token's) does not see it */
     const theirs = await getJson(`${publicUrl}/sessions`, STATIC);
     assert.equal(theirs.status, 200, theirs.text);
@@ -337,6 +341,32 @@ describe('codebox as an OAuth 2.1 resource server', () => {
       await client.close();
     }
     assert.equal((await getJson(`${publicUrl}/sessions`, 'static-token-but-wrong')).status, 401);
+  });
+
+  test('a subject that is no tenant name, or a static tenant\'s name, is a tenant of its own', async () => {
+    const sessionsOf = async (token) => (await getJson(`${publicUrl}/sessions`, token)).json.sessions
+      .map((x) => x.session_id);
+    const make = async (token, id) => {
+      const res = await fetch(`${publicUrl}/sessions`, {
+        method: 'POST', body: JSON.stringify({ session_id: id }),
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' } });
+      assert.ok(res.status === 200 || res.status === 201, await res.text());
+    };
+    /* Auth0's subjects look like this: accepted, their tenant "u-" and a hash */
+    const auth0 = await idp.mint({ aud: audience, claims: { sub: 'auth0|5f1c' } });
+    await make(auth0, 'a0');
+    const hashed = readdirSync(server.stateDir).filter((n) => /^@u-[0-9a-f]{16}$/.test(n));
+    assert.equal(hashed.length, 1, readdirSync(server.stateDir).join(' '));
+    assert.ok(existsSync(join(server.stateDir, hashed[0], 'a0')));
+    /* a user of the issuer named like the static tenant does not get its sessions */
+    const impostor = await idp.mint({ aud: audience, claims: { sub: 'static' } });
+    const theirs = await sessionsOf(STATIC);
+    assert.ok(theirs.length > 0, 'the static tenant has sessions');
+    const seen = await sessionsOf(impostor);
+    assert.ok(!seen.some((id) => theirs.includes(id)), `${seen} against ${theirs}`);
+    const alsoDefault = await idp.mint({ aud: audience, claims: { sub: 'default' } });
+    await make(alsoDefault, 'd0');
+    assert.ok(!existsSync(join(server.stateDir, 'd0')), 'not the default tenant');
   });
 
   test('the Jupyter API takes an OAuth token and refuses none', async () => {
