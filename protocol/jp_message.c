@@ -134,6 +134,13 @@ jp_msg_parent_id (const jp_msg_t *self)
     return s_str (self->parent_header, "msg_id");
 }
 
+bool
+jp_msg_is_idle (const jp_msg_t *self)
+{
+    const char *state = json_string_value (json_object_get (self->content, "execution_state"));
+    return strcmp (jp_msg_type (self), "status") == 0 && state && strcmp (state, "idle") == 0;
+}
+
 int
 jp_msg_encode (const jp_msg_t *self, const uint8_t *key, size_t key_len,
                jp_frame_t **frames_p, size_t *n_p)

@@ -11,6 +11,7 @@
 #ifndef JP_MESSAGE_H
 #define JP_MESSAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,9 @@ const char *jp_msg_type (const jp_msg_t *self);
 const char *jp_msg_id (const jp_msg_t *self);
 /* The msg_id of parent_header, "" when absent. */
 const char *jp_msg_parent_id (const jp_msg_t *self);
+/* True for a status message whose execution_state is "idle" (the kernel
+ * is done with the request its parent header names). */
+bool jp_msg_is_idle (const jp_msg_t *self);
 
 /* Encodes self into a new array of frames (*frames_p, *n_p), signed with
  * key. The caller frees them with jp_frames_free. Returns 0 or a jp_error_t. */

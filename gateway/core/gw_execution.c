@@ -538,11 +538,9 @@ gw_execution_feed (gw_execution_t *self, jp_channel_t channel, const jp_msg_t *m
     } else if (channel == JP_CHANNEL_STDIN && strcmp (type, "input_request") == 0)
         s_on_input_request (self, msg);
     else if (channel == JP_CHANNEL_IOPUB) {
-        if (strcmp (type, "status") == 0) {
-            const char *state = json_string_value (json_object_get (content, "execution_state"));
-            if (state && strcmp (state, "idle") == 0)
-                self->got_idle = true;
-        } else if (strcmp (type, "stream") == 0)
+        if (strcmp (type, "status") == 0)
+            self->got_idle = self->got_idle || jp_msg_is_idle (msg);
+        else if (strcmp (type, "stream") == 0)
             s_on_stream (self, content);
         else if (strcmp (type, "execute_result") == 0)
             s_on_result (self, content);

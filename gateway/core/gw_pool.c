@@ -163,17 +163,14 @@ s_on_msg (ks_kernel_t *kernel, jp_channel_t channel, jp_msg_t **msg_p, void *arg
     const jp_msg_t *msg = *msg_p;
     if (!slot || !slot->preloading || strcmp (jp_msg_parent_id (msg), slot->preload_id) != 0)
         return;
-    const char *type = jp_msg_type (msg);
-    const char *state = json_string_value (json_object_get (msg->content, "execution_state"));
-    if (channel == JP_CHANNEL_SHELL && strcmp (type, "execute_reply") == 0) {
+    if (channel == JP_CHANNEL_SHELL && strcmp (jp_msg_type (msg), "execute_reply") == 0) {
         slot->preload_heard |= 1;
         const char *status = json_string_value (json_object_get (msg->content, "status"));
         if (!status || strcmp (status, "ok") != 0)
             jp_log_warn ("pool event=preload-failed kernel=%s status=%s", slot->spec->name,
                          status ? status : "?");
     }
-    else if (channel == JP_CHANNEL_IOPUB && strcmp (type, "status") == 0 && state
-             && strcmp (state, "idle") == 0)
+    else if (channel == JP_CHANNEL_IOPUB && jp_msg_is_idle (msg))
         slot->preload_heard |= 2;
     if (slot->preload_heard == 3) {
         slot->preloading = false;

@@ -32,16 +32,6 @@ gw_asks_asked (gw_asks_t *self, const char *parent_id, bool forget)
     return false;
 }
 
-/* True for an iopub status "idle". */
-static bool
-s_idle (jp_channel_t channel, const jp_msg_t *msg)
-{
-    const char *type = jp_msg_type (msg);
-    const char *state = json_string_value (json_object_get (msg->content, "execution_state"));
-    return channel == JP_CHANNEL_IOPUB && type && strcmp (type, "status") == 0 && state
-           && strcmp (state, "idle") == 0;
-}
-
 bool
 gw_asks_restart_due (gw_asks_t *self, jp_channel_t channel, const jp_msg_t *msg)
 {
@@ -50,7 +40,7 @@ gw_asks_restart_due (gw_asks_t *self, jp_channel_t channel, const jp_msg_t *msg)
         return false;
     if (channel == JP_CHANNEL_SHELL)
         self->first_heard |= 1;
-    else if (s_idle (channel, msg))
+    else if (channel == JP_CHANNEL_IOPUB && jp_msg_is_idle (msg))
         self->first_heard |= 2;
     if (self->first_heard != 3)
         return false;

@@ -135,6 +135,26 @@ START_TEST (test_new_defaults_and_fresh_ids)
 }
 END_TEST
 
+/* jp_msg_is_idle: a status whose execution_state is "idle", nothing
+ * else (busy, another type with that content, no content). */
+START_TEST (test_is_idle)
+{
+    jp_msg_t *m = jp_msg_new ("status", NULL, NULL);
+    ck_assert (!jp_msg_is_idle (m));
+    jp_msg_set_content (m, json_pack ("{s:s}", "execution_state", "busy"));
+    ck_assert (!jp_msg_is_idle (m));
+    jp_msg_set_content (m, json_pack ("{s:s}", "execution_state", "idle"));
+    ck_assert (jp_msg_is_idle (m));
+    jp_msg_set_content (m, json_pack ("{s:i}", "execution_state", 1));
+    ck_assert (!jp_msg_is_idle (m));
+    jp_msg_destroy (&m);
+    m = jp_msg_new ("stream", NULL, NULL);
+    jp_msg_set_content (m, json_pack ("{s:s}", "execution_state", "idle"));
+    ck_assert (!jp_msg_is_idle (m));
+    jp_msg_destroy (&m);
+}
+END_TEST
+
 /* A message with routing ids, unicode content, metadata, a parent and
  * binary buffers survives encode then decode unchanged. */
 START_TEST (test_round_trip)
@@ -766,6 +786,7 @@ message_suite (void)
     TCase *tc = tcase_create ("build");
     tcase_add_test (tc, test_new_header);
     tcase_add_test (tc, test_new_defaults_and_fresh_ids);
+    tcase_add_test (tc, test_is_idle);
     tcase_add_test (tc, test_set_parent);
     tcase_add_test (tc, test_set_content);
     tcase_add_test (tc, test_strerror);
