@@ -64,35 +64,43 @@ s_write (char *ptr, size_t size, size_t n, void *arg)
     return add;
 }
 
-/* GETs url as JSON (http or https only, no redirects, bounded in time and
- * size). NULL with why. */
-static json_t *
-s_fetch_json (const char *url, long timeout_s, char *why, size_t why_len)
+/* GETs url (http or https only, no redirects, bounded in time and size)
+ * into doc. False with why. */
+static bool
+s_fetch (const char *url, long timeout_s, s_doc_t *doc, char *why, size_t why_len)
 {
     CURL *curl = curl_easy_init ();
-    s_doc_t doc = {NULL, 0};
     if (!curl) {
         snprintf (why, why_len, "out of memory");
-        return NULL;
+        return false;
     }
     curl_easy_setopt (curl, CURLOPT_URL, url);
     curl_easy_setopt (curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt (curl, CURLOPT_TIMEOUT, timeout_s);
     curl_easy_setopt (curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_write);
-    curl_easy_setopt (curl, CURLOPT_WRITEDATA, &doc);
+    curl_easy_setopt (curl, CURLOPT_WRITEDATA, doc);
     curl_easy_setopt (curl, CURLOPT_HTTPHEADER, NULL);
     CURLcode rc = curl_easy_perform (curl);
     long status = 0;
     curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup (curl);
-    json_t *json = NULL;
     if (rc != CURLE_OK)
         snprintf (why, why_len, "%.300s: %s", url, curl_easy_strerror (rc));
     else if (status != 200)
         snprintf (why, why_len, "%.300s: HTTP %ld", url, status);
-    else if (!(json = json_loadb (doc.data ? doc.data : "", doc.len, 0, NULL))
-             || !json_is_object (json)) {
+    return rc == CURLE_OK && status == 200;
+}
+
+/* GETs url as a JSON object. NULL with why. */
+static json_t *
+s_fetch_json (const char *url, long timeout_s, char *why, size_t why_len)
+{
+    s_doc_t doc = {NULL, 0};
+    json_t *json = NULL;
+    if (s_fetch (url, timeout_s, &doc, why, why_len)
+        && (!(json = json_loadb (doc.data ? doc.data : "", doc.len, 0, NULL))
+            || !json_is_object (json))) {
         snprintf (why, why_len, "%.300s: not a JSON object", url);
         json_decref (json);
         json = NULL;
@@ -167,9 +175,10 @@ s_load_keys (gw_oauth_t *self, long timeout_s)
     bool ok = false;
     pthread_mutex_lock (&self->fetch_lock);
     if (self->jwks_uri || s_discover (self, timeout_s, why, sizeof why)) {
-        json_t *doc = s_fetch_json (self->jwks_uri, timeout_s, why, sizeof why);
-        char *text = doc ? json_dumps (doc, JSON_COMPACT) : NULL;
-        gw_jwks_t *keys = text ? gw_jwks_parse (text, strlen (text), why, sizeof why) : NULL;
+        s_doc_t doc = {NULL, 0};
+        gw_jwks_t *keys = s_fetch (self->jwks_uri, timeout_s, &doc, why, sizeof why)
+                              ? gw_jwks_parse (doc.data ? doc.data : "", doc.len, why, sizeof why)
+                              : NULL;
         if (keys) {
             pthread_rwlock_wrlock (&self->keys_lock);
             gw_jwks_t *old = self->keys;
@@ -178,8 +187,7 @@ s_load_keys (gw_oauth_t *self, long timeout_s)
             gw_jwks_destroy (&old);
             ok = true;
         }
-        free (text);
-        json_decref (doc);
+        free (doc.data);
     }
     pthread_mutex_unlock (&self->fetch_lock);
     if (!ok)
@@ -191,7 +199,9 @@ static void *
 s_refresher (void *arg)
 {
     gw_oauth_t *self = arg;
+    pthread_rwlock_rdlock (&self->keys_lock);
     bool have = self->keys != NULL;
+    pthread_rwlock_unlock (&self->keys_lock);
     pthread_mutex_lock (&self->stop_lock);
     while (!self->stopping) {
         struct timespec at;
