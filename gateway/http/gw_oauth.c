@@ -22,7 +22,8 @@
 #include "jp_time.h"
 
 #define S_MAX_DOC (1u << 20)        /* metadata and JWKS documents */
-#define S_FETCH_TIMEOUT_S 10        /* at start and in the refresh thread */
+#define S_FETCH_TIMEOUT_S 10        /* in the refresh thread */
+#define S_START_TIMEOUT_S 3         /* at start (an issuer down delays no start long) */
 #define S_UNKNOWN_KID_TIMEOUT_S 2   /* in a caller's thread */
 #define S_UNKNOWN_KID_GAP_MS 30000  /* at most one such fetch per gap */
 #define S_RETRY_S 5                 /* while no keys were ever loaded */
@@ -282,7 +283,7 @@ gw_oauth_new (const gw_oauth_settings_t *s, char *err, size_t err_len)
         return NULL;
     }
     curl_global_init (CURL_GLOBAL_DEFAULT);
-    if (s_load_keys (self, S_FETCH_TIMEOUT_S))
+    if (s_load_keys (self, S_START_TIMEOUT_S))
         jp_log_info ("oauth event=keys-loaded issuer=%s jwks_uri=%s", self->issuer,
                      self->jwks_uri);
     self->started = pthread_create (&self->thread, NULL, s_refresher, self) == 0;
