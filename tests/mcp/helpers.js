@@ -31,12 +31,16 @@ export const TOOL_NAMES = [
 ];
 
 /* The environment codebox runs with: ours, minus any CODEBOX_ setting that
- * would change what the tests expect, plus extra. */
+ * would change what the tests expect, plus extra. Warm kernels preload
+ * nothing unless a test asks (each preload costs a core for about 1.5 s
+ * and some 70 servers start in a run; tests/e2e/test_pool_preload.py
+ * tests the preload, through MCP too). */
 export function codeboxEnv(extra = {}) {
   const env = {};
   for (const [k, v] of Object.entries(process.env))
     if (!k.startsWith('CODEBOX_') && v !== undefined) env[k] = v;
   env.CODEBOX_MCP_CONFORMANCE = '0';
+  env.CODEBOX_POOL_PRELOAD = '';
   return { ...env, ...extra };
 }
 
