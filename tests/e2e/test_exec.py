@@ -228,11 +228,26 @@ def test_works_in_the_current_folder(tmp_path):
     owner = os.stat(tmp_path).st_uid
     for path in ("out.txt", "results", "results/r.csv", "data.csv"):
         assert os.stat(tmp_path / path).st_uid == owner, path
-    # nothing of the run is left: its folder, a mount
-    assert not [p for p in os.listdir("/tmp") if p.startswith("codebox-exec-")
-                and os.path.exists("/tmp/%s/here" % p)]
+    # nothing of the run is left: its folder, a mount. Other tests' runs
+    # may have a folder of their own now (tests run in parallel): every
+    # folder there now must go within a minute (a run's life), and none
+    # may hold this folder
     with open("/proc/self/mountinfo") as f:
         assert str(tmp_path) not in f.read()
+
+    def exec_folders():
+        return {p for p in os.listdir("/tmp") if p.startswith("codebox-exec-")
+                and os.path.exists("/tmp/%s/here" % p)}
+    now = exec_folders()
+    for p in now:
+        try:
+            assert not os.path.samefile("/tmp/%s/here" % p, tmp_path), p
+        except FileNotFoundError:
+            pass    # that run just ended
+    deadline = time.monotonic() + 60
+    while now & exec_folders():
+        assert time.monotonic() < deadline, "left behind: %s" % (now & exec_folders())
+        time.sleep(0.5)
 
 
 def test_sandboxed_in_the_current_folder(tmp_path):
