@@ -34,7 +34,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean
+.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean apps apps-demo
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -184,6 +184,24 @@ $(BUILD)/bench-json: tests/bench/json_compare.c $(BUILD)/libcodebox.a
 
 run: deps all
 	$(BUILD)/codebox serve
+
+# The MCP Apps view (ui://codebox/outputs.html, issue #45): one
+# self-contained HTML file that node builds from gateway/mcp/apps with the
+# npm packages its package-lock.json pins (`make deps` installs them).
+# Not part of `all` yet: the C build needs no node. `make apps-demo` opens
+# it in headless Chromium through a minimal ext-apps host and writes a
+# screenshot to build/apps-shots/demo.png.
+APPS_DIR  := gateway/mcp/apps
+APPS_HTML := build/mcp-app-outputs.html
+
+apps: $(APPS_HTML)
+
+$(APPS_HTML): $(wildcard $(APPS_DIR)/src/*) $(APPS_DIR)/build.mjs $(APPS_DIR)/package-lock.json
+	@test -d $(APPS_DIR)/node_modules || { echo "make apps: $(APPS_DIR)/node_modules is missing: run make deps" >&2; exit 1; }
+	node $(APPS_DIR)/build.mjs $@
+
+apps-demo: $(APPS_HTML)
+	bash $(APPS_DIR)/demo/shot.sh
 
 # docs/CONFIGURATION.md is made from the settings table (gw_config.h);
 # tests/e2e/test_docs.py fails while it differs from what the binary prints.
