@@ -1,6 +1,7 @@
 // build-demo.mjs: writes build/mcp-app-demo-host.html, the demo host
-// (host.js bundled with the ext-apps AppBridge) with the built view and
-// sample-result.json inlined, to open in a browser: one frame per output,
+// (host.js bundled with the ext-apps AppBridge) with the built view and a
+// tool result inlined (sample-result.json, or the path given: e.g. the
+// one from_codebox.mjs wrote), to open in a browser: one frame per output,
 // or ?single for the whole result in one frame. Run after build.mjs.
 import { build } from "esbuild";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const buildDir = resolve(here, "../../../../build");
 const view = readFileSync(resolve(buildDir, "mcp-app-outputs.html"), "utf8");
-const sample = readFileSync(resolve(here, "sample-result.json"), "utf8");
+const sample = readFileSync(resolve(process.argv[2] ?? resolve(here, "sample-result.json")), "utf8");
 const js = (await build({ entryPoints: [resolve(here, "host.js")], bundle: true, format: "iife",
                           minify: true, write: false, legalComments: "none" }))
   .outputFiles[0].text.replace(/<\/(script)/gi, "<\\/$1");

@@ -45,7 +45,9 @@ async function mount(index, result) {
 
 const all = sample._meta["codebox/outputs"];
 const single = new URLSearchParams(location.search).has("single");
-if (single)
+if (single) {
+  document.getElementById("views").style.gridTemplateColumns = "1fr";
   mount(0, sample);
+}
 else
   all.forEach((output, i) => mount(i, { ...sample, _meta: { "codebox/outputs": [output] } }));
