@@ -33,8 +33,11 @@ LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) \
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+# the MCP Apps view (see `apps` below)
+APPS_DIR  := gateway/mcp/apps
+APPS_HTML := $(BUILD)/mcp-app-outputs.html
 
-.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean
+.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean apps apps-demo
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -117,7 +120,7 @@ e2e: $(BUILD)/codebox
 	$(E2E_PYTEST) -n $(E2E_JOBS) -m "not alone" tests/e2e
 	$(E2E_PYTEST) -m alone tests/e2e
 
-mcp-test: $(BUILD)/codebox $(BUILD)/codebox-conformance
+mcp-test: $(BUILD)/codebox $(BUILD)/codebox-conformance $(APPS_HTML)
 	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) \
 	    CODEBOX_CONFORMANCE_BIN=$(abspath $(BUILD)/codebox-conformance) $(SAN_ENV) \
 	    node --test --test-concurrency=1 .
@@ -184,6 +187,22 @@ $(BUILD)/bench-json: tests/bench/json_compare.c $(BUILD)/libcodebox.a
 
 run: deps all
 	$(BUILD)/codebox serve
+
+# The MCP Apps view (ui://codebox/outputs.html, issue #45): one
+# self-contained HTML file that node builds from gateway/mcp/apps with the
+# npm packages its package-lock.json pins (`make deps` installs them),
+# beside the binary, where codebox looks for it (CODEBOX_MCP_APP_HTML).
+# Not part of `all`: the C build needs no node; the MCP tests need it.
+# `make apps-demo` opens it in headless Chromium through a minimal ext-apps
+# host and writes a screenshot to build/apps-shots/demo.png.
+apps: $(APPS_HTML)
+
+$(APPS_HTML): $(wildcard $(APPS_DIR)/src/*) $(APPS_DIR)/build.mjs $(APPS_DIR)/package-lock.json
+	@test -d $(APPS_DIR)/node_modules || { echo "make apps: $(APPS_DIR)/node_modules is missing: run make deps" >&2; exit 1; }
+	node $(APPS_DIR)/build.mjs $@
+
+apps-demo: $(APPS_HTML)
+	bash $(APPS_DIR)/demo/shot.sh
 
 # docs/CONFIGURATION.md is made from the settings table (gw_config.h);
 # tests/e2e/test_docs.py fails while it differs from what the binary prints.

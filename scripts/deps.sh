@@ -6,7 +6,8 @@
 #                  where an index answers, else Debian's python3-* ones), the
 #                  JavaScript kernel (ijavascript from npm, its zeromq binding
 #                  built against Debian's libzmq, its kernelspec), the kernel
-#                  user;
+#                  user, the npm packages the MCP Apps view is built from
+#                  (gateway/mcp/apps);
 #   `deps.sh test` (make test-deps, make test): all that, and what only the
 #                  tests use: Check, pytest, clang for the fuzzers, a
 #                  PostgreSQL server, the npm packages of tests/mcp (the MCP
@@ -170,17 +171,18 @@ if [ "$WHAT" = test ]; then
 JSON
     fi
 fi
-# The tests' npm packages, each pinned by its package-lock.json: the MCP
-# SDK, Inspector and conformance suite (tests/mcp), Azurite, the official
-# Azure Storage emulator, for the Azure Blob tests (tests/azurite).
-if [ "$WHAT" = test ]; then
-    for dir in tests/mcp tests/azurite tests/jupyterlab; do
-        [ -f "$dir/package-lock.json" ] || continue
-        if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
-            echo "deps: npm ci in $dir"
-            step "npm ci in $dir" bash -c "cd '$dir' && npm ci --no-audit --no-fund"
-            touch "$dir/node_modules"
-        fi
-    done
-fi
+# The npm packages, each pinned by its package-lock.json: what the MCP Apps
+# view is built from (gateway/mcp/apps, `make apps`); for the tests also the
+# MCP SDK, Inspector and conformance suite (tests/mcp), Azurite, the
+# official Azure Storage emulator, for the Azure Blob tests (tests/azurite).
+NPM_DIRS=(gateway/mcp/apps)
+if [ "$WHAT" = test ]; then NPM_DIRS+=(tests/mcp tests/azurite tests/jupyterlab); fi
+for dir in "${NPM_DIRS[@]}"; do
+    [ -f "$dir/package-lock.json" ] || continue
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+        echo "deps: npm ci in $dir"
+        step "npm ci in $dir" bash -c "cd '$dir' && npm ci --no-audit --no-fund"
+        touch "$dir/node_modules"
+    fi
+done
 echo "deps: ready ($WHAT)"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_mcp_apps.h"
 #include "gw_mcp_call.h"
 #include "gw_mcp_info.h"
 #include "gw_mcp_internal.h"
@@ -48,6 +49,7 @@ gw_mcp_destroy (gw_mcp_t **self_p)
     }
     gw_mcp_tasks_destroy (self);
     json_decref (self->tools);
+    gw_mcp_apps_destroy (self);
     free (self);
     *self_p = NULL;
 }
@@ -208,6 +210,12 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
         /* the cached list's own entries, in a top level of this answer */
         result = json_copy (gw_mcp_tools (self));
         ttl_ms = GW_MCP_TTL_STATIC_MS;
+        if (gw_mcp_apps_declared (ctx)) {
+            /* the code tools point at the view: this caller's list only */
+            json_decref (result);
+            result = gw_mcp_apps_tools (gw_mcp_tools (self));
+            shared = false;
+        }
     } else if (strcmp (method, "tools/call") == 0) {
         gw_mcp_tools_request (ctx, params);
         return true;
@@ -272,10 +280,12 @@ s_request_stateful (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
     gw_mcp_client_t *client = ctx->client;
     gw_mcp_reply_t *reply = ctx->reply;
     json_t *id = ctx->id;
-    if (strcmp (method, "initialize") == 0)
+    if (strcmp (method, "initialize") == 0) {
+        client->apps = gw_mcp_apps_in_capabilities (json_object_get (params, "capabilities"));
         gw_mcp_respond (reply, id, gw_mcp_initialize (client, params,
                                                         gw_mcp_instructions (
                                                             gw_mcp_first_set (ctx->mcp))));
+    }
     else if (strcmp (method, "ping") == 0)
         gw_mcp_respond (reply, id, json_object ());
     else if (strcmp (method, "logging/setLevel") == 0) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_mcp_apps.h"
 #include "gw_mcp_exec.h"
 #include "gw_mcp_reply.h"
 #include "gw_session.h"
@@ -237,8 +238,12 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
     s_call_unlink (self, call);
     if (call->reply && !call->cancelled) {
         s_flush_progress (call);
-        gw_mcp_call_answer (call, call->result_fn ? call->result_fn (self, job)
-                                                  : gw_mcp_exec_result (self, job));
+        json_t *result = call->result_fn ? call->result_fn (self, job)
+                                         : gw_mcp_exec_result (self, job);
+        gw_execution_t *exec = gw_job_execution (job);
+        if (call->apps && exec)   /* whichever set's shape: the view reads _meta */
+            gw_mcp_apps_add_outputs (result, gw_execution_outputs (exec));
+        gw_mcp_call_answer (call, result);
     } else if (call->reply) {
         call->reply->end (call->reply);
         call->reply = NULL;
@@ -278,6 +283,7 @@ gw_mcp_call_attach (gw_mcp_call_t *call, gw_mcp_ctx_t *ctx)
     call->progress_token = ctx->progress_token ? json_incref (ctx->progress_token) : NULL;
     call->reply = ctx->reply;
     call->started_ms = jp_time_now_ms ();
+    call->apps = gw_mcp_apps_for_call (ctx);
     call->next = ctx->mcp->calls;
     ctx->mcp->calls = call;
     if (!ctx->mcp->next_keepalive)

@@ -51,6 +51,7 @@ struct gw_mcp_client {
     int log_level;              /* syslog-style: 0 debug .. 7 emergency */
     bool initialized;
     bool ephemeral;             /* one stateless request's: not on the list */
+    bool apps;                  /* declared MCP Apps at initialize (gw_mcp_apps.c) */
     int64_t last_used_ms;       /* for the idle expiry of HTTP sessions */
     gw_mcp_client_t *next;
 };
@@ -66,6 +67,7 @@ struct gw_mcp_call {
     gw_job_t *job;
     gw_job_observer_t watch;    /* on job's observers while it runs */
     bool oneshot;               /* end the session when done */
+    bool apps;                  /* its caller declared MCP Apps: outputs in _meta */
     /* the response when its execution ends (new); NULL: codebox's own,
        gw_mcp_exec_result (a seed's tool set answers in its own shape) */
     json_t *(*result_fn) (gw_mcp_t *mcp, gw_job_t *job);
@@ -112,6 +114,7 @@ struct gw_mcp {
     gw_mcp_call_t *calls;
     int64_t next_keepalive;
     json_t *tools;              /* tools/list's result, built once */
+    struct gw_mcp_apps_view *apps_view;   /* the MCP Apps view, read once */
     gw_mcp_task_t *tasks;       /* newest first (gw_mcp_tasks.c) */
     gw_mcp_input_t *inputs;     /* input() waits handed to clients, newest first */
     /* What a call's execution tells the layer above the call list

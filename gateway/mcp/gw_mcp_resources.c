@@ -19,6 +19,7 @@
 #include "gw_id.h"
 #include "gw_base64.h"
 #include "gw_fs.h"
+#include "gw_mcp_apps.h"
 #include "gw_mcp_code_box.h"
 #include "gw_mcp_fixtures.h"
 #include "gw_mcp_resources.h"
@@ -216,6 +217,8 @@ gw_mcp_resources_read (gw_mcp_ctx_t *ctx, const char *uri, gw_error_t *e, char *
     if (strcmp (uri, "codebox://guide") == 0)
         content = json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "text/markdown", "text",
                              gw_mcp_guide);
+    else if (strcmp (uri, GW_MCP_APPS_URI) == 0)
+        content = gw_mcp_apps_read (ctx->mcp);
     else if (strcmp (uri, "sessions://") == 0) {
         gw_caller_t caller = {.tenant = ctx->client->tenant};
         json_t *list = gw_sessions_list (ctx->mcp->server, &caller, true);

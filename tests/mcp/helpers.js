@@ -119,10 +119,12 @@ export function startServer({ env = {}, stateDir, bin = CODEBOX_BIN, port = 0 } 
 
 /* A connected SDK client. kind is 'stdio' (spawns codebox mcp), 'http'
  * (Streamable HTTP; needs server.url) or 'sse' (the 2024-11-05 HTTP+SSE
- * transport at /sse; needs server.url; opts.headers go on every request). Returns { client, transport, kind, stderr(), close() }. */
+ * transport at /sse; needs server.url; opts.headers go on every request);
+ * opts.capabilities are the client's (initialize). Returns { client,
+ * transport, kind, stderr(), close() }. */
 export async function connect(kind, { server, stateDir, env = {}, name = 'codebox-tests',
-  headers } = {}) {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
+  headers, capabilities = {} } = {}) {
+  const client = new Client({ name, version: '1.0.0' }, { capabilities });
   let transport;
   let log = '';
   let ownDir = null;

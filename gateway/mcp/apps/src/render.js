@@ -1,0 +1,219 @@
+// render.js: renders one exec_code result's outputs in the view as Jupyter
+// would: streams, then each result and display by its richest MIME type
+// (Plotly and Vega-Lite live, HTML such as DataFrames as tables, SVG,
+// PNG/JPEG, Markdown, LaTeX typeset by KaTeX, JSON as a tree, plain text),
+// then the error. Kernel HTML is untrusted: it is sanitized and put in its
+// own shadow root, so its styles stay inside it. Runs in the view's frame.
+
+import { marked } from "marked";
+import katex from "katex";
+import Plotly from "plotly.js-strict-dist-min";
+import embed from "vega-embed";
+import { expressionInterpreter } from "vega-interpreter";
+import { sanitizeHtml } from "./sanitize.js";
+
+// The MIME types shown, richest first (Jupyter's order, widgets aside).
+const ORDER = [
+  "application/vnd.plotly.v1+json",
+  "application/vnd.vegalite.v6+json",
+  "application/vnd.vegalite.v5+json",
+  "application/vnd.vegalite.v4+json",
+  "application/vnd.vega.v6+json",
+  "application/vnd.vega.v5+json",
+  "text/html",
+  "image/svg+xml",
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "text/markdown",
+  "text/latex",
+  "application/json",
+  "text/plain",
+];
+
+const MAX_CHART_HEIGHT = 460;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className)
+    node.className = className;
+  if (text !== undefined)
+    node.textContent = text;
+  return node;
+}
+
+// Jupyter bundles may hold a string or a list of lines.
+function asText(value) {
+  return Array.isArray(value) ? value.join("") : String(value ?? "");
+}
+
+// Tracebacks and some streams carry ANSI colours; the view shows plain text.
+function stripAnsi(text) {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+}
+
+function asJson(value) {
+  return typeof value === "string" ? JSON.parse(value) : value;
+}
+
+function shadowHost(fragment, className) {
+  const host = el("div", className);
+  const root = host.attachShadow({ mode: "open" });
+  const style = document.createElement("style");
+  style.textContent = `:host{display:block;overflow:auto;max-width:100%}
+table{border-collapse:collapse;font-size:12px;font-variant-numeric:tabular-nums}
+th,td{padding:4px 8px;border-bottom:1px solid var(--color-border-secondary,#ddd);text-align:right}
+thead th{border-bottom:1px solid var(--color-border-primary,#999)}
+tbody tr:nth-child(odd){background:var(--color-background-secondary,#f5f5f5)}
+img{max-width:100%}`;
+  root.appendChild(style);
+  root.appendChild(fragment);
+  return host;
+}
+
+function renderHtml(html) {
+  return shadowHost(sanitizeHtml(asText(html)), "out-html");
+}
+
+function renderMarkdown(md) {
+  return shadowHost(sanitizeHtml(marked.parse(asText(md), { async: false })), "out-markdown");
+}
+
+// text/latex is usually "$$...$$", "$...$", "\[...\]" or an environment.
+function renderLatex(tex) {
+  let src = asText(tex).trim();
+  const m = src.match(/^\$\$([\s\S]*)\$\$$/) || src.match(/^\\\[([\s\S]*)\\\]$/)
+    || src.match(/^\$([\s\S]*)\$$/);
+  if (m)
+    src = m[1];
+  const box = el("div", "out-latex");
+  // MathML output: the browser typesets it, no font files (the frame may load none)
+  box.innerHTML = katex.renderToString(src, { displayMode: true, output: "mathml",
+                                              throwOnError: false });
+  return box;
+}
+
+function renderImage(mime, data, metadata) {
+  const img = el("img", "out-image");
+  const text = asText(data);
+  img.src = mime === "image/svg+xml"
+    ? `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`
+    : `data:${mime};base64,${text.replace(/\s+/g, "")}`;
+  const meta = metadata?.[mime] ?? metadata;
+  if (meta && typeof meta === "object") {
+    if (Number.isFinite(meta.width))
+      img.width = meta.width;
+    if (Number.isFinite(meta.height))
+      img.height = meta.height;
+  }
+  img.alt = mime;
+  return img;
+}
+
+function renderPlotly(value) {
+  const fig = asJson(value);
+  const box = el("div", "out-plotly");
+  const layout = { ...(fig.layout ?? {}) };
+  layout.height = Math.min(Number(layout.height) || 420, MAX_CHART_HEIGHT);
+  layout.autosize = true;
+  box.style.height = `${layout.height}px`;
+  // after it is in the page, so Plotly can measure the width
+  queueMicrotask(() => {
+    Plotly.newPlot(box, fig.data ?? [], layout, { responsive: true, displaylogo: false })
+      .catch((err) => box.replaceWith(renderError("Plotly", String(err))));
+  });
+  return box;
+}
+
+function renderVega(mime, value) {
+  const spec = asJson(value);
+  const box = el("div", "out-vega");
+  const mode = mime.includes("vegalite") ? "vega-lite" : "vega";
+  queueMicrotask(() => {
+    // ast + interpreter: Vega's default expression compiler needs eval
+    embed(box, spec, { mode, renderer: "svg", actions: false, ast: true,
+                       expr: expressionInterpreter })
+      .catch((err) => box.replaceWith(renderError("Vega", String(err))));
+  });
+  return box;
+}
+
+// A collapsible tree: objects and arrays as <details>, open two levels deep.
+function jsonTree(value, key, depth) {
+  const label = key === undefined ? "" : `${key}: `;
+  if (value === null || typeof value !== "object") {
+    const leaf = el("div", "json-leaf");
+    leaf.appendChild(el("span", "json-key", label));
+    leaf.appendChild(el("span", `json-${value === null ? "null" : typeof value}`,
+                        JSON.stringify(value)));
+    return leaf;
+  }
+  const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  const node = el("details", "json-node");
+  node.open = depth < 2;
+  const brackets = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+  node.appendChild(el("summary", null, `${label}${brackets}`));
+  for (const [k, v] of entries.slice(0, 1000))
+    node.appendChild(jsonTree(v, k, depth + 1));
+  if (entries.length > 1000)
+    node.appendChild(el("div", "json-more", `... ${entries.length - 1000} more`));
+  return node;
+}
+
+function renderError(what, message) {
+  return el("pre", "out-error", `${what}: ${message}`);
+}
+
+// Renders one MIME bundle by its richest type; null when it has none we show.
+export function renderBundle(data, metadata) {
+  for (const mime of ORDER) {
+    if (!(mime in data))
+      continue;
+    const value = data[mime];
+    try {
+      if (mime.startsWith("application/vnd.plotly"))
+        return renderPlotly(value);
+      if (mime.startsWith("application/vnd.vega"))
+        return renderVega(mime, value);
+      if (mime === "text/html")
+        return renderHtml(value);
+      if (mime.startsWith("image/"))
+        return renderImage(mime, value, metadata);
+      if (mime === "text/markdown")
+        return renderMarkdown(value);
+      if (mime === "text/latex")
+        return renderLatex(value);
+      if (mime === "application/json")
+        return jsonTree(asJson(value), undefined, 0);
+      return el("pre", "out-text", stripAnsi(asText(value)));
+    } catch (err) {
+      return renderError(mime, String(err?.message ?? err));
+    }
+  }
+  return null;
+}
+
+// Renders output items ({type:"stream"|"result"|"display"|"error", ...},
+// the shape of the REST results' `output`) into parent.
+export function renderOutputs(parent, outputs) {
+  parent.replaceChildren();
+  for (const item of outputs) {
+    let node = null;
+    if (item.type === "stream")
+      node = el("pre", `out-stream out-${item.name === "stderr" ? "stderr" : "stdout"}`,
+                stripAnsi(asText(item.content ?? item.text)));
+    else if (item.type === "result" || item.type === "display")
+      node = renderBundle(item.data ?? { "text/plain": item.content ?? "" }, item.metadata);
+    else if (item.type === "error")
+      node = el("pre", "out-error", stripAnsi(
+        item.traceback?.length ? item.traceback.join("\n") : `${item.ename}: ${item.evalue}`));
+    if (node) {
+      const cell = el("div", `output output-${item.type}`);
+      cell.appendChild(node);
+      parent.appendChild(cell);
+    }
+  }
+  if (!parent.childElementCount)
+    parent.appendChild(el("div", "out-empty", "(no output)"));
+}

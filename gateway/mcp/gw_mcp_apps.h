@@ -1,0 +1,49 @@
+/* gw_mcp_apps: the MCP Apps extension (io.modelcontextprotocol/ui, spec
+ * 2026-01-26) for clients that declare it: the view ui://codebox/outputs.html
+ * (the file `make apps` builds from gateway/mcp/apps), the code tools'
+ * _meta.ui.resourceUri in tools/list, and the call's output items in the
+ * result's _meta for the view to render (see gw_mcp_apps.c). A client that
+ * does not declare the extension sees none of it.
+ *
+ * Threads: the loop thread only. */
+#ifndef GW_MCP_APPS_H
+#define GW_MCP_APPS_H
+
+#include "gw_mcp_internal.h"
+
+#define GW_MCP_APPS_EXTENSION "io.modelcontextprotocol/ui"
+#define GW_MCP_APPS_URI "ui://codebox/outputs.html"
+#define GW_MCP_APPS_MIME "text/html;profile=mcp-app"
+/* the result's _meta key holding the output items (REST `output` shape) */
+#define GW_MCP_APPS_OUTPUTS_KEY "codebox/outputs"
+
+/* True when capabilities (a client's, borrowed; may be NULL) declare the
+ * extension with the HTML profile among its mimeTypes. */
+bool gw_mcp_apps_in_capabilities (json_t *capabilities);
+
+/* True when the caller of ctx declared the extension (at initialize, or
+ * in this request's capabilities in the stateless era) and the view can
+ * be served. */
+bool gw_mcp_apps_declared (gw_mcp_ctx_t *ctx);
+
+/* True when ctx's request is a tools/call of a tool that points at the
+ * view, by a caller that declared the extension: its result gets the
+ * outputs. */
+bool gw_mcp_apps_for_call (gw_mcp_ctx_t *ctx);
+
+/* tools/list for such a caller: a copy of tools (borrowed) whose code
+ * tools point at the view (new). */
+json_t *gw_mcp_apps_tools (json_t *tools);
+
+/* The view as a resources/read content item (new), or NULL when it
+ * cannot be served. */
+json_t *gw_mcp_apps_read (gw_mcp_t *self);
+
+/* Adds outputs (borrowed: the execution's output items) to a tool result
+ * under _meta[GW_MCP_APPS_OUTPUTS_KEY]. */
+void gw_mcp_apps_add_outputs (json_t *result, json_t *outputs);
+
+/* Frees what the view cached in self. */
+void gw_mcp_apps_destroy (gw_mcp_t *self);
+
+#endif
