@@ -185,7 +185,7 @@ $(BUILD)/bench-czmq: tests/bench/czmq_compare.c $(BUILD)/libcodebox.a
 $(BUILD)/bench-json: tests/bench/json_compare.c $(BUILD)/libcodebox.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcodebox.a $(LDFLAGS) $(LDLIBS)
 
-run: deps all
+run: deps all $(APPS_HTML)
 	$(BUILD)/codebox serve
 
 # The MCP Apps view (ui://codebox/outputs.html, issue #45): one
