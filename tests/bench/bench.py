@@ -31,12 +31,12 @@ import http.client
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+import serve
 
 BIN = os.environ.get("CODEBOX_BIN") or os.path.join(os.path.dirname(__file__), "..", "..", "build", "codebox")
 FLOOR = os.environ.get("CODEBOX_FLOOR")
@@ -61,21 +61,8 @@ def row(name, values=None, note=""):
 
 class Server:
     def __init__(self, env=None):
-        self.state = tempfile.mkdtemp(prefix="codebox-bench-")
-        os.chmod(self.state, 0o755)
-        full = dict(os.environ, **(env or {}))
-        self.p = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", self.state + "/s"],
-                                  env=full, stderr=subprocess.PIPE, text=True)
+        self.p, self.port, self.state = serve.start(BIN, env)
         atexit.register(self.p.terminate)    # a run that fails leaves no gateway behind
-        while True:
-            line = self.p.stderr.readline()
-            m = re.search(r"serving http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-                break
-            if not line:
-                raise RuntimeError("codebox serve did not start")
-        threading.Thread(target=lambda: [None for _ in self.p.stderr], daemon=True).start()
         self.local = threading.local()
 
     def conn(self):

@@ -45,6 +45,8 @@ import tempfile
 import threading
 import time
 
+import serve
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("CODEBOX_BIN") or os.path.join(HERE, "..", "..", "build", "codebox")
 SAMPLES = int(os.environ.get("BENCH_SAMPLES", "5"))
@@ -141,21 +143,8 @@ class Server:
     """codebox serve on a free port, with its own state folder."""
 
     def __init__(self, env=None):
-        self.state = tempfile.mkdtemp(prefix="codebox-first-cell-")
-        os.chmod(self.state, 0o755)
-        self.p = subprocess.Popen([BIN, "serve", "--port", "0", "--state-dir", self.state + "/s"],
-                                  env=dict(os.environ, **(env or {})), stderr=subprocess.PIPE,
-                                  text=True)
+        self.p, self.port, self.state = serve.start(BIN, env, "codebox-first-cell-")
         atexit.register(self.stop)
-        while True:
-            line = self.p.stderr.readline()
-            m = re.search(r"serving http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-                break
-            if not line:
-                raise RuntimeError("codebox serve did not start")
-        threading.Thread(target=lambda: [None for _ in self.p.stderr], daemon=True).start()
         self.c = http.client.HTTPConnection("127.0.0.1", self.port)
         self.live = 0       # sessions this client made and did not end
         self.ids = 0
