@@ -144,21 +144,78 @@ s_has_key (const char *dsn, const char *key)
     return false;
 }
 
+/* The value of key in the connection string (to the next ';', spaces
+ * around it dropped) into out; false when the string has no such key or
+ * the value does not fit. */
+static bool
+s_key_value (const char *dsn, const char *key, char *out, size_t out_len)
+{
+    size_t n = strlen (key);
+    for (const char *p = dsn; *p; p += strcspn (p, ";")) {
+        while (*p == ';' || *p == ' ')
+            p++;
+        if (strncasecmp (p, key, n) != 0)
+            continue;
+        const char *v = p + n + strspn (p + n, " ");
+        if (*v != '=')
+            continue;
+        v += 1 + strspn (v + 1, " ");
+        size_t len = strcspn (v, ";");
+        while (len && v[len - 1] == ' ')
+            len--;
+        if (len >= out_len)
+            return false;
+        memcpy (out, v, len);
+        out[len] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* The driver of a data source the string names (DSN=name), as the
+ * odbc.ini files say (user's, then system's: SQLDataSources), into
+ * driver; false when it names none or no such source is known. The
+ * string itself then says nothing of its driver. */
+static bool
+s_dsn_driver (SQLHENV env, const char *dsn, char *driver, size_t driver_len)
+{
+    char name[SQL_MAX_DSN_LENGTH + 1];
+    if (!s_key_value (dsn, "DSN", name, sizeof name))
+        return false;
+    SQLCHAR found[SQL_MAX_DSN_LENGTH + 1], about[256];
+    SQLSMALLINT found_len, about_len;
+    SQLUSMALLINT direction = SQL_FETCH_FIRST;
+    while (SQL_SUCCEEDED (SQLDataSources (env, direction, found, sizeof found, &found_len,
+                                          about, sizeof about, &about_len))) {
+        direction = SQL_FETCH_NEXT;
+        if (strcasecmp ((const char *) found, name) == 0) {
+            snprintf (driver, driver_len, "%s", (const char *) about);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The connection string with the options that make PostgreSQL's driver
  * hand rows over through a cursor, a thousand at a time, and SQLite's
  * step through rows one at a time, instead of loading the whole result
- * set into the gateway's memory (the caller's own value wins). Returns a
- * new string. */
+ * set into the gateway's memory (the caller's own value wins). The driver
+ * is told by the string, or for DSN=name by the data source's driver.
+ * Returns a new string. */
 static char *
-s_streaming_dsn (const char *dsn)
+s_streaming_dsn (SQLHENV env, const char *dsn)
 {
+    char driver[256] = "";
+    s_dsn_driver (env, dsn, driver, sizeof driver);
     const char *extra = "";
-    if ((strcasestr (dsn, "postgres") || strcasestr (dsn, "psqlodbc"))
+    if ((strcasestr (dsn, "postgres") || strcasestr (dsn, "psqlodbc")
+         || strcasestr (driver, "postgres") || strcasestr (driver, "psqlodbc"))
         && !s_has_key (dsn, "UseDeclareFetch"))
         extra = ";UseDeclareFetch=1;Fetch=1000";
     /* SQLite's driver reads a whole result set into memory (BLOBs as hex,
        twice their size) unless it may step through it row by row */
-    else if (strcasestr (dsn, "sqlite") && !s_has_key (dsn, "StepAPI"))
+    else if ((strcasestr (dsn, "sqlite") || strcasestr (driver, "sqlite"))
+             && !s_has_key (dsn, "StepAPI"))
         extra = ";StepAPI=1";
     size_t len = strlen (dsn);
     while (len && (dsn[len - 1] == ';' || dsn[len - 1] == ' '))
@@ -176,7 +233,7 @@ s_connect (gw_sql_conn_t *self, const char *dsn, long login_timeout_s, char *err
     if (login_timeout_s > 0)
         SQLSetConnectAttr (self->dbc, SQL_ATTR_LOGIN_TIMEOUT,
                            (SQLPOINTER) (intptr_t) login_timeout_s, 0);
-    char *streaming = s_streaming_dsn (dsn);
+    char *streaming = s_streaming_dsn (self->env, dsn);
     SQLRETURN r = SQLDriverConnect (self->dbc, NULL, (SQLCHAR *) (streaming ? streaming : dsn),
                                     SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
     free (streaming);

@@ -45,6 +45,30 @@ def test_untyped_columns_keep_text_that_looks_like_a_number(server):
     assert r.json()["rows"] == [["007", 42, 4.5, "4.50", " 42", 1, "AP8="]], r.json()
 
 
+def test_a_data_source_name_streams_as_its_connection_string(server, tmp_path):
+    """DSN=name says nothing of its driver: the gateway asks the odbc.ini
+    files which it is, so SQLite's still steps through rows (StepAPI): its
+    columns of expressions have no declared type, as with the bundled
+    sample's Driver=SQLite3 string (loading the whole result first, the
+    driver would call them integer and blob, and hold every row)."""
+    from conftest import BIN, Server
+    sample = os.path.join(os.path.dirname(os.path.abspath(BIN)), "sample.sqlite")
+    ini = tmp_path / "odbc.ini"
+    ini.write_text("[sample_db]\nDriver=SQLite3\nDatabase=%s\n" % sample)
+    named = Server(env={"ODBCINI": str(ini), "CODEBOX_SQL_DSN": "DSN=sample_db",
+                        "CODEBOX_POOL_SIZE": "0"})
+    try:
+        assert named.post("/sessions", {"session_id": "db"}).status == 201
+        query = {"session_id": "db", "query": "SELECT 1+1 AS x, x'00ff' AS g, name FROM "
+                                              "categories ORDER BY category_id LIMIT 2"}
+        got, want = named.post("/sql", query), server.post("/sql", query)
+        assert got.status == 200 and want.status == 200, (got.text, want.text)
+        assert got.json() == want.json(), (got.json(), want.json())
+        assert [c["db_type"] for c in got.json()["columns"][:2]] == ["varchar", "varchar"]
+    finally:
+        named.stop()
+
+
 def test_large_result_goes_to_csv_the_kernel_reads(server):
     r = sql(server, "SELECT * FROM order_items")
     assert r.status == 200, r.text
