@@ -92,6 +92,7 @@
     X (LOG_LEVEL, "CODEBOX_LOG_LEVEL", "info", "debug|info|warn|error", ANY, "lowest level of log lines written to stderr") \
     X (MCP_TOOLS, "CODEBOX_MCP_TOOLS", "codebox", STR, ANY, "the tool sets MCP clients see, separated by commas: codebox (its own tools), or a seed's own for drop-in use: codebox-ai (execute_code, one-shot), e2b (the E2B sandbox MCP server's ten tools), code-box (Code Box's seven); where two sets have a tool of the same name, the set named first offers it") \
     X (MCP_APP_HTML, "CODEBOX_MCP_APP_HTML", "", STR, ANY, "the MCP Apps view that `make apps` builds, served as ui://codebox/outputs.html to clients that declare the io.modelcontextprotocol/ui extension (default: mcp-app-outputs.html beside the binary); when there is none, no client sees UI metadata") \
+    X (MCP_APP_OUTPUT_BYTES, "CODEBOX_MCP_APP_OUTPUT_BYTES", "2097152", INT, ANY, "bytes of output items one MCP result hands the MCP Apps view (in _meta, kept from the model): an image over CODEBOX_MAX_IMAGE_BYTES, and outputs past this budget, are replaced there by a one-line note; what the model sees is unchanged") \
     X (MCP_CONFORMANCE, "CODEBOX_MCP_CONFORMANCE", "0", BOOL, ANY, "tests only: offer the MCP conformance fixtures (in the test build build/codebox-conformance; the production binary has none)")
 
 #define GW_SETTING_ID(id, name, def, kind, scope, help) GW_SET_##id,

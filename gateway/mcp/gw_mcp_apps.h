@@ -16,6 +16,11 @@
 #define GW_MCP_APPS_MIME "text/html;profile=mcp-app"
 /* the result's _meta key holding the output items (REST `output` shape) */
 #define GW_MCP_APPS_OUTPUTS_KEY "codebox/outputs"
+/* the key of an output item the view gets in part or as a note only:
+ * {"mimeTypes": [...], "bytes": N, "items": K, "text": "[... not shown
+ * here: ...]"} (the same text is the item's data["text/plain"] when nothing
+ * richer is left) */
+#define GW_MCP_APPS_OMITTED_KEY "codebox/omitted"
 
 /* True when capabilities (a client's, borrowed; may be NULL) declare the
  * extension with the HTML profile among its mimeTypes. */
@@ -40,8 +45,12 @@ json_t *gw_mcp_apps_tools (json_t *tools);
 json_t *gw_mcp_apps_read (gw_mcp_t *self);
 
 /* Adds outputs (borrowed: the execution's output items) to a tool result
- * under _meta[GW_MCP_APPS_OUTPUTS_KEY]. */
-void gw_mcp_apps_add_outputs (json_t *result, json_t *outputs);
+ * under _meta[GW_MCP_APPS_OUTPUTS_KEY], bounded: a raster image over
+ * CODEBOX_MAX_IMAGE_BYTES is left out of its item, and the items past
+ * CODEBOX_MCP_APP_OUTPUT_BYTES (their JSON) are replaced by a note; both
+ * marked with GW_MCP_APPS_OMITTED_KEY. The result's content (what the
+ * model reads) is not touched. */
+void gw_mcp_apps_add_outputs (gw_mcp_t *self, json_t *result, json_t *outputs);
 
 /* Frees what the view cached in self. */
 void gw_mcp_apps_destroy (gw_mcp_t *self);

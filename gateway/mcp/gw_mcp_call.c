@@ -242,7 +242,7 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
                                          : gw_mcp_exec_result (self, job);
         gw_execution_t *exec = gw_job_execution (job);
         if (call->apps && exec)   /* whichever set's shape: the view reads _meta */
-            gw_mcp_apps_add_outputs (result, gw_execution_outputs (exec));
+            gw_mcp_apps_add_outputs (self, result, gw_execution_outputs (exec));
         gw_mcp_call_answer (call, result);
     } else if (call->reply) {
         call->reply->end (call->reply);

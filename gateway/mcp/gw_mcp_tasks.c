@@ -26,6 +26,7 @@
 
 #include "gw_job.h"
 #include "gw_id.h"
+#include "gw_mcp_apps.h"
 #include "gw_mcp_call.h"
 #include "gw_mcp_exec.h"
 #include "gw_mcp_reply.h"
@@ -602,7 +603,10 @@ gw_mcp_input_resume (gw_mcp_ctx_t *ctx, json_t *params)
             gw_session_cancel (gw_job_session (job), job);
     }
     if (gw_job_finished (job)) {
-        gw_mcp_respond (ctx->reply, ctx->id, gw_mcp_exec_result (self, job));
+        json_t *result = gw_mcp_exec_result (self, job);
+        if (gw_mcp_apps_for_call (ctx) && gw_job_execution (job))
+            gw_mcp_apps_add_outputs (self, result, gw_execution_outputs (gw_job_execution (job)));
+        gw_mcp_respond (ctx->reply, ctx->id, result);
         if (oneshot && gw_job_session (job))
             gw_session_end_later (gw_job_session (job));
         return true;

@@ -196,21 +196,33 @@ export function renderBundle(data, metadata) {
 
 // Renders output items ({type:"stream"|"result"|"display"|"error", ...},
 // the shape of the REST results' `output`) into parent.
+// An item the gateway sent in part or as a note only carries
+// "codebox/omitted": {mimeTypes, bytes, items, text} (a large image, or
+// outputs past the bytes one call may send the view); its text is shown as
+// one line, and is the item's whole data["text/plain"] when nothing richer
+// was left.
 export function renderOutputs(parent, outputs) {
   parent.replaceChildren();
   for (const item of outputs) {
     let node = null;
+    const omitted = item["codebox/omitted"];
+    const note = typeof omitted?.text === "string" ? omitted.text : null;
     if (item.type === "stream")
       node = el("pre", `out-stream out-${item.name === "stderr" ? "stderr" : "stdout"}`,
                 stripAnsi(asText(item.content ?? item.text)));
-    else if (item.type === "result" || item.type === "display")
-      node = renderBundle(item.data ?? { "text/plain": item.content ?? "" }, item.metadata);
-    else if (item.type === "error")
+    else if (item.type === "result" || item.type === "display") {
+      const data = item.data ?? { "text/plain": item.content ?? "" };
+      const onlyNote = note !== null && Object.keys(data).length === 1 && data["text/plain"] === note;
+      node = onlyNote ? null : renderBundle(data, item.metadata);
+    } else if (item.type === "error")
       node = el("pre", "out-error", stripAnsi(
         item.traceback?.length ? item.traceback.join("\n") : `${item.ename}: ${item.evalue}`));
-    if (node) {
+    if (node || note !== null) {
       const cell = el("div", `output output-${item.type}`);
-      cell.appendChild(node);
+      if (node)
+        cell.appendChild(node);
+      if (note !== null)
+        cell.appendChild(el("div", "out-omitted", note));
       parent.appendChild(cell);
     }
   }
