@@ -37,7 +37,7 @@ UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 APPS_DIR  := gateway/mcp/apps
 APPS_HTML := $(BUILD)/mcp-app-outputs.html
 
-.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean apps apps-demo
+.PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean apps apps-demo apps-shot
 
 all: $(BUILD)/codebox build/sample.sqlite
 
@@ -203,6 +203,13 @@ $(APPS_HTML): $(wildcard $(APPS_DIR)/src/*) $(APPS_DIR)/build.mjs $(APPS_DIR)/pa
 
 apps-demo: $(APPS_HTML)
 	bash $(APPS_DIR)/demo/shot.sh
+
+# The README's screenshot, docs/img/mcp-app-outputs.png: the rich cell of
+# tests/mcp/apps_browser.test.js as its host page shows it (Chromium).
+apps-shot: $(BUILD)/codebox $(APPS_HTML)
+	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) \
+	    MCP_APP_SCREENSHOT=$(abspath docs/img/mcp-app-outputs.png) \
+	    node --test --test-concurrency=1 --test-name-pattern='rich outputs' apps_browser.test.js
 
 # docs/CONFIGURATION.md is made from the settings table (gw_config.h);
 # tests/e2e/test_docs.py fails while it differs from what the binary prints.

@@ -49,12 +49,14 @@ DEBIAN_PACKAGES=(
 # own with initdb in a scratch folder; Debian's own kernelspecs, R's IRkernel
 # and Octave's, run as Jupyter runs them, with gnuplot, a font and
 # Ghostscript so Octave can plot; Jupyter's own clients: jupyter_server's gateway
-# client, nbclient, a websocket client; HAProxy in front of several nodes).
+# client, nbclient, a websocket client; HAProxy in front of several nodes;
+# Chromium, the browser that tests/mcp/apps_browser.test.js drives).
 TEST_DEBIAN_PACKAGES=(
     clang check libsubunit-dev python3-pytest python3-pytest-xdist postgresql
     r-cran-irkernel python3-octave-kernel octave gnuplot-nox fonts-freefont-otf ghostscript
     python3-jupyter-server python3-nbclient python3-websocket python3-notebook
     xeus-python-dev python3-xeus-python-shell g++ pkg-config haproxy redis-server
+    chromium
 )
 
 # Maps a pip requirement name to Debian's package for it.
