@@ -69,7 +69,28 @@ tbody tr:nth-child(odd){background:var(--color-background-secondary,#f5f5f5)}
 img{max-width:100%}`;
   root.appendChild(style);
   root.appendChild(fragment);
+  root.addEventListener("click", followFragmentLink);
   return host;
+}
+
+// The sanitizer leaves only fragment links (#id). In a srcdoc frame they
+// resolve against the host page's URL, so following one would load the
+// host's page in the frame: scroll to the target in this shadow root
+// instead.
+function followFragmentLink(event) {
+  const link = event.composedPath().find((n) => n.localName === "a" || n.localName === "area");
+  if (!link)
+    return;
+  event.preventDefault();
+  const href = link.getAttribute("href") ?? link.getAttribute("xlink:href") ?? "";
+  let id = href.slice(1);
+  try {
+    id = decodeURIComponent(id);
+  } catch {
+    // not percent-encoded: the id as written
+  }
+  if (href.startsWith("#") && id)
+    event.currentTarget.getElementById(id)?.scrollIntoView({ block: "nearest" });
 }
 
 function renderHtml(html) {
@@ -88,9 +109,10 @@ function renderLatex(tex) {
   if (m)
     src = m[1];
   const box = el("div", "out-latex");
-  // MathML output: the browser typesets it, no font files (the frame may load none)
-  box.innerHTML = katex.renderToString(src, { displayMode: true, output: "mathml",
-                                              throwOnError: false });
+  // MathML output: the browser typesets it, no font files (the frame may load
+  // none); sanitized too, in case a KaTeX bug lets kernel text through
+  box.appendChild(sanitizeHtml(katex.renderToString(src, { displayMode: true, output: "mathml",
+                                                           throwOnError: false })));
   return box;
 }
 
