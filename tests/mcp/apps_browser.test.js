@@ -60,7 +60,9 @@ fig, ax = plt.subplots(figsize=(4, 2))
 ax.plot(df.temp_c, df.rain_mm, 'o-')
 ax.set_title('matplotlib')
 plt.show()
-display(Markdown('**Markdown** with a list:\\n\\n- first item\\n- second item'))
+display(Markdown('**Markdown** with a list:\\n\\n- first item\\n- second item\\n\\n'
+                 'Euler: $e^{i\\\\pi} + 1 = 0$, prices $5 and $10 stay text.\\n\\n'
+                 '$$\\\\sqrt{2}$$'))
 display(Latex(r'$$\\bar{x} = \\frac{1}{n}\\sum_{i=1}^{n} x_i$$'))
 print('rows:', len(df))`;
 
@@ -179,6 +181,13 @@ describe('MCP Apps in a browser', () => {
       // Markdown (in its shadow root) and KaTeX's MathML
       assert.equal(await frame.locator('.out-markdown strong').textContent(), 'Markdown');
       assert.equal(await frame.locator('.out-markdown li').count(), 2);
+      // math in Markdown typeset as Jupyter does: inline $...$ and a $$ block,
+      // dollars that do not hug a formula left as text
+      const md = frame.locator('.out-markdown');
+      assert.equal(await md.locator('p math').count(), 1, 'the inline formula');
+      assert.equal(await md.locator('p math msup').count(), 1);
+      assert.equal(await md.locator('.math-block math msqrt').count(), 1, 'the block formula');
+      assert.match(await md.locator('p').nth(1).textContent(), /prices \$5 and \$10 stay text/);
       assert.equal(await frame.locator('.out-latex math mfrac').count(), 1);
       assert.equal(await frame.locator('.out-stream').textContent(), 'rows: 12\n');
       // the spec's CSP holds in the frame: a remote image is refused there

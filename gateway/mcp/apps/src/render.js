@@ -5,7 +5,7 @@
 // then the error. Kernel HTML is untrusted: it is sanitized and put in its
 // own shadow root, so its styles stay inside it. Runs in the view's frame.
 
-import { marked } from "marked";
+import { Marked } from "marked";
 import katex from "katex";
 import Plotly from "plotly.js-strict-dist-min";
 import embed from "vega-embed";
@@ -97,8 +97,43 @@ function renderHtml(html) {
   return shadowHost(sanitizeHtml(asText(html)), "out-html");
 }
 
+// Math in Markdown, as Jupyter shows it: $$...$$ as a block or inline, and
+// $...$ inline when the dollars hug the formula ("$5 and $10" stays text).
+// KaTeX writes MathML, which the sanitizer keeps.
+function mathMarkup(tex, displayMode) {
+  return katex.renderToString(tex, { displayMode, output: "mathml", throwOnError: false });
+}
+
+const markdown = new Marked({
+  async: false,
+  extensions: [
+    {
+      name: "mathBlock",
+      level: "block",
+      start: (src) => src.match(/^ {0,3}\$\$/m)?.index,
+      tokenizer(src) {
+        const m = /^ {0,3}\$\$([\s\S]+?)\$\$ *(?:\n|$)/.exec(src);
+        if (m)
+          return { type: "mathBlock", raw: m[0], text: m[1].trim() };
+      },
+      renderer: (token) => `<div class="math-block">${mathMarkup(token.text, true)}</div>`,
+    },
+    {
+      name: "mathInline",
+      level: "inline",
+      start: (src) => src.indexOf("$"),
+      tokenizer(src) {
+        const m = /^\$\$([^$]+?)\$\$|^\$([^\s$](?:[^$\n]*?[^\s$\\])?)\$(?!\d)/.exec(src);
+        if (m)
+          return { type: "mathInline", raw: m[0], text: m[1] ?? m[2], display: m[1] !== undefined };
+      },
+      renderer: (token) => mathMarkup(token.text, token.display),
+    },
+  ],
+});
+
 function renderMarkdown(md) {
-  return shadowHost(sanitizeHtml(marked.parse(asText(md), { async: false })), "out-markdown");
+  return shadowHost(sanitizeHtml(markdown.parse(asText(md))), "out-markdown");
 }
 
 // text/latex is usually "$$...$$", "$...$", "\[...\]" or an environment.
