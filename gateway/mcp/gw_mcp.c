@@ -246,8 +246,11 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
             gw_mcp_respond_error (reply, id, e, data, "%s", err);
             return true;
         }
-        ttl_ms = 0;
-        shared = false;
+        /* the MCP Apps view is one file, read once, the same for everyone:
+           hosts may keep it (sessions' files change, so they may not) */
+        bool view = strcmp (uri, GW_MCP_APPS_URI) == 0;
+        ttl_ms = view ? GW_MCP_TTL_STATIC_MS : 0;
+        shared = view;
     } else if (strcmp (method, "prompts/list") == 0) {
         result = gw_mcp_prompts_list (s_conformance (self));
         ttl_ms = GW_MCP_TTL_STATIC_MS;

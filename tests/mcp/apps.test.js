@@ -166,6 +166,16 @@ describe('MCP Apps', () => {
       'a host that renders no HTML gets no view');
   });
 
+  test('2026-07-28: the view is static: hosts may keep it ten minutes, whoever asked', async () => {
+    const read = await post(server.url, 'resources/read', { uri: VIEW }, APPS_CAPS);
+    assert.equal(read.result.contents[0].mimeType, 'text/html;profile=mcp-app');
+    assert.equal(read.result.ttlMs, 600000);
+    assert.equal(read.result.cacheScope, 'public');
+    const again = await post(server.url, 'resources/read', { uri: VIEW }, {});
+    assert.equal(again.result.contents[0].text, read.result.contents[0].text);
+    assert.equal(again.result.cacheScope, 'public');
+  });
+
   test('2026-07-28 tasks: a task of a declaring client carries the outputs in tasks/get\'s result', T, async () => {
     const run = async (caps, session) => {
       const created = await post(server.url, 'tools/call', { name: 'exec_code', arguments: {
