@@ -64,6 +64,8 @@ display(Markdown('**Markdown** with a list:\\n\\n- first item\\n- second item\\n
                  'Euler: $e^{i\\\\pi} + 1 = 0$, prices $5 and $10 stay text.\\n\\n'
                  '$$\\\\sqrt{2}$$'))
 display(Latex(r'$$\\bar{x} = \\frac{1}{n}\\sum_{i=1}^{n} x_i$$'))
+from IPython.display import JSON
+display(JSON({'station': 'Lyon', 'readings': [3.1, 4.8], 'meta': {'unit': 'C', 'ok': True}}))
 print('rows:', len(df))`;
 
 /* The host page: fixtures/apps_host.js bundled with the AppBridge. */
@@ -189,6 +191,14 @@ describe('MCP Apps in a browser', () => {
       assert.equal(await md.locator('.math-block math msqrt').count(), 1, 'the block formula');
       assert.match(await md.locator('p').nth(1).textContent(), /prices \$5 and \$10 stay text/);
       assert.equal(await frame.locator('.out-latex math mfrac').count(), 1);
+      // application/json as a tree: objects and arrays fold, leaves typed
+      const tree = frame.locator('details.json-node');
+      assert.equal(await tree.count(), 3, 'the object, readings and meta');
+      assert.equal(await tree.first().locator(':scope > summary').textContent(), '{3}');
+      assert.equal(await frame.locator('.json-leaf', { hasText: 'station' })
+        .locator('.json-string').textContent(), '"Lyon"');
+      assert.equal(await frame.locator('.json-leaf', { hasText: 'ok' })
+        .locator('.json-boolean').textContent(), 'true');
       assert.equal(await frame.locator('.out-stream').textContent(), 'rows: 12\n');
       // the spec's CSP holds in the frame: a remote image is refused there
       // (a securitypolicyviolation, no request)
