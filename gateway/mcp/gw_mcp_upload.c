@@ -30,7 +30,6 @@
 #include "gw_artifacts.h"
 #include "gw_id.h"
 #include "gw_download.h"
-#include "gw_fs.h"
 #include "gw_mcp_call.h"
 #include "gw_mcp_tools.h"
 #include "gw_mcp_upload.h"
@@ -191,14 +190,15 @@ s_upload_file (gw_mcp_ctx_t *ctx, json_t *args)
     const gw_config_t *config = gw_server_config (ctx->mcp->server);
 
     /* the limit: the server's, lowered by the client's header and by the
-       room left in the session's disk quota */
+       room left in the session's folder (its quota, its own file system's
+       free space, as a PUT of REST measures it) */
     long long max = gw_caller_clamp (ctx->overrides ? ctx->overrides->max_download_size : 0,
                                        gw_config_int (config, GW_SET_MAX_DOWNLOAD_SIZE));
-    long long quota = (long long) gw_config_int (config, GW_SET_DISK_QUOTA_MB) << 20;
-    long long room = quota - gw_fs_tree_size (gw_session_workdir (session));
+    long long room = gw_session_disk_room (session);
     if (room <= 0)
         return gw_mcp_tool_error ("the session folder is full (CODEBOX_DISK_QUOTA_MB is %lld "
-                                  "MiB); delete files before downloading more", quota >> 20);
+                                  "MiB); delete files before downloading more",
+                                  (long long) gw_config_int (config, GW_SET_DISK_QUOTA_MB));
     if (room < max)
         max = room;
 

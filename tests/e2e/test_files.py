@@ -65,6 +65,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._redirect("/redirect/%d" % (n - 1) if n > 1 else "/files/data.csv")
         elif path == "/to":
             self._redirect(urllib.parse.parse_qs(query)["url"][0])
+        elif path.startswith("/sized/"):
+            self._send(200, b"x" * int(path.rsplit("/", 1)[1]), "application/octet-stream")
         elif path.startswith("/name/"):
             self._send(200, b"hostile\n")
         elif path in ("/huge", "/huge-declared"):

@@ -5,6 +5,7 @@ kernel's runtime folder is a small file system of its own; everything goes
 with the session, and a crashed run's mounts are undone at the next start."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import BIN, Server, rest_run, stream_of, wait_for
+from conftest import BIN, Server, error_text, mcp_client, ok, rest_run, stream_of, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="file systems need root")
 
@@ -106,6 +107,38 @@ def test_gateway_writes_count_too(server_factory):
     assert "error" in body or body.get("isError"), body
     assert not [f for f in os.listdir(os.path.join(s.state_dir, "g", "input"))
                 if f.endswith(".csv")]
+
+
+def test_a_download_into_a_full_folder_is_refused_first(server_factory):
+    """upload_file measures the room left as a PUT does (the folder's own
+    file system's free space): a folder that code filled up refuses the
+    download with a sentence, before any byte, and keeps what it holds
+    (the quota minus the bytes of the folder's files would still see a few
+    MiB free there: the file system's own overhead)."""
+    from test_files import FileServer
+    files = FileServer()
+    s = server_factory(env={"CODEBOX_DISK_QUOTA_MB": "64", "CODEBOX_POOL_SIZE": "0",
+                            "CODEBOX_DOWNLOAD_ALLOW_PRIVATE": "1"})
+    try:
+        call = mcp_client(s)
+        res = call("exec_code", {"session_id": "full", "code":
+                                 "import errno\n"
+                                 "try:\n"
+                                 "    with open('big.bin', 'wb') as f:\n"
+                                 "        for i in range(200): f.write(b'x' * (1 << 20)); f.flush()\n"
+                                 "except OSError as e: print(errno.errorcode[e.errno])"})
+        assert "ENOSPC" in json.dumps(res), res
+        # what is left fits a small file, not 2 MiB
+        assert ok(call("upload_file", {"session_id": "full", "url": files.url("/files/a.csv")}))
+        text = error_text(call("upload_file", {"session_id": "full",
+                                               "url": files.url("/sized/%d" % (2 << 20))}))
+        limit = re.search(r"limit of (\d+) bytes", text)
+        assert limit and "disk quota" in text, text
+        assert int(limit.group(1)) < 1 << 20, "the room is what the file system has left"
+        assert not os.path.exists(os.path.join(s.state_dir, "full", "input", "2097152"))
+        assert os.path.getsize(os.path.join(s.state_dir, "full", "big.bin")) > 50 << 20
+    finally:
+        files.close()
 
 
 def test_everything_goes_with_the_session_and_the_server(server_factory):
