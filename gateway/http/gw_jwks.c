@@ -3,7 +3,6 @@
 #include "gw_jwks.h"
 #include "gw_base64.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +50,6 @@ struct gw_jwks {
     gw_jwk_t *keys;
     size_t n;
 };
-
-static void
-s_say (char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || len == 0)
-        return;
-    va_list args;
-    va_start (args, fmt);
-    vsnprintf (buf, len, fmt, args);
-    va_end (args);
-}
 
 const gw_jws_alg_t *
 gw_jws_alg_find (const char *name)
@@ -270,8 +258,8 @@ gw_jwks_t *
 gw_jwks_parse (const char *json, size_t len, char *err, size_t err_len)
 {
     if (!json || len > GW_JWKS_MAX_TEXT) {
-        s_say (err, err_len, json ? "the JWKS is longer than %d bytes" : "no JWKS",
-               GW_JWKS_MAX_TEXT);
+        snprintf (err, err_len, json ? "the JWKS is longer than %d bytes" : "no JWKS",
+                  GW_JWKS_MAX_TEXT);
         return NULL;
     }
     json_error_t jerr;
@@ -279,10 +267,10 @@ gw_jwks_parse (const char *json, size_t len, char *err, size_t err_len)
     json_t *list = json_object_get (doc, "keys");
     if (!doc || !json_is_array (list)) {
         if (!doc)
-            s_say (err, err_len, "the JWKS is not JSON (line %d, column %d)", jerr.line,
-                   jerr.column);
+            snprintf (err, err_len, "the JWKS is not JSON (line %d, column %d)", jerr.line,
+                      jerr.column);
         else
-            s_say (err, err_len, "the JWKS is not a JSON object with a \"keys\" array");
+            snprintf (err, err_len, "the JWKS is not a JSON object with a \"keys\" array");
         json_decref (doc);
         return NULL;
     }
@@ -295,11 +283,12 @@ gw_jwks_parse (const char *json, size_t len, char *err, size_t err_len)
             self->n++;
     json_decref (doc);
     if (self && self->n == 0) {
-        s_say (err, err_len, "the JWKS has no usable signing key among its %zu (RSA of 2048-8192 "
-               "bits, or EC P-256/P-384/P-521, with \"use\" absent or \"sig\")", total);
+        snprintf (err, err_len, "the JWKS has no usable signing key among its %zu (RSA of "
+                  "2048-8192 bits, or EC P-256/P-384/P-521, with \"use\" absent or \"sig\")",
+                  total);
         gw_jwks_destroy (&self);
     } else if (!self)
-        s_say (err, err_len, "out of memory reading the JWKS");
+        snprintf (err, err_len, "out of memory reading the JWKS");
     return self;
 }
 

@@ -3,7 +3,6 @@
 #include "gw_jwt.h"
 #include "gw_base64.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +14,6 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
-
-static void
-s_say (char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || len == 0)
-        return;
-    va_list args;
-    va_start (args, fmt);
-    vsnprintf (buf, len, fmt, args);
-    va_end (args);
-}
 
 const char *
 gw_jwt_verdict_name (gw_jwt_verdict_t verdict)
@@ -57,15 +45,15 @@ s_token_split (const char *token, size_t len, s_token_t *t, char *why, size_t wh
         size_t dots = 0;
         for (size_t i = 0; i < len; i++)
             dots += token[i] == '.';
-        s_say (why, why_len, dots == 4 ? "the token is encrypted (JWE); only signed JWTs are "
-               "accepted" : "the token is not a JWT (three base64url parts joined by dots)");
+        snprintf (why, why_len, dots == 4 ? "the token is encrypted (JWE); only signed JWTs are "
+                  "accepted" : "the token is not a JWT (three base64url parts joined by dots)");
         return GW_JWT_MALFORMED;
     }
     t->signed_len = (size_t) (dot2 - token);
     /* each part decodes to fewer bytes than it has characters */
     t->buf = malloc (len + 1);
     if (!t->buf) {
-        s_say (why, why_len, "out of memory reading the token");
+        snprintf (why, why_len, "out of memory reading the token");
         return GW_JWT_MALFORMED;
     }
     uint8_t *at = t->buf;
@@ -76,8 +64,8 @@ s_token_split (const char *token, size_t len, s_token_t *t, char *why, size_t wh
     for (int i = 0; i < 3; i++) {
         size_t chars = (size_t) (ends[i] - starts[i]);
         if (gw_base64url_decode_to (starts[i], chars, at, lens[i]) != 0) {
-            s_say (why, why_len, "the token's %s is not base64url",
-                   i == 0 ? "header" : i == 1 ? "payload" : "signature");
+            snprintf (why, why_len, "the token's %s is not base64url",
+                      i == 0 ? "header" : i == 1 ? "payload" : "signature");
             return GW_JWT_MALFORMED;
         }
         *parts[i] = at;
@@ -116,18 +104,18 @@ s_key_pick (const gw_jwks_t *keys, const char *kid, const gw_jws_alg_t *alg,
         }
     }
     if (kid && !named) {
-        s_say (why, why_len, "no key of the issuer has the token's kid");
+        snprintf (why, why_len, "no key of the issuer has the token's kid");
         return GW_JWT_UNKNOWN_KEY;
     }
     if (kid) {
-        s_say (why, why_len, "the token's alg %s does not fit its key (%s%s%s)", alg->name,
-               gw_jwk_kind (named), named->alg ? ", alg " : "",
-               named->alg ? named->alg->name : "");
+        snprintf (why, why_len, "the token's alg %s does not fit its key (%s%s%s)", alg->name,
+                  gw_jwk_kind (named), named->alg ? ", alg " : "",
+                  named->alg ? named->alg->name : "");
         return GW_JWT_BAD_ALG;
     }
     if (fitting != 1) {
-        s_say (why, why_len, "the token names no kid, and %s of the issuer fits its alg %s",
-               fitting ? "more than one key" : "no key", alg->name);
+        snprintf (why, why_len, "the token names no kid, and %s of the issuer fits its alg %s",
+                  fitting ? "more than one key" : "no key", alg->name);
         return GW_JWT_UNKNOWN_KEY;
     }
     return GW_JWT_OK;
@@ -145,27 +133,27 @@ s_header_check (const gw_jwks_t *keys, const s_token_t *t, const gw_jwk_t **key_
     json_t *kid = json_object_get (header, "kid");
     gw_jwt_verdict_t verdict = GW_JWT_MALFORMED;
     if (!json_is_object (header))
-        s_say (why, why_len, "the token's header is not a JSON object");
+        snprintf (why, why_len, "the token's header is not a JSON object");
     else if (!json_is_string (alg))
-        s_say (why, why_len, "the token's header has no alg");
+        snprintf (why, why_len, "the token's header has no alg");
     else if (typ && !(json_is_string (typ) && s_typ_ok (json_string_value (typ))))
-        s_say (why, why_len, "the token's typ is neither JWT nor at+jwt");
+        snprintf (why, why_len, "the token's typ is neither JWT nor at+jwt");
     else if (json_object_get (header, "crit"))
-        s_say (why, why_len, "the token's header has critical extensions (crit) this server "
-               "does not understand");
+        snprintf (why, why_len, "the token's header has critical extensions (crit) this server "
+                  "does not understand");
     else if (kid && !json_is_string (kid))
-        s_say (why, why_len, "the token's kid is not a string");
+        snprintf (why, why_len, "the token's kid is not a string");
     else if (!(*alg_p = gw_jws_alg_find (json_string_value (alg)))) {
         const char *name = json_string_value (alg);
         verdict = GW_JWT_BAD_ALG;
         if (strcasecmp (name, "none") == 0)
-            s_say (why, why_len, "unsigned tokens (alg none) are refused");
+            snprintf (why, why_len, "unsigned tokens (alg none) are refused");
         else if (strncmp (name, "HS", 2) == 0)
-            s_say (why, why_len, "HMAC-signed tokens (HS*) are refused: the issuer's keys are "
-                   "public");
+            snprintf (why, why_len, "HMAC-signed tokens (HS*) are refused: the issuer's keys are "
+                      "public");
         else
-            s_say (why, why_len, "the token's alg is not one of RS256/384/512, PS256/384/512, "
-                   "ES256/384/512");
+            snprintf (why, why_len, "the token's alg is not one of RS256/384/512, PS256/384/512, "
+                      "ES256/384/512");
     } else
         verdict = s_key_pick (keys, json_string_value (kid), *alg_p, key_p, why, why_len);
     json_decref (header);
@@ -277,39 +265,40 @@ s_claims_check (json_t *claims, const gw_jwt_expect_t *expect, char *tenant, siz
     int64_t leeway = expect->leeway_s < 0 ? 0 : expect->leeway_s > 86400 ? 86400 : expect->leeway_s;
     int64_t exp_at = 0, nbf_at = 0;
     if (!json_is_object (claims)) {
-        s_say (why, why_len, "the token's payload is not a JSON object of claims");
+        snprintf (why, why_len, "the token's payload is not a JSON object of claims");
         return GW_JWT_MALFORMED;
     }
     if (!iss || !expect->issuer || strcmp (iss, expect->issuer) != 0) {
-        s_say (why, why_len, iss ? "the token comes from another issuer" : "the token has no iss");
+        snprintf (why, why_len, iss ? "the token comes from another issuer"
+                                    : "the token has no iss");
         return GW_JWT_BAD_ISSUER;
     }
     if (!aud || !expect->audience || !s_audience_holds (aud, expect->audience)) {
-        s_say (why, why_len, aud ? "the token is meant for another audience (aud)"
-               : "the token has no aud (audience)");
+        snprintf (why, why_len, aud ? "the token is meant for another audience (aud)"
+                  : "the token has no aud (audience)");
         return GW_JWT_BAD_AUDIENCE;
     }
     if (!s_numeric_date (exp, &exp_at)) {
-        s_say (why, why_len, exp ? "the token's exp is not a number of seconds"
-               : "the token has no exp (expiry)");
+        snprintf (why, why_len, exp ? "the token's exp is not a number of seconds"
+                  : "the token has no exp (expiry)");
         return GW_JWT_MALFORMED;
     }
     if (expect->now - leeway >= exp_at) {
-        s_say (why, why_len, "the token has expired");
+        snprintf (why, why_len, "the token has expired");
         return GW_JWT_EXPIRED;
     }
     if (nbf && !s_numeric_date (nbf, &nbf_at)) {
-        s_say (why, why_len, "the token's nbf is not a number of seconds");
+        snprintf (why, why_len, "the token's nbf is not a number of seconds");
         return GW_JWT_MALFORMED;
     }
     if (nbf && nbf_at > expect->now + leeway) {
-        s_say (why, why_len, "the token is not valid yet (nbf)");
+        snprintf (why, why_len, "the token is not valid yet (nbf)");
         return GW_JWT_NOT_YET_VALID;
     }
     const char *name = json_string_value (who);
     if (!name || !s_tenant_ok (name) || strlen (name) >= tenant_len) {
-        s_say (why, why_len, !who ? "the token has no %s claim to name its tenant"
-               : "the token's %s claim is no text of 1-255 bytes", claim);
+        snprintf (why, why_len, !who ? "the token has no %s claim to name its tenant"
+                  : "the token's %s claim is no text of 1-255 bytes", claim);
         return GW_JWT_NO_TENANT;
     }
     snprintf (tenant, tenant_len, "%s", name);
@@ -320,13 +309,13 @@ gw_jwt_verdict_t
 gw_jwt_verify (const gw_jwks_t *keys, const char *token, const gw_jwt_expect_t *expect,
                char *tenant, size_t tenant_len, char *why, size_t why_len)
 {
-    s_say (why, why_len, "%s", "");
+    snprintf (why, why_len, "%s", "");
     if (tenant && tenant_len)
         tenant[0] = '\0';
     size_t len = token ? strnlen (token, GW_JWT_MAX_TOKEN + 1) : 0;
     if (!keys || !expect || !tenant || tenant_len == 0 || len == 0 || len > GW_JWT_MAX_TOKEN) {
-        s_say (why, why_len, len > GW_JWT_MAX_TOKEN ? "the token is longer than %d bytes"
-               : "no token, or nothing to check it with", GW_JWT_MAX_TOKEN);
+        snprintf (why, why_len, len > GW_JWT_MAX_TOKEN ? "the token is longer than %d bytes"
+                  : "no token, or nothing to check it with", GW_JWT_MAX_TOKEN);
         return GW_JWT_MALFORMED;
     }
     s_token_t t;
@@ -336,7 +325,7 @@ gw_jwt_verify (const gw_jwks_t *keys, const char *token, const gw_jwt_expect_t *
     if (verdict == GW_JWT_OK)
         verdict = s_header_check (keys, &t, &key, &alg, why, why_len);
     if (verdict == GW_JWT_OK && !s_signature_ok (key, alg, token, &t)) {
-        s_say (why, why_len, "the token's signature does not verify with the issuer's key");
+        snprintf (why, why_len, "the token's signature does not verify with the issuer's key");
         verdict = GW_JWT_BAD_SIGNATURE;
     }
     if (verdict == GW_JWT_OK) {
