@@ -208,14 +208,11 @@ s_common (gw_mcp_ctx_t *ctx, const char *method, json_t *params)
     bool shared = true;
     if (strcmp (method, "tools/list") == 0) {
         /* the cached list's own entries, in a top level of this answer */
-        result = json_copy (gw_mcp_tools (self));
+        /* for a caller that declared MCP Apps the code tools point at the
+           view: that caller's list only */
+        shared = !gw_mcp_apps_declared (ctx);
+        result = json_copy (shared ? gw_mcp_tools (self) : gw_mcp_apps_tools (self, gw_mcp_tools (self)));
         ttl_ms = GW_MCP_TTL_STATIC_MS;
-        if (gw_mcp_apps_declared (ctx)) {
-            /* the code tools point at the view: this caller's list only */
-            json_decref (result);
-            result = gw_mcp_apps_tools (gw_mcp_tools (self));
-            shared = false;
-        }
     } else if (strcmp (method, "tools/call") == 0) {
         gw_mcp_tools_request (ctx, params);
         return true;

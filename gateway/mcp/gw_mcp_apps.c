@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "gw_config.h"
+#include "gw_execution.h"
 #include "gw_server.h"
 #include "jp_json.h"
 #include "jp_log.h"
@@ -36,6 +37,7 @@
 struct gw_mcp_apps_view {
     char *html;                 /* NULL: none to serve */
     size_t len;
+    json_t *tools;              /* tools/list with the view, made at first ask */
 };
 
 /* The largest view read (the built page is about 7 MB). */
@@ -147,8 +149,13 @@ gw_mcp_apps_for_call (gw_mcp_ctx_t *ctx)
 }
 
 json_t *
-gw_mcp_apps_tools (json_t *tools)
+gw_mcp_apps_tools (gw_mcp_t *self, json_t *tools)
 {
+    struct gw_mcp_apps_view *view = s_view (self);
+    if (!view)
+        return NULL;
+    if (view->tools)
+        return view->tools;
     json_t *copy = json_deep_copy (tools);
     size_t i;
     json_t *tool;
@@ -162,6 +169,7 @@ gw_mcp_apps_tools (json_t *tools)
         }
         json_object_set_new (meta, "ui", json_pack ("{s:s}", "resourceUri", GW_MCP_APPS_URI));
     }
+    view->tools = copy;
     return copy;
 }
 
@@ -365,8 +373,10 @@ s_bounded (json_t *outputs, size_t max_image, size_t budget)
 }
 
 void
-gw_mcp_apps_add_outputs (gw_mcp_t *self, json_t *result, json_t *outputs)
+gw_mcp_apps_add_outputs (gw_mcp_t *self, json_t *result, gw_job_t *job)
 {
+    gw_execution_t *exec = gw_job_execution (job);
+    json_t *outputs = exec ? gw_execution_outputs (exec) : NULL;
     if (!result || !outputs)
         return;
     const gw_config_t *config = gw_server_config (self->server);
@@ -387,6 +397,7 @@ gw_mcp_apps_destroy (gw_mcp_t *self)
     if (!self->apps_view)
         return;
     free (self->apps_view->html);
+    json_decref (self->apps_view->tools);
     free (self->apps_view);
     self->apps_view = NULL;
 }

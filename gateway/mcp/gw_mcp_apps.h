@@ -36,21 +36,21 @@ bool gw_mcp_apps_declared (gw_mcp_ctx_t *ctx);
  * outputs. */
 bool gw_mcp_apps_for_call (gw_mcp_ctx_t *ctx);
 
-/* tools/list for such a caller: a copy of tools (borrowed) whose code
- * tools point at the view (new). */
-json_t *gw_mcp_apps_tools (json_t *tools);
+/* tools/list's result for such a caller (borrowed: made once from tools,
+ * the server's list, and kept in self): its code tools point at the view. */
+json_t *gw_mcp_apps_tools (gw_mcp_t *self, json_t *tools);
 
 /* The view as a resources/read content item (new), or NULL when it
  * cannot be served. */
 json_t *gw_mcp_apps_read (gw_mcp_t *self);
 
-/* Adds outputs (borrowed: the execution's output items) to a tool result
- * under _meta[GW_MCP_APPS_OUTPUTS_KEY], bounded: a raster image over
+/* Adds the output items of job's execution (none: nothing) to a tool
+ * result under _meta[GW_MCP_APPS_OUTPUTS_KEY], bounded: a raster image over
  * CODEBOX_MAX_IMAGE_BYTES is left out of its item, and the items past
  * CODEBOX_MCP_APP_OUTPUT_BYTES (their JSON) are replaced by a note; both
  * marked with GW_MCP_APPS_OMITTED_KEY. The result's content (what the
  * model reads) is not touched. */
-void gw_mcp_apps_add_outputs (gw_mcp_t *self, json_t *result, json_t *outputs);
+void gw_mcp_apps_add_outputs (gw_mcp_t *self, json_t *result, gw_job_t *job);
 
 /* Frees what the view cached in self. */
 void gw_mcp_apps_destroy (gw_mcp_t *self);

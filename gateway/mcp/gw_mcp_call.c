@@ -240,9 +240,8 @@ s_on_job (gw_job_t *job, gw_job_event_t event, json_t *item, gw_job_observer_t *
         s_flush_progress (call);
         json_t *result = call->result_fn ? call->result_fn (self, job)
                                          : gw_mcp_exec_result (self, job);
-        gw_execution_t *exec = gw_job_execution (job);
-        if (call->apps && exec)   /* whichever set's shape: the view reads _meta */
-            gw_mcp_apps_add_outputs (self, result, gw_execution_outputs (exec));
+        if (call->apps)     /* whichever set's shape: the view reads _meta */
+            gw_mcp_apps_add_outputs (self, result, job);
         gw_mcp_call_answer (call, result);
     } else if (call->reply) {
         call->reply->end (call->reply);

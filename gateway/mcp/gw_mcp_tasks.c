@@ -604,8 +604,8 @@ gw_mcp_input_resume (gw_mcp_ctx_t *ctx, json_t *params)
     }
     if (gw_job_finished (job)) {
         json_t *result = gw_mcp_exec_result (self, job);
-        if (gw_mcp_apps_for_call (ctx) && gw_job_execution (job))
-            gw_mcp_apps_add_outputs (self, result, gw_execution_outputs (gw_job_execution (job)));
+        if (gw_mcp_apps_for_call (ctx))
+            gw_mcp_apps_add_outputs (self, result, job);
         gw_mcp_respond (ctx->reply, ctx->id, result);
         if (oneshot && gw_job_session (job))
             gw_session_end_later (gw_job_session (job));
