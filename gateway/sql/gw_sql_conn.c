@@ -128,20 +128,25 @@ s_disconnect (gw_sql_conn_t *self)
     }
 }
 
-/* True when the connection string has key (case-insensitive) as one of
- * its keys. */
-static bool
-s_has_key (const char *dsn, const char *key)
+/* Where key (case-insensitive) is one of the connection string's keys:
+ * just past its name, or NULL. */
+static const char *
+s_key_find (const char *dsn, const char *key)
 {
     size_t n = strlen (key);
-    for (const char *p = dsn; *p;) {
+    for (const char *p = dsn; *p; p += strcspn (p, ";")) {
         while (*p == ';' || *p == ' ')
             p++;
         if (strncasecmp (p, key, n) == 0 && (p[n] == '=' || p[n] == ' '))
-            return true;
-        p += strcspn (p, ";");
+            return p + n;
     }
-    return false;
+    return NULL;
+}
+
+static bool
+s_has_key (const char *dsn, const char *key)
+{
+    return s_key_find (dsn, key) != NULL;
 }
 
 /* The value of key in the connection string (to the next ';', spaces
@@ -150,26 +155,21 @@ s_has_key (const char *dsn, const char *key)
 static bool
 s_key_value (const char *dsn, const char *key, char *out, size_t out_len)
 {
-    size_t n = strlen (key);
-    for (const char *p = dsn; *p; p += strcspn (p, ";")) {
-        while (*p == ';' || *p == ' ')
-            p++;
-        if (strncasecmp (p, key, n) != 0)
-            continue;
-        const char *v = p + n + strspn (p + n, " ");
-        if (*v != '=')
-            continue;
-        v += 1 + strspn (v + 1, " ");
-        size_t len = strcspn (v, ";");
-        while (len && v[len - 1] == ' ')
-            len--;
-        if (len >= out_len)
-            return false;
-        memcpy (out, v, len);
-        out[len] = '\0';
-        return true;
-    }
-    return false;
+    const char *v = s_key_find (dsn, key);
+    if (!v)
+        return false;
+    v += strspn (v, " ");
+    if (*v != '=')
+        return false;
+    v += 1 + strspn (v + 1, " ");
+    size_t len = strcspn (v, ";");
+    while (len && v[len - 1] == ' ')
+        len--;
+    if (len >= out_len)
+        return false;
+    memcpy (out, v, len);
+    out[len] = '\0';
+    return true;
 }
 
 /* The driver of a data source the string names (DSN=name), as the
