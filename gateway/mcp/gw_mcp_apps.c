@@ -38,6 +38,7 @@ struct gw_mcp_apps_view {
     char *html;                 /* NULL: none to serve */
     size_t len;
     json_t *tools;              /* tools/list with the view, made at first ask */
+    json_t *item;               /* resources/read's content item, made at first read */
 };
 
 /* The largest view read (the built page is about 7 MB). */
@@ -179,11 +180,15 @@ gw_mcp_apps_read (gw_mcp_t *self)
     struct gw_mcp_apps_view *view = s_view (self);
     if (!view || !view->html)
         return NULL;
+    if (view->item)
+        return json_incref (view->item);
     /* empty CSP lists: the frame may reach no origin at all */
-    return json_pack ("{s:s, s:s, s:s%, s:{s:{s:{s:[], s:[], s:[]}, s:b}}}", "uri",
-                      GW_MCP_APPS_URI, "mimeType", GW_MCP_APPS_MIME, "text", view->html,
-                      view->len, "_meta", "ui", "csp", "connectDomains", "resourceDomains",
-                      "frameDomains", "prefersBorder", 1);
+    view->item = json_pack ("{s:s, s:s, s:s%, s:{s:{s:{s:[], s:[], s:[]}, s:b}}}",
+                            "uri", GW_MCP_APPS_URI, "mimeType", GW_MCP_APPS_MIME,
+                            "text", view->html, view->len, "_meta", "ui", "csp",
+                            "connectDomains", "resourceDomains", "frameDomains",
+                            "prefersBorder", 1);
+    return view->item ? json_incref (view->item) : NULL;
 }
 
 /* ---- the outputs the view gets ---- */
@@ -398,6 +403,7 @@ gw_mcp_apps_destroy (gw_mcp_t *self)
         return;
     free (self->apps_view->html);
     json_decref (self->apps_view->tools);
+    json_decref (self->apps_view->item);
     free (self->apps_view);
     self->apps_view = NULL;
 }

@@ -40,8 +40,8 @@ bool gw_mcp_apps_for_call (gw_mcp_ctx_t *ctx);
  * the server's list, and kept in self): its code tools point at the view. */
 json_t *gw_mcp_apps_tools (gw_mcp_t *self, json_t *tools);
 
-/* The view as a resources/read content item (new), or NULL when it
- * cannot be served. */
+/* The view as a resources/read content item (new reference to one made at
+ * the first read and never changed), or NULL when it cannot be served. */
 json_t *gw_mcp_apps_read (gw_mcp_t *self);
 
 /* Adds the output items of job's execution (none: nothing) to a tool
