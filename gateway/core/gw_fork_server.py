@@ -16,22 +16,23 @@ from the connection itself (SO_PEERPIDFD, SO_PEERCRED), never from what
 it says: its process, user, sandbox (PID namespace) and cgroups.
 
 - The server takes a connection only from a process of the kernels' user
-  UID in a PID namespace other than its own, one live kernel per sandbox;
-  it reads nothing itself: it forks an intermediate per connection and
-  goes back to accepting, so no peer can stall it.
-- The intermediate (root) reads the request (at most REQUEST_MAX bytes in
-  REQUEST_WAIT_S), checks that argv is this Python running
-  ipykernel_launcher, joins the peer's cgroups (so what it and the kernel
-  write is charged to the session), takes its rlimits, clears its groups,
-  then joins its namespaces (user, cgroup, IPC, UTS, network, PID, mount)
-  with setns(2) on the peer's pidfd, and forks the kernel, which is in the
-  sandbox's PID namespace. It then waits: the kernel's end is sent to the
-  seat ({"exit": wait status}); the seat's end kills the kernel.
-- The kernel drops every capability (bounding set, ambient), becomes the
-  peer's uid, sets no_new_privs and the sandbox's seccomp filter (read
-  from SECCOMP_FD at start: bubblewrap's), takes the seat's stdio,
-  environment and folder, reseeds `random` and numpy's global generator,
-  and runs ipykernel_launcher as `python -m` would.
+  UID in a PID namespace other than its own, one kernel per sandbox, at
+  most LIVE_MAX; it never blocks on one: a request (at most REQUEST_MAX
+  bytes, in REQUEST_WAIT_S) is read as it comes, in one poll loop.
+- With the request whole (argv must be this Python running
+  ipykernel_launcher), it forks the kernel into the sandbox's PID
+  namespace (setns(2) of its own children's, on the peer's pidfd, and
+  back). The kernel, root until it drops it, joins the peer's cgroups (what
+  it writes is charged to the session), takes its rlimits (those lower
+  than ours), clears its groups, joins its other namespaces (user, cgroup,
+  IPC, UTS, network, mount), sends {"pid": its pid in the sandbox}, drops
+  every capability, becomes the peer's uid, sets no_new_privs and the
+  sandbox's seccomp filter (read from SECCOMP_FD at start: bubblewrap's),
+  takes the seat's stdio, environment and folder, reseeds `random` and
+  numpy's global generator, and runs ipykernel_launcher as `python -m`
+  would.
+- The server stays the kernel's parent: its end is sent to the seat
+  ({"exit": wait status}); the seat's end kills it.
 - Anything refused is answered {"refused": why}; the seat then starts the
   kernel itself, as without a fork server.
 
@@ -49,6 +50,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 SO_PEERPIDFD = 77
@@ -65,6 +67,7 @@ SYS_PIDFD_SEND_SIGNAL = 424
 NAMESPACES = (("user", 0x10000000), ("cgroup", 0x02000000), ("ipc", 0x08000000),
               ("uts", 0x04000000), ("net", 0x40000000), ("pid", 0x20000000),
               ("mnt", 0x00020000))
+CLONE_NEWPID = 0x20000000
 REQUEST_MAX = 256 * 1024
 REQUEST_WAIT_S = 10
 LIVE_MAX = 512
@@ -192,15 +195,8 @@ def take_limits(pid):
         resource.setrlimit(LIMITS[name], (low(soft, hard), hard))
 
 
-def read_request(conn):
-    conn.settimeout(REQUEST_WAIT_S)
-    data, fds = b"", []
-    while b"\n" not in data:
-        chunk, got, _, _ = socket.recv_fds(conn, 65536, 3)
-        fds += got
-        if not chunk or len(data) + len(chunk) > REQUEST_MAX:
-            raise Refused("the request is cut or over %d bytes" % REQUEST_MAX)
-        data += chunk
+def parse_request(data, fds):
+    """argv, env and cwd of a whole request line, or Refused."""
     request = json.loads(data.split(b"\n", 1)[0])
     argv, env, cwd = request.get("argv"), request.get("env"), request.get("cwd")
     if (len(fds) != 3 or not isinstance(argv, list) or not isinstance(env, dict)
@@ -212,7 +208,7 @@ def read_request(conn):
     if (argv[1:3] != ["-m", "ipykernel_launcher"]
             or os.path.realpath(argv[0]) != os.path.realpath(sys.executable)):
         raise Refused("not %s -m ipykernel_launcher" % sys.executable)
-    return argv, env, cwd, fds
+    return argv, env, cwd
 
 
 def confine(uid, seccomp):
@@ -256,20 +252,46 @@ def python_path(env, cwd):
     return [cwd] + extra + base
 
 
-def kernel(conn, argv, env, cwd, fds, uid, seccomp):
-    """The forked kernel, in the sandbox's namespaces, still root there."""
-    os.setsid()
-    for i, fd in enumerate(fds):
-        os.dup2(fd, i)
-    conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
-    conn.close()
-    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    os.chdir(cwd)
-    confine(uid, seccomp)
+class Seat:
+    """One connection from a seat: who it is (from the socket), what it
+    asked, and its kernel once forked."""
+
+    def __init__(self, conn, pidfd, pid, uid, gid, key, flags):
+        self.conn, self.pidfd, self.pid, self.uid, self.gid = conn, pidfd, pid, uid, gid
+        self.key, self.flags = key, flags
+        self.data, self.fds, self.kernel, self.ended = b"", [], 0, False
+        self.deadline = time.monotonic() + REQUEST_WAIT_S
+
+    def close(self):
+        for fd in self.fds + [self.pidfd]:
+            os.close(fd)
+        self.fds, self.pidfd = [], -1
+        self.conn.close()
+
+
+def enter(seat, argv, env, cwd, seccomp):
+    """In the forked kernel (already in the sandbox's PID namespace): its
+    cgroups, limits, user and namespaces, then the kernel itself."""
     for number in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(number, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    join_cgroups(seat.pid)
+    take_limits(seat.pid)
+    os.setgroups([])
+    os.setresgid(seat.gid, seat.gid, seat.gid)
+    if not alive(seat.pidfd):
+        raise Refused("the seat ended")
+    if LIBC.setns(seat.pidfd, seat.flags & ~CLONE_NEWPID) != 0:
+        raise OSError(ctypes.get_errno(), "setns")
+    os.setsid()
+    for i, fd in enumerate(seat.fds):
+        os.dup2(fd, i)
+    seat.conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    os.chdir(cwd)
+    confine(seat.uid, seccomp)
     os.environ.clear()
     os.environ.update(env)
     sys.path[:] = python_path(env, cwd)
@@ -287,101 +309,168 @@ def kernel(conn, argv, env, cwd, fds, uid, seccomp):
     runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
 
 
-def intermediate(conn, pidfd, pid, uid, gid, flags, seccomp):
-    """Root, one per kernel: joins the sandbox, forks the kernel, waits."""
-    for number in (signal.SIGTERM, signal.SIGCHLD, signal.SIGINT):
-        signal.signal(number, signal.SIG_DFL)
-    step = "the request"
+def fork_kernel(seat, argv, env, cwd, seccomp, own_pid_ns):
+    """Forks the kernel into the seat's PID namespace; returns its pid."""
+    if LIBC.setns(seat.pidfd, CLONE_NEWPID) != 0:
+        raise OSError(ctypes.get_errno(), "setns to its PID namespace")
     try:
-        argv, env, cwd, fds = read_request(conn)
-        step = "its cgroups"
-        join_cgroups(pid)
-        step = "its limits"
-        take_limits(pid)
-        step = "its user"
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        if not alive(pidfd):
-            raise Refused("the seat ended")
-        step = "its namespaces"
-        if LIBC.setns(pidfd, flags) != 0:
-            raise OSError(ctypes.get_errno(), "setns")
-    except (Refused, OSError, ValueError) as e:
-        refuse(conn, "%s: %s" % (step, e))
-        return 1
-    child = os.fork()
-    if child == 0:
-        try:
-            kernel(conn, argv, env, cwd, fds, uid, seccomp)
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        except BaseException as e:
-            say("the kernel: %s: %s" % (type(e).__name__, e))
-            refuse(conn, "%s: %s" % (type(e).__name__, e))
-            code = 1
+        child = os.fork()
+    except OSError:
+        child = -1
+    if child:
+        # (our own children's namespace again; the kernel stays where it is)
+        if LIBC.setns(own_pid_ns, CLONE_NEWPID) != 0:
+            say("cannot return to our PID namespace: ending")
+            os._exit(1)
+        if child < 0:
+            raise Refused("fork failed")
+        return child
+    code = 1
+    try:
+        enter(seat, argv, env, cwd, seccomp)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException as e:
+        say("a kernel: %s: %s" % (type(e).__name__, e))
+        refuse(seat.conn, "%s: %s" % (type(e).__name__, e))
+    finally:
         os._exit(code)
-    for fd in fds + [pidfd]:
-        os.close(fd)
-    watch = os.pidfd_open(child)
-    while True:
-        ready, _, _ = select.select([conn, watch], [], [])
-        if watch in ready:
-            _, status = os.waitpid(child, 0)
-            try:
-                conn.sendall(json.dumps({"exit": status}).encode() + b"\n")
-            except OSError:
-                pass
-            return 0
-        if not conn.recv(4096):
-            os.kill(child, signal.SIGKILL)
-            os.waitpid(child, 0)
-            return 0
 
 
-def serve(conn, live, own, uid, seccomp):
-    """One connection: checks who asks, then forks its intermediate."""
-    pidfd = conn.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
-    try:
-        pid, peer_uid, peer_gid = struct.unpack(
-            "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        theirs = {name: ns_inode(pid, name) for name, _ in NAMESPACES}
-        if not alive(pidfd):
+class Server:
+    def __init__(self, listener, uid, seccomp):
+        self.listener, self.uid, self.seccomp = listener, uid, seccomp
+        self.own = {name: ns_inode("self", name) for name, _ in NAMESPACES}
+        self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        self.seats = {}         # connection fd -> Seat
+        self.kernels = {}       # kernel pid -> Seat
+        self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda number, frame: None)
+        signal.set_wakeup_fd(wake_w)
+
+    def drop(self, seat, why=None):
+        if why:
+            refuse(seat.conn, why)
+        self.seats.pop(seat.conn.fileno(), None)
+        if seat.kernel:
+            self.kernels.pop(seat.kernel, None)
+        seat.close()
+
+    def accept(self):
+        """Checks who connects; keeps a seat, or refuses it at once."""
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
             return
-        if peer_uid != uid:
-            return refuse(conn, "not the kernels' user")
-        if theirs["pid"] == own["pid"] or theirs["mnt"] == own["mnt"]:
-            return refuse(conn, "not in a sandbox")
-        if theirs["pid"] in live.values():
-            return refuse(conn, "this sandbox has its kernel")
-        if len(live) >= LIVE_MAX:
-            return refuse(conn, "too many kernels")
+        try:
+            pidfd = conn.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
+        except OSError:
+            conn.close()
+            return
+        try:
+            pid, uid, gid = struct.unpack(
+                "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+            theirs = {name: ns_inode(pid, name) for name, _ in NAMESPACES}
+            why = None
+            if not alive(pidfd):
+                why = "gone"
+            elif uid != self.uid:
+                why = "not the kernels' user"
+            elif theirs["pid"] == self.own["pid"] or theirs["mnt"] == self.own["mnt"]:
+                why = "not in a sandbox"
+            elif any(s.key == theirs["pid"] for s in self.seats.values()):
+                why = "this sandbox has its kernel"
+            elif len(self.seats) >= LIVE_MAX:
+                why = "too many kernels"
+        except (OSError, ValueError) as e:
+            why = "who: %s" % e
+        if why:
+            refuse(conn, why)
+            os.close(pidfd)
+            conn.close()
+            return
         flags = 0
         for name, flag in NAMESPACES:
-            if theirs[name] != own[name]:
+            if theirs[name] != self.own[name]:
                 flags |= flag
-        child = os.fork()
-        if child == 0:
-            code = 1
-            try:
-                code = intermediate(conn, pidfd, pid, peer_uid, peer_gid, flags, seccomp)
-            finally:
-                os._exit(code)
-        live[child] = theirs["pid"]
-    finally:
-        os.close(pidfd)
+        conn.setblocking(False)
+        self.seats[conn.fileno()] = Seat(conn, pidfd, pid, uid, gid, theirs["pid"], flags)
 
-
-def reap(live):
-    while live:
+    def read(self, seat):
+        """A request comes in pieces; a kernel's seat only ever ends."""
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            live.clear()
+            chunk, fds, _, _ = socket.recv_fds(seat.conn, 65536, 3)
+        except BlockingIOError:
             return
-        if not pid:
+        except OSError:
+            chunk, fds = b"", []
+        seat.fds += fds
+        if seat.kernel:
+            if not chunk:       # the seat ended: so does its kernel
+                os.kill(seat.kernel, signal.SIGKILL)
+                seat.ended = True   # (no longer polled: it is reaped next)
+            for fd in fds:
+                os.close(fd)
+            seat.fds = []
             return
-        live.pop(pid, None)
+        if not chunk or len(seat.data) + len(chunk) > REQUEST_MAX or len(seat.fds) > 3:
+            return self.drop(seat, "the request is cut, or over %d bytes" % REQUEST_MAX)
+        seat.data += chunk
+        if b"\n" not in seat.data:
+            return
+        try:
+            argv, env, cwd = parse_request(seat.data, seat.fds)
+            seat.kernel = fork_kernel(seat, argv, env, cwd, self.seccomp, self.own_pid_ns)
+        except (Refused, OSError, ValueError) as e:
+            return self.drop(seat, str(e))
+        self.kernels[seat.kernel] = seat
+        for fd in seat.fds:
+            os.close(fd)
+        seat.fds, seat.data = [], b""
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not pid:
+                return
+            seat = self.kernels.pop(pid, None)
+            if seat:
+                try:
+                    seat.conn.send(json.dumps({"exit": status}).encode() + b"\n",
+                                   socket.MSG_DONTWAIT)
+                except OSError:
+                    pass
+                seat.kernel = 0
+                self.drop(seat)
+
+    def run(self):
+        while True:
+            now = time.monotonic()
+            for seat in list(self.seats.values()):
+                if not seat.kernel and seat.deadline < now:
+                    self.drop(seat, "no request in %d s" % REQUEST_WAIT_S)
+            waits = [s.deadline - now for s in self.seats.values() if not s.kernel]
+            ready, _, _ = select.select([self.listener, self.wake_r]
+                                        + [s.conn for s in self.seats.values() if not s.ended],
+                                        [], [],
+                                        max(0.05, min(waits)) if waits else None)
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except BlockingIOError:
+                    pass
+            self.reap()
+            for conn in ready:
+                seat = self.seats.get(conn.fileno()) if isinstance(conn, socket.socket) \
+                    and conn is not self.listener else None
+                if seat and seat.conn is conn:
+                    self.read(seat)
+            if self.listener in ready:
+                self.accept()
 
 
 def main():
@@ -397,25 +486,12 @@ def main():
         say("no seccomp program")
         return
     preload(names)
-    own = {name: ns_inode("self", name) for name, _ in NAMESPACES}
     listener = socket.socket(fileno=listen_fd)
+    listener.setblocking(False)
+    server = Server(listener, uid, seccomp)
     gc.collect()
     gc.freeze()
-    live = {}
-    while True:
-        reap(live)
-        ready, _, _ = select.select([listener], [], [], 1.0)
-        if not ready:
-            continue
-        try:
-            conn, _ = listener.accept()
-        except OSError:
-            continue
-        with conn:
-            try:
-                serve(conn, live, own, uid, seccomp)
-            except OSError as e:
-                say("a connection: %s" % e)
+    server.run()
 
 
 main()
