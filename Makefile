@@ -62,6 +62,8 @@ $(BUILD)/obj/gateway/core/gw_ipykernel.o build/fuzz/obj/gateway/core/gw_ipykerne
     $(GEN)/gw_ipykernel_startup.inc
 $(BUILD)/obj/gateway/core/gw_pool_preload.o build/fuzz/obj/gateway/core/gw_pool_preload.o: \
     $(GEN)/gw_pool_preload.inc
+$(BUILD)/obj/gateway/core/gw_fork_server.o build/fuzz/obj/gateway/core/gw_fork_server.o: \
+    $(GEN)/gw_fork_server.inc
 
 $(BUILD)/libcodebox.a: $(LIB_OBJ)
 	@rm -f $@ && ar rcs $@ $^

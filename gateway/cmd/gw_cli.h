@@ -54,5 +54,6 @@ int gw_cmd_mcp (int argc, char **argv);
 int gw_cmd_settings (int argc, char **argv);
 int gw_cmd_kernel_proxy (int argc, char **argv);
 int gw_cmd_kernel_relay (int argc, char **argv);
+int gw_cmd_kernel_seat (int argc, char **argv);
 
 #endif
