@@ -398,28 +398,35 @@ def fork_row(s, conns, stock_pss, label, made):
     server's and its intermediates' spread over the sessions)."""
     procs = processes()
     groups, kernels, server, shared = fork_groups(procs, s.p.pid, conns)
-    assert all(c in groups for c in conns), (conns, list(groups))
-    assert server is not None and all(kernels[c] for c in conns), (server, kernels)
+    lost = ["fork%d" % i for i, c in enumerate(conns) if not kernels.get(c)]
+    assert server is not None and not lost, (
+        "sessions %s: no forked kernel with the connection file they named (ended, or "
+        "restarted as another); see %s/gateway.log" % (", ".join(lost), s.state))
     n = len(conns)
-    own = [memory_kb(groups[c], True) for c in conns]
-    py = sum(memory_kb([kernels[c]])[1] for c in conns) / n
+
+    def mean(pids_of, field):      # 0 RSS, 1 PSS, 2 USS
+        return sum(memory_kb(pids_of(c), True)[field] for c in conns) / n
+    own = mean(lambda c: groups[c], 1)
+    kernel = mean(lambda c: [kernels[c]], 1)
     server_kb = memory_kb([server])[1]
-    between = memory_kb(shared[1:], True)
-    total = sum(p for _, p, _ in own) + server_kb + between[1]
-    per = total / n
-    uss = (sum(u for _, _, u in own) + between[2]) / n
+    between = memory_kb(shared[1:])[1]
+    per = own + (server_kb + between) / n
+    # what one more session adds: the pages its processes and its own
+    # intermediate (the forked kernel's parent) keep to themselves
+    uss = [mean(lambda c: groups[c], 2), mean(lambda c: [kernels[c]], 2),
+           mean(lambda c: [procs[kernels[c]][0]], 2)]
     rows.append(("%d live sessions, import pandas, fork server, %s" % (n, label),
                  "%.0f per GiB" % (GIB_KB / per), "%.2fx stock" % (stock_pss / per),
                  "PSS %s per session: forked kernel %s, its bubblewrap, seat and relay %s, and "
                  "%s spread over the %d sessions (the fork server's %s and its %d intermediates' "
                  "%s, the warm pool's among them); %s in all; RSS %s per session without the "
-                 "server; a session's own pages (USS, with its intermediate) %s: with many "
-                 "sessions, at most %.0f per GiB; CODEBOX_FORK_SERVER=on, sandbox on, every "
-                 "kernel forked; %s"
-                 % (mib(per), mib(py), mib(sum(p for _, p, _ in own) / n - py),
-                    mib((server_kb + between[1]) / n), n, mib(server_kb), len(shared) - 1,
-                    mib(between[1]), mib(total), mib(sum(r for r, _, _ in own) / n), mib(uss),
-                    GIB_KB / uss, made)))
+                 "server; a session's own pages (USS) %s (kernel %s, bubblewrap, seat and relay "
+                 "%s) and its intermediate's %s: with many sessions, at most %.0f per GiB; "
+                 "CODEBOX_FORK_SERVER=on, sandbox on, every kernel forked; %s"
+                 % (mib(per), mib(kernel), mib(own - kernel), mib((server_kb + between) / n), n,
+                    mib(server_kb), len(shared) - 1, mib(between), mib(per * n),
+                    mib(mean(lambda c: groups[c], 0)), mib(uss[0]), mib(uss[1]),
+                    mib(uss[0] - uss[1]), mib(uss[2]), GIB_KB / (uss[0] + uss[2]), made)))
 
 
 def fork_server_rows(stock_pss, label):
