@@ -26,10 +26,10 @@ Rows:
      (sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,20)
      live sessions that ran `import pandas`, made one after another, a row
      at each count. A session's processes: bubblewrap, the seat
-     (`codebox kernel-seat`), its kernel-relay, and every process in its
+     (`codebox-sidecar kernel-seat`), its kernel-relay, and every process in its
      sandbox's pid namespace, the forked kernel among them (a child of a
-     fork-server intermediate, not of bubblewrap; tests/bench/procs.py);
-     the fork server's PSS and its intermediates' are spread over the
+     fork server, not of bubblewrap; tests/bench/procs.py);
+     the fork server's PSS is spread over the
      sessions. Fails unless every kernel was forked.
   4. tests/bench/fork_kernels.py: one server that imports ipykernel,
      numpy, pandas and matplotlib, calls gc.freeze() and forks the kernels;
@@ -395,7 +395,7 @@ def fork_sessions(s, conns, count):
 
 def fork_row(s, conns, stock_pss, label, made):
     """One row: the mean PSS of a session (its own processes, and the fork
-    server's and its intermediates' spread over the sessions)."""
+    server's spread over the sessions)."""
     procs = processes()
     groups, kernels, server, shared = fork_groups(procs, s.p.pid, conns)
     lost = ["fork%d" % i for i, c in enumerate(conns) if not kernels.get(c)]
@@ -411,22 +411,20 @@ def fork_row(s, conns, stock_pss, label, made):
     server_kb = memory_kb([server])[1]
     between = memory_kb(shared[1:])[1]
     per = own + (server_kb + between) / n
-    # what one more session adds: the pages its processes and its own
-    # intermediate (the forked kernel's parent) keep to themselves
-    uss = [mean(lambda c: groups[c], 2), mean(lambda c: [kernels[c]], 2),
-           mean(lambda c: [procs[kernels[c]][0]], 2)]
+    # what one more session adds: the pages its processes keep to themselves
+    uss = [mean(lambda c: groups[c], 2), mean(lambda c: [kernels[c]], 2)]
     rows.append(("%d live sessions, import pandas, fork server, %s" % (n, label),
                  "%.0f per GiB" % (GIB_KB / per), "%.2fx stock" % (stock_pss / per),
                  "PSS %s per session: forked kernel %s, its bubblewrap, seat and relay %s, and "
-                 "%s spread over the %d sessions (the fork server's %s and its %d intermediates' "
-                 "%s, the warm pool's among them); %s in all; RSS %s per session without the "
-                 "server; a session's own pages (USS) %s (kernel %s, bubblewrap, seat and relay "
-                 "%s) and its intermediate's %s: with many sessions, at most %.0f per GiB; "
+                 "%s spread over the %d sessions (the fork server's %s, and %s of %d other "
+                 "processes of its outside the sandboxes); %s in all; RSS %s per session "
+                 "without the server; a session's own pages (USS) %s (kernel %s, bubblewrap, "
+                 "seat and relay %s): with many sessions, at most %.0f per GiB; "
                  "CODEBOX_FORK_SERVER=on, sandbox on, every kernel forked; %s"
                  % (mib(per), mib(kernel), mib(own - kernel), mib((server_kb + between) / n), n,
-                    mib(server_kb), len(shared) - 1, mib(between), mib(per * n),
+                    mib(server_kb), mib(between), len(shared) - 1, mib(per * n),
                     mib(mean(lambda c: groups[c], 0)), mib(uss[0]), mib(uss[1]),
-                    mib(uss[0] - uss[1]), mib(uss[2]), GIB_KB / (uss[0] + uss[2]), made)))
+                    mib(uss[0] - uss[1]), GIB_KB / uss[0], made)))
 
 
 def fork_server_rows(stock_pss, label):

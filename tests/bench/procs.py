@@ -3,9 +3,9 @@ tests/bench/first_cell.py (issue 43): every process with its parent, argv
 and CPU ticks; a process's pid namespace; RSS, PSS and USS from
 /proc/PID/smaps_rollup. And which processes are one session's when the
 gateway runs its kernels through its fork server (CODEBOX_FORK_SERVER=on):
-bubblewrap, the seat (`codebox kernel-seat`), the kernel-relay and the
-forked kernel, which is not below bubblewrap but a child of an
-intermediate process, itself a child of the fork server. Run by the
+bubblewrap, the seat (`codebox-sidecar kernel-seat`), the kernel-relay and the
+forked kernel, which is not below bubblewrap but a child of the fork
+server. Run by the
 benchmark's main thread; reads /proc only (run as root: another user's
 namespaces and smaps are not readable)."""
 import os
@@ -117,8 +117,8 @@ def fork_groups(procs, gateway, conns):
     kernel and what it started), the kernel-relay); kernels maps it to its
     forked kernel's pid (None: the kernel was exec'd, not forked); server
     is the fork server's pid (None: no kernel was forked); shared is the
-    server and the processes below it outside the sandboxes (its
-    intermediates, the warm pool's among them)."""
+    server and the processes below it outside the sandboxes (none: its
+    children are the kernels, each in its sandbox)."""
     below = descendants(procs, gateway)
     ns = {pid: pid_ns(pid) for pid in procs}
     groups, kernels, server = {}, {}, None
@@ -137,7 +137,7 @@ def fork_groups(procs, gateway, conns):
         groups[conn] = sorted(group)
         forked = [pid for pid in inside if FORK_MARK in procs[pid][1]]
         kernels[conn] = forked[0] if forked else None
-        if forked:      # up the chain: the intermediates, then the server
+        if forked:      # up the chain: the server
             chain = [p for p in s_ancestors(procs, forked[0], 0) if FORK_MARK in procs[p][1]]
             server = chain[-1] if chain else None
     shared = []
