@@ -78,18 +78,6 @@ gw_cli_block_signals (void)
     signal (SIGPIPE, SIG_IGN);
 }
 
-void
-gw_cli_stay_on_this_cpu (void)
-{
-    int cpu = sched_getcpu ();
-    if (cpu < 0 || cpu >= CPU_SETSIZE)
-        return;
-    cpu_set_t set;
-    CPU_ZERO (&set);
-    CPU_SET (cpu, &set);
-    sched_setaffinity (0, sizeof set, &set);   /* a refusal only costs speed */
-}
-
 int
 gw_cli_flag (gw_config_t *config, gw_setting_t id, const char *flag, const char *value)
 {

@@ -26,15 +26,6 @@ gw_config_t *gw_cli_load_config (const char *config_file);
  * SIGPIPE. Call before any thread starts. */
 void gw_cli_block_signals (void);
 
-/* For the kernel relay and proxy, before their ZeroMQ context exists:
- * keeps this process (and the I/O thread libzmq starts later, which
- * inherits it) on the one CPU it runs on. Each message crosses between our
- * thread and libzmq's twice; on another CPU each crossing is a wake-up
- * that costs tens of microseconds more (on a VM, an interrupt to a halted
- * virtual CPU): about 200 us per `1+1` through the relay (docs/PERFORMANCE.md).
- * Relays land where the scheduler started them, so they spread. */
-void gw_cli_stay_on_this_cpu (void);
-
 /* For the servers (serve, mcp), once every source and flag is read: each
  * setting that names something names what exists: CODEBOX_DEFAULT_KERNEL
  * and CODEBOX_POOL_KERNELS kernelspecs, CODEBOX_KERNEL_PATH and
@@ -54,5 +45,6 @@ int gw_cmd_mcp (int argc, char **argv);
 int gw_cmd_settings (int argc, char **argv);
 int gw_cmd_kernel_proxy (int argc, char **argv);
 int gw_cmd_kernel_relay (int argc, char **argv);
+int gw_cmd_kernel_seat (int argc, char **argv);
 
 #endif

@@ -58,6 +58,8 @@ main (int argc, char **argv)
         return gw_cmd_kernel_relay (argc - 1, argv + 1);
     if (strcmp (command, "kernel-net-bridge") == 0)    /* internal: gw_cmd_kernel_net_bridge.c */
         return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-seat") == 0)      /* internal: see gw_cmd_kernel_seat.c */
+        return gw_cmd_kernel_seat (argc - 1, argv + 1);
     if (strcmp (command, "mcp") == 0)
         return gw_cmd_mcp (argc - 1, argv + 1);
     if (strcmp (command, "settings") == 0)

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <fts.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -25,72 +24,6 @@
 #define VISIBLE_WORKDIR "/session"
 #define MAX_ARGS 512
 
-
-/* /etc entries never shown, whatever links to them: secrets and the
- * system's own configuration of users, logins and ODBC data sources. */
-static bool
-s_etc_secret (const char *name)
-{
-    static const char *const secret[] = {
-        "shadow", "gshadow", "shadow-", "gshadow-", "sudoers", "sudoers.d", "ssh", "odbc.ini",
-        "odbcinst.ini", "environment", "security", "pam.d", "credstore", "credstore.encrypted",
-        "krb5.keytab", "codebox", "machine-id", "subuid", "subgid", "cron.d", "crontab",
-        "docker", "containers", "netrc", "wpa_supplicant", "NetworkManager", "ipsec.secrets",
-        "ppp", "openvpn", "wireguard", "letsencrypt", "mysql", "postgresql", "redis",
-    };
-    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
-        if (strcmp (name, secret[i]) == 0)
-            return true;
-    return name[0] == '.';
-}
-
-/* Finds the /etc entries that symlinks under /usr point into (documents,
- * manuals and headers left out), once: kernels of installed software
- * (IRkernel's R reads /usr/lib/R/etc/ldpaths, a link to /etc/R) need them
- * to start. Secrets are never among them (s_etc_secret). */
-static void
-s_find_etc_links (gw_sandbox_t *self)
-{
-    char *roots[] = {"/usr", NULL};
-    FTS *fts = fts_open (roots, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
-    if (!fts)
-        return;
-    FTSENT *e;
-    long visits = 0;
-    while ((e = fts_read (fts)) && ++visits < 2000000) {
-        if (e->fts_info == FTS_D
-            && (strcmp (e->fts_name, "doc") == 0 || strcmp (e->fts_name, "man") == 0
-                || strcmp (e->fts_name, "locale") == 0 || strcmp (e->fts_name, "include") == 0
-                || strcmp (e->fts_path, "/usr/src") == 0 || strcmp (e->fts_name, "icons") == 0)) {
-            fts_set (fts, e, FTS_SKIP);
-            continue;
-        }
-        if (e->fts_info != FTS_SL)
-            continue;
-        char target[PATH_MAX];
-        ssize_t len = readlink (e->fts_accpath, target, sizeof target - 1);
-        if (len <= 5)
-            continue;
-        target[len] = '\0';
-        if (strncmp (target, "/etc/", 5) != 0)
-            continue;
-        char name[48];
-        size_t n = strcspn (target + 5, "/");
-        if (n == 0 || n >= sizeof name || strstr (target, "/.."))
-            continue;
-        memcpy (name, target + 5, n);
-        name[n] = '\0';
-        if (s_etc_secret (name))
-            continue;
-        bool known = false;
-        for (int i = 0; i < self->n_etc_links && !known; i++)
-            known = strcmp (self->etc_links[i] + 5, name) == 0;
-        if (!known && self->n_etc_links < S_MAX_ETC_LINKS)
-            snprintf (self->etc_links[self->n_etc_links++], sizeof self->etc_links[0],
-                      "/etc/%s", name);
-    }
-    fts_close (fts);
-}
 
 /* Appends arguments to the vector. */
 static void
@@ -272,6 +205,41 @@ s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_
     return 0;
 }
 
+/* The program run beside each kernel (its relay, seat, bridge, proxy):
+ * codebox-kernel beside this binary, which loads a fifth of its shared
+ * libraries (each relay and seat holds 4 MiB less), else this binary. */
+static void
+s_find_helper (char *exe, size_t size)
+{
+    ssize_t len = readlink ("/proc/self/exe", exe, size - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr (exe, '/');
+    char helper[PATH_MAX];
+    if (slash && snprintf (helper, sizeof helper, "%.*s/codebox-kernel", (int) (slash - exe),
+                           exe) < (int) sizeof helper
+        && access (helper, X_OK) == 0 && strlen (helper) < size)
+        snprintf (exe, size, "%s", helper);
+}
+
+/* CODEBOX_FORK_SERVER=on: the server (started at the first kernel), when
+ * kernels are sandboxed by a root gateway; else said once why not. */
+static int
+s_fork_server_new (gw_sandbox_t *self, const gw_config_t *config, const char *stage_dir,
+                   char *err, size_t err_len)
+{
+    if (!self->bwrap || !self->set_user) {
+        jp_log_warn ("fork_server=off why=\"%s\"", !self->bwrap ? "no sandbox: kernels are "
+                     "started as usual" : "not root: a forked kernel could not join its sandbox");
+        return 0;
+    }
+    char folder[400];
+    snprintf (folder, sizeof folder, "%s/fork", stage_dir);
+    self->fork_server = gw_fork_server_new (folder, gw_config_str (config, GW_SET_POOL_PRELOAD),
+                                            self->uid, self->gid, self->seccomp_fd, err,
+                                            err_len);
+    return self->fork_server ? 0 : -1;
+}
+
 gw_sandbox_t *
 gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, size_t err_len)
 {
@@ -280,11 +248,10 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
         return NULL;
     self->seccomp_fd = -1;
     char why[160] = "";
-    s_find_etc_links (self);
+    gw_sandbox_find_etc_links (self);
     self->network = strcmp (gw_config_str (config, GW_SET_NETWORK), "on") == 0;
     self->net_private = gw_config_bool (config, GW_SET_DOWNLOAD_ALLOW_PRIVATE);
-    ssize_t exe_len = readlink ("/proc/self/exe", self->exe, sizeof self->exe - 1);
-    self->exe[exe_len > 0 ? exe_len : 0] = '\0';
+    s_find_helper (self->exe, sizeof self->exe);
     self->memory_mb = gw_config_int (config, GW_SET_MEMORY_LIMIT_MB);
     self->cpu_time_s = gw_config_int (config, GW_SET_CPU_TIME_LIMIT);
     self->max_processes = gw_config_int (config, GW_SET_MAX_PROCESSES);
@@ -341,6 +308,11 @@ gw_sandbox_new (const gw_config_t *config, const char *stage_dir, char *err, siz
         gw_sandbox_destroy (&self);
         return NULL;
     }
+    if (strcmp (gw_config_str (config, GW_SET_FORK_SERVER), "on") == 0
+        && s_fork_server_new (self, config, stage_dir, err, err_len) < 0) {
+        gw_sandbox_destroy (&self);
+        return NULL;
+    }
     return self;
 }
 
@@ -349,6 +321,7 @@ gw_sandbox_destroy (gw_sandbox_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
+    gw_fork_server_destroy (&(*self_p)->fork_server);
     if ((*self_p)->seccomp_fd >= 0)
         close ((*self_p)->seccomp_fd);
     free (*self_p);
@@ -368,6 +341,18 @@ gw_sandbox_network (const gw_sandbox_t *self)
 }
 
 /* True when the kernel can only speak TCP (so no network namespace). */
+/* The fork server's socket when spec is ipykernel's (`PYTHON -m
+ * ipykernel_launcher ...`) and the server of that Python runs. */
+static const char *
+s_fork_server_socket (gw_sandbox_t *self, const ks_spec_t *spec)
+{
+    char **a = spec->argv;
+    if (!self->fork_server || !a || !a[0] || !a[1] || !a[2] || strcmp (a[1], "-m") != 0
+        || strcmp (a[2], "ipykernel_launcher") != 0)
+        return NULL;
+    return gw_fork_server_socket (self->fork_server, a[0]);
+}
+
 static bool
 s_tcp_only (const ks_spec_t *spec)
 {
@@ -571,8 +556,11 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         s_args (argv, &n, 2, "--tmpfs", "/tmp");
     /* this binary, for the kernel-proxy and the bridge (bound after /tmp,
        which would hide a binary built under /tmp) */
-    if (exe[0] && (tcp_only || bridge))
+    const char *seat = exe[0] ? s_fork_server_socket (self, spec) : NULL;
+    if (exe[0] && (tcp_only || bridge || seat))
         s_args (argv, &n, 3, "--ro-bind", exe, exe);
+    if (seat)
+        s_args (argv, &n, 3, "--bind", seat, GW_FORK_SERVER_SEAT_SOCKET);
     if (exe[0] && tcp_only)
         options->proxy = exe;   /* no way in over TCP: it bridges to ipc sockets */
     if (bridge)
@@ -591,6 +579,8 @@ gw_sandbox_prepare (gw_sandbox_t *self, const ks_spec_t *spec, const char *workd
         snprintf (port, sizeof port, "%d", GW_SANDBOX_NET_PORT);
         s_args (argv, &n, 5, exe, "kernel-net-bridge", launch->net_socket, port, "--");
     }
+    if (seat)
+        s_args (argv, &n, 4, exe, "kernel-seat", GW_FORK_SERVER_SEAT_SOCKET, "--");
     launch->wrap = argv;
     int rc = s_prepare_relay (self, runtime_dir, launch, options);
     if (rc)

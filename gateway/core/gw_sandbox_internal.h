@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "gw_exec_options.h"
+#include "gw_fork_server.h"
 #include "ks_kernel.h"
 #include "ks_process.h"
 
@@ -35,7 +36,8 @@ struct gw_sandbox {
     long quota_mb;
     bool cgroup_memory, cgroup_pids, cgroup_cpuacct;
     char why_none[200];
-    char exe[512];              /* this binary, for the kernel-proxy */
+    char exe[512];              /* codebox-kernel (else this binary): the relay,
+                                   seat, bridge and proxy of each kernel */
     /* When kernels run as another user: mount targets in a folder every
        user can pass through; each kernel's launcher binds its session
        folder and this binary there in a mount namespace of its own */
@@ -52,7 +54,11 @@ struct gw_sandbox {
        /usr/lib/R/etc -> /etc/R, octave's octaverc...), shown read-only */
     char etc_links[S_MAX_ETC_LINKS][64];
     int n_etc_links;
+    gw_fork_server_t *fork_server;  /* CODEBOX_FORK_SERVER=on, or NULL */
 };
+
+/* Finds the /etc entries symlinks under /usr point into (gw_sandbox_etc.c). */
+void gw_sandbox_find_etc_links (gw_sandbox_t *self);
 
 /* Makes the codebox folder of a cgroup hierarchy; true when usable. */
 bool gw_sandbox_cgroup_ready (const char *controller);

@@ -1,0 +1,35 @@
+/* kernel_main: `codebox-kernel`, the small program beside each sandboxed
+ * kernel: its seat, relay, network bridge and proxy (the same commands as
+ * `codebox kernel-*`, gw_cmd_kernel_*.c). One of these runs per kernel, so
+ * it links only what they need: the full `codebox` loads about a hundred
+ * shared libraries (libvips' among them), whose relocations cost each
+ * such process about 4 MiB of its own memory. gw_sandbox.c uses it when it
+ * is beside `codebox`, else `codebox` itself.
+ *
+ * Threads: one (each command's). */
+#include <stdio.h>
+#include <string.h>
+
+#include "gw_cli.h"
+#include "gw_cmd_kernel_net.h"
+
+int
+main (int argc, char **argv)
+{
+    const char *command = argc > 1 ? argv[1] : "";
+    if (strcmp (command, "kernel-seat") == 0)
+        return gw_cmd_kernel_seat (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-relay") == 0)
+        return gw_cmd_kernel_relay (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-proxy") == 0)
+        return gw_cmd_kernel_proxy (argc - 1, argv + 1);
+    if (strcmp (command, "kernel-net-bridge") == 0)
+        return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
+    if (strcmp (command, "--version") == 0) {
+        printf ("codebox-kernel\n");
+        return GW_EXIT_OK;
+    }
+    fprintf (stderr, "usage: codebox-kernel kernel-seat|kernel-relay|kernel-proxy|"
+             "kernel-net-bridge ARGS...\n(the gateway runs it beside each kernel)\n");
+    return GW_EXIT_USAGE;
+}
