@@ -15,6 +15,7 @@ exec'd one by its /proc/self/cmdline, which is the fork server's
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -351,18 +352,25 @@ print(mine_in_packages.WHERE, mine_in_packages.__file__)
 
 
 DRAW = r"""
+import sys
+preloaded = 'numpy' in sys.modules
 import json, os, random, numpy
 print(json.dumps({'random': [random.random() for _ in range(3)],
-                  'numpy': numpy.random.rand(3).tolist(),
+                  'numpy': numpy.random.rand(3).tolist(), 'preloaded': preloaded,
                   'forked': %r in open('/proc/self/cmdline', 'rb').read().decode()}))
 """ % FORK
 
 
-def test_two_sessions_draw_different_numbers(forked):
-    create(forked, "r1")
-    create(forked, "r2")
-    one, two = last_json(forked, "r1", DRAW), last_json(forked, "r2", DRAW)
+def test_two_sessions_draw_different_numbers(server_factory):
+    """Kernels forked from one server that imported numpy (here by name,
+    whatever the server imports by itself) draw different numbers."""
+    s = server_factory(env=dict(SETTINGS, CODEBOX_FORK_SERVER="on", CODEBOX_POOL_PRELOAD="numpy"))
+    create(s, "r1")
+    create(s, "r2")
+    one, two = last_json(s, "r1", DRAW), last_json(s, "r2", DRAW)
+    s.kernels |= forked_processes(s)
     assert one["forked"] and two["forked"], (one, two)
+    assert one["preloaded"] and two["preloaded"], (one, two)
     assert one["random"] != two["random"], (one, two)
     assert one["numpy"] != two["numpy"], (one, two)
 
@@ -435,19 +443,22 @@ def test_memory_limit_ends_the_kernel_as_today(forked, execd):
 # 7. kernel code talks to the fork server
 
 
-HOSTILE = r"""
+# Talks to the fork server's socket at SOCK: one connection per request of
+# MODES (the server may answer before it reads: who asks is known from the
+# connection, and a sandbox has one seat). Prints one JSON line: for each
+# request, what came back until the server ended the connection, or that
+# it did not.
+TALK = r"""
 import array, json, os, socket, sys, time
-PATH = '/run/codebox-fork.sock'
 
 def connect():
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     c.settimeout(25)
-    c.connect(PATH)
+    c.connect(SOCK)
     return c
 
-def closed(c):
-    '''True once the server closed c (its end, a reset) with no reply but
-    a refusal; else what it did.'''
+def answer(c):
+    # what the server sent until it ended the connection, or that it did not
     got = b''
     while True:
         try:
@@ -455,88 +466,171 @@ def closed(c):
         except ConnectionResetError:
             break
         except socket.timeout:
-            return 'still open after %r' % got[:200]
+            return {'open': True, 'got': got.decode('utf-8', 'replace')[:300]}
         if not data:
             break
         got += data
-    if got and not got.startswith(b'{"refused"'):
-        return got.decode('utf-8', 'replace')[:200]
-    return True
+    return {'open': False, 'got': got.decode('utf-8', 'replace')[:300]}
 
-out = {}
-silent = connect()                    # says nothing: dropped after 10 s
-silent.sendall(b'{"argv": ')
-started = time.monotonic()
+def send(c, data, fds=None):
+    try:
+        if fds:
+            c.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))])
+        else:
+            c.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass        # it ended the connection first
+    except socket.timeout:
+        return {'open': True, 'got': 'it stopped reading but kept the connection'}
+    return answer(c)
 
-# a valid-looking request, as a seat sends it, for a kernel that would live
-ports = []
-for _ in range(5):
-    with socket.socket() as p:
-        p.bind(('127.0.0.1', 0)); ports.append(p.getsockname()[1])
-conn = dict(zip(['shell_port', 'iopub_port', 'stdin_port', 'control_port', 'hb_port'], ports),
-            ip='127.0.0.1', transport='tcp', key='k' * 32, signature_scheme='hmac-sha256')
-open('/tmp/evil-kernel.json', 'w').write(json.dumps(conn))
-request = {'argv': [sys.executable, '-m', 'ipykernel_launcher', '-f', '/tmp/evil-kernel.json'],
-           'env': dict(os.environ), 'cwd': '/session'}
-fds = [os.open('/dev/null', os.O_RDWR) for _ in range(3)]
-c = connect()
-c.sendmsg([json.dumps(request).encode() + b'\n'],
-          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))])
-line = c.makefile('rb').readline()
-out['reply'] = line.decode('utf-8', 'replace')
-c.close()
-
-c = connect()
-c.sendall(b'this is no JSON at all\n')
-out['garbage'] = closed(c)
-c.close()
-
-c = connect()
-try:
-    c.sendall(b'{"argv": ["' + b'x' * (1 << 20) + b'"]}\n')
-    out['big'] = closed(c)
-except (BrokenPipeError, ConnectionResetError):
-    out['big'] = True
-except socket.timeout:
-    out['big'] = 'the server stopped reading but kept the connection'
-c.close()
-
-out['silent'] = closed(silent)
-out['silent_after'] = round(time.monotonic() - started, 1)
-silent.close()
+out = {'ns': os.readlink('/proc/self/ns/pid')}
+if 'silent' in MODES:
+    silent = connect()              # half a request, then nothing
+    try:
+        silent.sendall(b'{"argv": ')
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    started = time.monotonic()
+if 'valid' in MODES:
+    # a request as a seat sends it, for a kernel that would live
+    ports = []
+    for _ in range(5):
+        with socket.socket() as p:
+            p.bind(('127.0.0.1', 0)); ports.append(p.getsockname()[1])
+    conn = dict(zip(['shell_port', 'iopub_port', 'stdin_port', 'control_port', 'hb_port'],
+                    ports), ip='127.0.0.1', transport='tcp', key='k' * 32,
+                signature_scheme='hmac-sha256')
+    open('/tmp/evil-kernel.json', 'w').write(json.dumps(conn))
+    request = {'argv': [sys.executable, '-m', 'ipykernel_launcher', '-f', '/tmp/evil-kernel.json'],
+               'env': dict(os.environ), 'cwd': os.getcwd()}
+    fds = [os.open('/dev/null', os.O_RDWR) for _ in range(3)]
+    out['valid'] = send(connect(), json.dumps(request).encode() + b'\n', fds)
+if 'garbage' in MODES:
+    out['garbage'] = send(connect(), b'this is no JSON at all\n')
+if 'big' in MODES:
+    out['big'] = send(connect(), b'{"argv": ["' + b'x' * (1 << 20) + b'"]}\n')
+if 'silent' in MODES:
+    out['silent'] = answer(silent)
+    out['silent_s'] = round(time.monotonic() - started, 1)
 time.sleep(1)
-out['procs'] = sorted(open('/proc/%s/cmdline' % p, 'rb').read().replace(b'\0', b' ').decode()[:60]
-                      for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())
+def cmdline(p):
+    try:
+        return open('/proc/%s/cmdline' % p, 'rb').read().replace(b'\0', b' ').decode()[:60]
+    except OSError:
+        return '(gone)'
+out['procs'] = sorted(cmdline(p) for p in os.listdir('/proc')
+                      if p.isdigit() and int(p) != os.getpid())
 print(json.dumps(out))
 """
 
 
+def assert_dropped(out, key):
+    """The server ended the connection of request key, answering nothing
+    or a refusal (never a kernel's pid)."""
+    r = out[key]
+    assert r["open"] is False, (key, out)
+    if r["got"]:
+        assert r["got"].startswith('{"refused"'), (key, out)
+        assert list(json.loads(r["got"].splitlines()[0])) == ["refused"], (key, out)
+
+
+def fork_socket(server_pid):
+    """The host path of the socket the fork server listens on."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % server_pid):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (server_pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    with open("/proc/net/unix") as f:
+        paths = [line.split()[7] for line in f
+                 if len(line.split()) >= 8 and line.split()[6] in inodes]
+    assert len(paths) == 1, paths
+    return paths[0]
+
+
 def test_kernel_code_gets_nothing_from_the_fork_server(forked):
+    """From inside a forked kernel: a request as the seat makes it is
+    refused, garbage, a 1 MiB line and a half request are dropped; nothing
+    is started, the server goes on."""
     s = forked
     create(s, "h1")
     info = probe(s, "h1")
     assert_forked(info)
     wait_until_quiet(s)
     before = forked_processes(s)
-    out = last_json(s, "h1", HOSTILE)
-    reply = out["reply"]
-    assert reply.startswith('{"refused"'), out
-    assert "refused" in json.loads(reply), out
-    assert out["garbage"] is True, out
-    assert out["big"] is True, out
-    assert out["silent"] is True and out["silent_after"] < 25, out
+    server = proc_identity(fork_servers(s)[0])
+    out = last_json(s, "h1", "MODES = ['silent', 'valid', 'garbage', 'big']\n"
+                             "SOCK = '/run/codebox-fork.sock'\n" + TALK)
+    assert out["ns"] == info["ns"]["pid"], out
+    assert out["valid"]["open"] is False and out["valid"]["got"].startswith('{"refused"'), out
+    assert "refused" in json.loads(out["valid"]["got"].splitlines()[0]), out
+    for key in ("garbage", "big", "silent"):
+        assert_dropped(out, key)
+    assert out["silent_s"] < 25, out
     # nothing was started: in the sandbox, on the host
     assert all(FORK not in p for p in out["procs"]), out
     kernel, seat = sandbox_members(info)
     assert [p for p in in_pid_ns(info["ns"]["pid"]) if is_forked(p)] == [kernel]
     time.sleep(1)
     assert forked_processes(s) == before, (before, forked_processes(s))
+    assert fork_servers(s) == [server[0]] and proc_identity(server[0]) == server
     # the kernel that tried goes on, and the server serves new sandboxes
     assert stream_of(cell(s, "h1", "print(6 * 7)")) == "42\n"
     create(s, "h2")
     after = probe(s, "h2")
     assert_forked(after)
     assert after["pandas"] is True
+
+
+def test_requests_it_cannot_read_are_dropped(forked):
+    """What reaches the server's reading (a process of the kernels' user in
+    a PID namespace of its own with no kernel yet, made here on the host):
+    garbage, a line over the bound and a request that never ends are
+    dropped, the server starts nothing and goes on."""
+    s = forked
+    create(s, "d1")
+    info = probe(s, "d1")
+    assert_forked(info)
+    wait_until_quiet(s)
+    before = forked_processes(s)
+    server = proc_identity(fork_servers(s)[0])
+    path = fork_socket(server[0])
+    # each request from a sandbox of its own (a sandbox has one seat: the
+    # server refuses its next connections at once); the socket's folder may
+    # be closed to the kernels' user: in a mount namespace of its own the
+    # socket is bound where that user reaches it
+    clients = {}
+    for mode in ("garbage", "big", "silent"):
+        script = os.path.join(s.tmp, "talk-%s.py" % mode)
+        where = os.path.join(s.tmp, "fork-%s.sock" % mode)
+        with open(script, "w") as f:
+            f.write("MODES = [%r]\nSOCK = %r\n" % (mode, where) + TALK)
+        open(where, "w").close()
+        os.chmod(script, 0o644)
+        inner = ("mount --bind %s %s && exec setpriv --reuid %d --regid %d --clear-groups "
+                 "/usr/bin/python3 %s" % (path, where, info["uid"], info["gid"], script))
+        clients[mode] = subprocess.Popen(["unshare", "--pid", "--fork", "--mount", "--mount-proc",
+                                          "sh", "-c", inner],
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for mode, proc in clients.items():
+        stdout, stderr = proc.communicate(timeout=90)
+        assert proc.returncode == 0, (mode, stdout, stderr)
+        out = json.loads(stdout.strip().splitlines()[-1])
+        assert_dropped(out, mode)
+        if mode == "silent":
+            assert 5 < out["silent_s"] < 25, out     # given its 10 s, not refused at once
+        assert all(FORK not in p for p in out["procs"]), out     # /proc of its namespace
+        assert not in_pid_ns(out["ns"]), "a process was left in the client's namespace"
+    time.sleep(1)
+    assert forked_processes(s) == before, (before, forked_processes(s))
+    assert fork_servers(s) == [server[0]] and proc_identity(server[0]) == server
+    assert stream_of(cell(s, "d1", "print(6 * 7)")) == "42\n"
+    create(s, "d2")
+    assert_forked(probe(s, "d2"))
 
 
 # --------------------------------------------------------------------------
