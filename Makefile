@@ -29,7 +29,7 @@ LDFLAGS   += $(SANFLAGS)
 LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lwslay -lpthread -lm
 
 LIB_SRC   := $(wildcard protocol/*.c kernelspec/*.c) \
-             $(filter-out gateway/cmd/main.c gateway/cmd/kernel_main.c,$(wildcard $(GW_DIRS:%=gateway/%/*.c)))
+             $(filter-out gateway/cmd/main.c gateway/cmd/sidecar_main.c,$(wildcard $(GW_DIRS:%=gateway/%/*.c)))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -39,7 +39,7 @@ APPS_HTML := $(BUILD)/mcp-app-outputs.html
 
 .PHONY: all deps test-deps test check layers unit e2e mcp-test jupyterlab-test bench run docs fuzz fuzz-build fuzz-replay valgrind clean apps apps-demo apps-shot
 
-all: $(BUILD)/codebox $(BUILD)/codebox-kernel build/sample.sqlite
+all: $(BUILD)/codebox $(BUILD)/codebox-sidecar build/sample.sqlite
 
 # exec_sql's default database, made from SQL text (no binary in git).
 build/sample.sqlite: gateway/sql/sample.sql
@@ -71,9 +71,9 @@ $(BUILD)/libcodebox.a: $(LIB_OBJ)
 $(BUILD)/codebox: $(BUILD)/obj/gateway/cmd/main.o $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# What runs beside each kernel (gateway/cmd/kernel_main.c): only the
+# What runs beside each kernel (gateway/cmd/sidecar_main.c): only the
 # libraries its objects use (--as-needed), so that each copy stays small.
-$(BUILD)/codebox-kernel: $(BUILD)/obj/gateway/cmd/kernel_main.o $(BUILD)/libcodebox.a
+$(BUILD)/codebox-sidecar: $(BUILD)/obj/gateway/cmd/sidecar_main.o $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(LDLIBS)
 
 # The MCP conformance suite's fixtures live in the test build only.
@@ -123,11 +123,11 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stac
 E2E_JOBS ?= 3
 E2E_PYTEST = CODEBOX_BIN=$(abspath $(BUILD)/codebox) $(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider
 
-e2e: $(BUILD)/codebox $(BUILD)/codebox-kernel
+e2e: $(BUILD)/codebox $(BUILD)/codebox-sidecar
 	$(E2E_PYTEST) -n $(E2E_JOBS) -m "not alone" tests/e2e
 	$(E2E_PYTEST) -m alone tests/e2e
 
-mcp-test: $(BUILD)/codebox $(BUILD)/codebox-kernel $(BUILD)/codebox-conformance $(APPS_HTML)
+mcp-test: $(BUILD)/codebox $(BUILD)/codebox-sidecar $(BUILD)/codebox-conformance $(APPS_HTML)
 	cd tests/mcp && CODEBOX_BIN=$(abspath $(BUILD)/codebox) \
 	    CODEBOX_CONFORMANCE_BIN=$(abspath $(BUILD)/codebox-conformance) $(SAN_ENV) \
 	    node --test --test-concurrency=1 .

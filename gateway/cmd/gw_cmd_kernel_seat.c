@@ -8,6 +8,10 @@
  * kernel, and it exits as the kernel did (a signal raised again), so the
  * gateway sees this process as it would see the kernel.
  *
+ * The server is the kernel's parent and sends its wait status; if the
+ * server ends first, the kernel goes on and the seat watches it through a
+ * pidfd (its status is then lost: the seat exits with 1).
+ *
  * When the server cannot be reached, refuses, or does not answer in
  * SEAT_REPLY_MS, the seat runs ARGV itself (execvp): the kernel starts as
  * without a fork server, only not sharing the server's pages.
@@ -21,6 +25,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -153,6 +158,32 @@ s_exit_as (int status)
     return WIFEXITED (status) ? WEXITSTATUS (status) : 1;
 }
 
+/* The server ended before the kernel (its parent, so its status goes
+ * with it): the kernel lives on, watched through a pidfd, its signals
+ * still passed on; its end is then told as an exit of 1. */
+static int
+s_outlive_server (pid_t kernel, int sfd)
+{
+    int pidfd = (int) syscall (SYS_pidfd_open, kernel, 0);
+    if (pidfd < 0)
+        return 1;
+    fprintf (stderr, "codebox kernel-seat: the fork server ended; the kernel goes on\n");
+    for (;;) {
+        struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        if (poll (p, sfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+            break;
+        if (p[0].revents)
+            break;
+        struct signalfd_siginfo info;
+        if (sfd >= 0 && p[1].revents && read (sfd, &info, sizeof info) == sizeof info)
+            kill (kernel, (int) info.ssi_signo);
+    }
+    fprintf (stderr, "codebox kernel-seat: the kernel ended (its status went with the "
+             "fork server)\n");
+    close (pidfd);
+    return 1;
+}
+
 /* Asks the server on path for the kernel; returns what to exit with, or
  * runs argv itself when the server does not give one. */
 static int
@@ -202,9 +233,8 @@ s_seat (const char *path, char **argv)
     int got = s_read_line (fd, sfd, (pid_t) pid, line, sizeof line, -1);
     answer = got > 0 ? json_loads (line, 0, NULL) : NULL;
     json_t *status = json_object_get (answer, "exit");
-    int code = json_is_integer (status) ? s_exit_as ((int) json_integer_value (status)) : 1;
-    if (!json_is_integer (status))      /* the server's side ended first */
-        kill ((pid_t) pid, SIGKILL);
+    int code = json_is_integer (status) ? s_exit_as ((int) json_integer_value (status))
+                                        : s_outlive_server ((pid_t) pid, sfd);
     json_decref (answer);
     return code;
 }

@@ -300,6 +300,8 @@ def enter(seat, argv, env, cwd, seccomp):
         # (a preloaded module chose it): chosen again in the kernel
         pyplot._backend_mod = None
         sys.modules.pop("matplotlib_inline.backend_inline", None)
+    if "multiprocessing.process" in sys.modules:     # made at its import
+        sys.modules["multiprocessing.process"].current_process().authkey = os.urandom(32)
     import random
     random.seed()
     if "numpy" in sys.modules:
@@ -422,7 +424,7 @@ class Server:
         try:
             argv, env, cwd = parse_request(seat.data, seat.fds)
             seat.kernel = fork_kernel(seat, argv, env, cwd, self.seccomp, self.own_pid_ns)
-        except (Refused, OSError, ValueError) as e:
+        except (Refused, OSError, ValueError, RecursionError) as e:
             return self.drop(seat, str(e))
         self.kernels[seat.kernel] = seat
         for fd in seat.fds:
@@ -448,29 +450,45 @@ class Server:
                 self.drop(seat)
 
     def run(self):
+        """Forever: no request, peer or kernel ends the server (a hostile
+        kernel that could would end every other kernel's sharing)."""
         while True:
             now = time.monotonic()
             for seat in list(self.seats.values()):
                 if not seat.kernel and seat.deadline < now:
                     self.drop(seat, "no request in %d s" % REQUEST_WAIT_S)
             waits = [s.deadline - now for s in self.seats.values() if not s.kernel]
-            ready, _, _ = select.select([self.listener, self.wake_r]
-                                        + [s.conn for s in self.seats.values() if not s.ended],
-                                        [], [],
-                                        max(0.05, min(waits)) if waits else None)
+            poll = select.poll()
+            poll.register(self.listener, select.POLLIN)
+            poll.register(self.wake_r, select.POLLIN)
+            for fd, seat in self.seats.items():
+                if not seat.ended:
+                    poll.register(fd, select.POLLIN)
+            ready = {fd for fd, _ in poll.poll(max(50, int(min(waits) * 1000)) if waits
+                                               else None)}
             if self.wake_r in ready:
                 try:
                     os.read(self.wake_r, 4096)
                 except BlockingIOError:
                     pass
             self.reap()
-            for conn in ready:
-                seat = self.seats.get(conn.fileno()) if isinstance(conn, socket.socket) \
-                    and conn is not self.listener else None
-                if seat and seat.conn is conn:
+            for fd in ready:
+                seat = self.seats.get(fd)
+                if not seat:
+                    continue
+                try:
                     self.read(seat)
-            if self.listener in ready:
-                self.accept()
+                except Exception as e:      # noqa: BLE001 (the loop goes on)
+                    say("a seat: %s: %s" % (type(e).__name__, e))
+                    if seat.kernel:
+                        seat.ended = True
+                    else:
+                        self.drop(seat, "unreadable request")
+            if self.listener.fileno() in ready:
+                try:
+                    self.accept()
+                except Exception as e:      # noqa: BLE001
+                    say("a connection: %s: %s" % (type(e).__name__, e))
 
 
 def main():

@@ -206,7 +206,7 @@ s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_
 }
 
 /* The program run beside each kernel (its relay, seat, bridge, proxy):
- * codebox-kernel beside this binary, which loads a fifth of its shared
+ * codebox-sidecar beside this binary, which loads a fifth of its shared
  * libraries (each relay and seat holds 4 MiB less), else this binary. */
 static void
 s_find_helper (char *exe, size_t size)
@@ -215,7 +215,7 @@ s_find_helper (char *exe, size_t size)
     exe[len > 0 ? len : 0] = '\0';
     char *slash = strrchr (exe, '/');
     char helper[PATH_MAX];
-    if (slash && snprintf (helper, sizeof helper, "%.*s/codebox-kernel", (int) (slash - exe),
+    if (slash && snprintf (helper, sizeof helper, "%.*s/codebox-sidecar", (int) (slash - exe),
                            exe) < (int) sizeof helper
         && access (helper, X_OK) == 0 && strlen (helper) < size)
         snprintf (exe, size, "%s", helper);

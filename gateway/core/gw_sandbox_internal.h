@@ -36,7 +36,7 @@ struct gw_sandbox {
     long quota_mb;
     bool cgroup_memory, cgroup_pids, cgroup_cpuacct;
     char why_none[200];
-    char exe[512];              /* codebox-kernel (else this binary): the relay,
+    char exe[512];              /* codebox-sidecar (else this binary): the relay,
                                    seat, bridge and proxy of each kernel */
     /* When kernels run as another user: mount targets in a folder every
        user can pass through; each kernel's launcher binds its session

@@ -1,4 +1,4 @@
-/* kernel_main: `codebox-kernel`, the small program beside each sandboxed
+/* sidecar_main: `codebox-sidecar`, the small program beside each sandboxed
  * kernel: its seat, relay, network bridge and proxy (the same commands as
  * `codebox kernel-*`, gw_cmd_kernel_*.c). One of these runs per kernel, so
  * it links only what they need: the full `codebox` loads about a hundred
@@ -26,10 +26,10 @@ main (int argc, char **argv)
     if (strcmp (command, "kernel-net-bridge") == 0)
         return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
     if (strcmp (command, "--version") == 0) {
-        printf ("codebox-kernel\n");
+        printf ("codebox-sidecar\n");
         return GW_EXIT_OK;
     }
-    fprintf (stderr, "usage: codebox-kernel kernel-seat|kernel-relay|kernel-proxy|"
+    fprintf (stderr, "usage: codebox-sidecar kernel-seat|kernel-relay|kernel-proxy|"
              "kernel-net-bridge ARGS...\n(the gateway runs it beside each kernel)\n");
     return GW_EXIT_USAGE;
 }
