@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw_fs.h"
 #include "jp_log.h"
 
 #define GW_FORK_SERVER_RETRY_S 10
@@ -80,8 +81,8 @@ gw_fork_server_destroy (gw_fork_server_t **self_p)
     if (self->pid > 0) {
         kill (self->pid, SIGKILL);
         waitpid (self->pid, NULL, 0);
-        unlink (self->socket);
     }
+    gw_fs_remove_tree (self->folder);   /* its socket, home, matplotlib's cache */
     free (self->names);
     free (self);
     *self_p = NULL;

@@ -26,7 +26,8 @@ typedef struct gw_fork_server gw_fork_server_t;
 gw_fork_server_t *gw_fork_server_new (const char *folder, const char *names, uid_t uid,
                                       gid_t gid, int seccomp_fd, char *err, size_t err_len);
 
-/* Ends the server (its kernels live on, each in its sandbox). */
+/* Ends the server (its kernels live on, each in its sandbox) and removes
+ * its folder. */
 void gw_fork_server_destroy (gw_fork_server_t **self_p);
 
 /* The socket's host path when a server of this Python runs, starting

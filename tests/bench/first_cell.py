@@ -1,6 +1,7 @@
 """make bench, issue 43: a new session's first real cell, what a kernel
-costs in memory, a fork server's sharing, and the gateway's CPU per call;
-every ratio against a peer measured in the same run.
+costs in memory, the gateway's fork server's sharing (and its prototype's),
+and the gateway's CPU per call; every ratio against a peer measured in the
+same run.
 
 Rows:
   1. The first cell agents run (numpy, pandas, a matplotlib plot shown as
@@ -21,16 +22,30 @@ Rows:
      the same number of stock ipykernels (jupyter_client KernelManager,
      kernelspec python3) that ran `import pandas`. Each set is measured
      alone (PSS shares a page among every process that maps it).
-  3. tests/bench/fork_kernels.py: one server that imports ipykernel,
+  3. The sessions of (2) through a gateway with CODEBOX_FORK_SERVER=on
+     (sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,20)
+     live sessions that ran `import pandas`, made one after another, a row
+     at each count. A session's processes: bubblewrap, the seat
+     (`codebox kernel-seat`), its kernel-relay, and every process in its
+     sandbox's pid namespace, the forked kernel among them (a child of a
+     fork-server intermediate, not of bubblewrap; tests/bench/procs.py);
+     the fork server's PSS and its intermediates' are spread over the
+     sessions. Fails unless every kernel was forked.
+  4. tests/bench/fork_kernels.py: one server that imports ipykernel,
      numpy, pandas and matplotlib, calls gc.freeze() and forks the kernels;
      every kernel answers `import pandas; 1+1` through jupyter_client.
-     PSS of the server and its kernels, against (2)'s stock ipykernel.
-  4. The gateway's own CPU (utime + stime of its process, /proc/PID/stat)
+     PSS of the server and its kernels, against (2)'s stock ipykernel;
+     the mechanism without a sandbox or a gateway.
+  5. The gateway's own CPU (utime + stime of its process, /proc/PID/stat)
      over BENCH_CALLS (10 000) MCP calls of `1+1` on one session, sandbox
      on (CODEBOX_SANDBOX as the user has it), one keep-alive connection.
 
-Prints one table; `--markdown FILE` also writes it. Run with Debian's
-/usr/bin/python3 (it has jupyter_client and ipykernel).
+BENCH_ONLY=SECTION[,SECTION] runs only those: first-cell (1), memory (2),
+fork-server (3), fork-prototype (4), cpu (5); the stock ipykernels of (2)
+are measured whenever a memory row is. Prints one table; `--markdown FILE`
+also writes it. Run with Debian's /usr/bin/python3 (it has jupyter_client
+and ipykernel), as root (the gateway sandboxes its kernels as root, and
+another user's /proc/PID/smaps is not readable).
 """
 import atexit
 import http.client
@@ -42,10 +57,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import serve
+from procs import (descendants, fork_groups, is_forked_kernel, is_kernel, memory_kb,
+                   processes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("CODEBOX_BIN") or os.path.join(HERE, "..", "..", "build", "codebox")
@@ -60,6 +76,13 @@ CELL = ("import numpy as np; import pandas as pd; import matplotlib; matplotlib.
 # which kernel a session has: its connection file, named on its command line
 WHOAMI = ("import pandas, os, sys; "
           "print(os.path.basename(sys.argv[sys.argv.index('-f') + 1]))")
+# ... and whether the fork server forked it (its argv is the server's)
+FORK_WHOAMI = (WHOAMI + "; print(b'codebox-fork-server' in "
+               "open('/proc/self/cmdline', 'rb').read())")
+FORK_SESSIONS = sorted(int(n) for n in os.environ.get(
+    "BENCH_FORK_SESSIONS", "%d,%d" % (SESSIONS, 2 * SESSIONS)).split(","))
+SECTIONS = ("first-cell", "memory", "fork-server", "fork-prototype", "cpu")
+ONLY = [x for x in os.environ.get("BENCH_ONLY", ",".join(SECTIONS)).split(",") if x]
 GIB_KB = 1 << 20
 rows = []
 
@@ -74,69 +97,11 @@ def on_signal(signum, frame):
 
 
 # --------------------------------------------------------------------------
-# processes
-
-
-def processes():
-    """pid -> (ppid, argv, CPU ticks) of every process now."""
-    out = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open("/proc/%s/cmdline" % name, "rb") as f:
-                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-        except OSError:
-            continue    # ended meanwhile
-        out[int(name)] = (int(fields[1]), argv, int(fields[11]) + int(fields[12]))
-    return out
-
-
-def descendants(procs, root):
-    """The pids below root (not root itself)."""
-    children = {}
-    for pid, (ppid, _, _) in procs.items():
-        children.setdefault(ppid, []).append(pid)
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def is_kernel(argv):
-    return any(a.endswith("ipykernel_launcher") or a.endswith("ipykernel_launcher.py")
-               for a in argv[:3])
-
-
-def memory_kb(pids, private=False):
-    """Sum of Rss and Pss over pids, in KiB (a process that ended counts
-    0); private: also the pages no other process maps (USS)."""
-    rss = pss = uss = 0
-    for pid in pids:
-        try:
-            with open("/proc/%d/smaps_rollup" % pid) as f:
-                for line in f:
-                    if line.startswith("Rss:"):
-                        rss += int(line.split()[1])
-                    elif line.startswith("Pss:"):
-                        pss += int(line.split()[1])
-                    elif line.startswith("Private_"):
-                        uss += int(line.split()[1])
-        except OSError:
-            pass
-    return (rss, pss, uss) if private else (rss, pss)
+# a codebox gateway and its MCP client
 
 
 def mib(kb):
     return "%.1f MiB" % (kb / 1024)
-
-
-# --------------------------------------------------------------------------
-# a codebox gateway and its MCP client
 
 
 class Server:
@@ -190,7 +155,9 @@ class Server:
         self.live -= 1
 
     def kernels(self, procs):
-        return [pid for pid in descendants(procs, self.p.pid) if is_kernel(procs[pid][1])]
+        """Its kernels' pids, exec'd or forked by its fork server."""
+        return [pid for pid in descendants(procs, self.p.pid)
+                if is_kernel(procs[pid][1]) or is_forked_kernel(pid, procs[pid][1])]
 
     def kernel_groups(self, procs):
         """connection file name -> the pids of that kernel: its python
@@ -198,7 +165,7 @@ class Server:
         gateway (bubblewrap), and its kernel-relay."""
         groups = {}
         below = descendants(procs, self.p.pid)
-        for pid in self.kernels(procs):
+        for pid in [k for k in below if is_kernel(procs[k][1])]:
             argv = procs[pid][1]
             conn = os.path.basename(argv[argv.index("-f") + 1])
             group = [pid] + descendants(procs, pid)
@@ -408,10 +375,81 @@ def stock_row():
 
 
 # --------------------------------------------------------------------------
-# 3. a fork server
+# 3. the gateway's fork server
 
 
-def fork_row(stock_pss):
+def fork_sessions(s, conns, count):
+    """Makes sessions until there are count, each from a refilled pool,
+    each having run `import pandas`; appends their connection file names
+    to conns. Fails when a kernel was not forked (its seat exec'd it)."""
+    while len(conns) < count:
+        settle([s], 0)
+        name = "fork%d" % len(conns)
+        out = s.run(name, FORK_WHOAMI)["structuredContent"]["stdout"]
+        s.live += 1
+        assert out.split()[-1:] == ["True"], (
+            "session %s: its kernel was exec'd by its seat, not forked by the fork server "
+            "(is CODEBOX_FORK_SERVER=on in this build, and the sandbox on?): %r" % (name, out))
+        conns.append(re.search(r"kernel-[0-9a-f]+\.json", out).group(0))
+
+
+def fork_row(s, conns, stock_pss, label, made):
+    """One row: the mean PSS of a session (its own processes, and the fork
+    server's and its intermediates' spread over the sessions)."""
+    procs = processes()
+    groups, kernels, server, shared = fork_groups(procs, s.p.pid, conns)
+    lost = ["fork%d" % i for i, c in enumerate(conns) if not kernels.get(c)]
+    assert server is not None and not lost, (
+        "sessions %s: no forked kernel with the connection file they named (ended, or "
+        "restarted as another); see %s/gateway.log" % (", ".join(lost), s.state))
+    n = len(conns)
+
+    def mean(pids_of, field):      # 0 RSS, 1 PSS, 2 USS
+        return sum(memory_kb(pids_of(c), True)[field] for c in conns) / n
+    own = mean(lambda c: groups[c], 1)
+    kernel = mean(lambda c: [kernels[c]], 1)
+    server_kb = memory_kb([server])[1]
+    between = memory_kb(shared[1:])[1]
+    per = own + (server_kb + between) / n
+    # what one more session adds: the pages its processes and its own
+    # intermediate (the forked kernel's parent) keep to themselves
+    uss = [mean(lambda c: groups[c], 2), mean(lambda c: [kernels[c]], 2),
+           mean(lambda c: [procs[kernels[c]][0]], 2)]
+    rows.append(("%d live sessions, import pandas, fork server, %s" % (n, label),
+                 "%.0f per GiB" % (GIB_KB / per), "%.2fx stock" % (stock_pss / per),
+                 "PSS %s per session: forked kernel %s, its bubblewrap, seat and relay %s, and "
+                 "%s spread over the %d sessions (the fork server's %s and its %d intermediates' "
+                 "%s, the warm pool's among them); %s in all; RSS %s per session without the "
+                 "server; a session's own pages (USS) %s (kernel %s, bubblewrap, seat and relay "
+                 "%s) and its intermediate's %s: with many sessions, at most %.0f per GiB; "
+                 "CODEBOX_FORK_SERVER=on, sandbox on, every kernel forked; %s"
+                 % (mib(per), mib(kernel), mib(own - kernel), mib((server_kb + between) / n), n,
+                    mib(server_kb), len(shared) - 1, mib(between), mib(per * n),
+                    mib(mean(lambda c: groups[c], 0)), mib(uss[0]), mib(uss[1]),
+                    mib(uss[0] - uss[1]), mib(uss[2]), GIB_KB / (uss[0] + uss[2]), made)))
+
+
+def fork_server_rows(stock_pss, label):
+    """FORK_SESSIONS (10, then 20) live sessions through a gateway with
+    CODEBOX_FORK_SERVER=on, a row for each count."""
+    s = Server({"CODEBOX_FORK_SERVER": "on"})
+    conns = []
+    for count in FORK_SESSIONS:
+        first, t = len(conns) + 1, time.perf_counter()
+        fork_sessions(s, conns, count)
+        made = "sessions %d-%d made in %.0f s" % (first, count, time.perf_counter() - t)
+        settle([s], 2)
+        fork_row(s, conns, stock_pss, label, made)
+    for i in range(len(conns)):
+        s.end("fork%d" % i)
+    s.stop()
+
+
+# --------------------------------------------------------------------------
+# 4. a fork server prototype
+
+
+def prototype_row(stock_pss):
     from jupyter_client import BlockingKernelClient
     folder = tempfile.mkdtemp(prefix="codebox-fork-kernels-")
     log = open(os.path.join(folder, "log"), "w")
@@ -476,7 +514,7 @@ def fork_row(stock_pss):
 
 
 # --------------------------------------------------------------------------
-# 4. the gateway's CPU per call
+# 5. the gateway's CPU per call
 
 
 def cpu_row():
@@ -514,23 +552,34 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     machine = "%s, %d cores, %s" % (platform.platform(), os.cpu_count(), platform.processor() or "?")
+    if set(ONLY) - set(SECTIONS):
+        sys.exit("BENCH_ONLY: %s: the sections are %s"
+                 % (",".join(sorted(set(ONLY) - set(SECTIONS))), ",".join(SECTIONS)))
     user = os.environ.get("CODEBOX_POOL_PRELOAD")
     preload = "preload %s" % ("default" if user is None else "=%r" % user)
-    a = Server()
-    b = Server({"CODEBOX_POOL_PRELOAD": ""})
-    first_cell_rows([(preload, a), ("no preload", b)])
-    a.stop()
-    b.stop()
+    if "first-cell" in ONLY:
+        a = Server()
+        b = Server({"CODEBOX_POOL_PRELOAD": ""})
+        first_cell_rows([(preload, a), ("no preload", b)])
+        a.stop()
+        b.stop()
     # each set of kernels alone from here on: PSS shares a page among
-    # every process that maps it
-    stock = stock_row()
-    for env, label in (({}, preload), ({"CODEBOX_POOL_PRELOAD": ""}, "no preload")):
-        s = Server(env)
-        pool_rows(s, label)
-        session_rows(s, label, stock)
-        s.stop()
-    fork_row(stock)
-    cpu_row()
+    # every process that maps it; the stock ipykernels are every memory
+    # row's peer
+    if {"memory", "fork-server", "fork-prototype"} & set(ONLY):
+        stock = stock_row()
+    if "memory" in ONLY:
+        for env, label in (({}, preload), ({"CODEBOX_POOL_PRELOAD": ""}, "no preload")):
+            s = Server(env)
+            pool_rows(s, label)
+            session_rows(s, label, stock)
+            s.stop()
+    if "fork-server" in ONLY:
+        fork_server_rows(stock, preload)
+    if "fork-prototype" in ONLY:
+        prototype_row(stock)
+    if "cpu" in ONLY:
+        cpu_row()
 
     width = max(len(r[0]) for r in rows)
     lines = ["machine: " + machine, "",

@@ -11,7 +11,8 @@ import threading
 def start(binary, env=None, prefix="codebox-bench-"):
     """Starts the gateway; returns (process, port, state folder). Its
     stderr is read to the end by a thread of its own once the port is
-    known, so a chatty gateway never blocks on a full pipe."""
+    known, so a chatty gateway never blocks on a full pipe, and kept in
+    STATE/gateway.log."""
     state = tempfile.mkdtemp(prefix=prefix)
     os.chmod(state, 0o755)
     p = subprocess.Popen([binary, "serve", "--port", "0", "--state-dir", state + "/s"],
@@ -24,5 +25,6 @@ def start(binary, env=None, prefix="codebox-bench-"):
         if not line:
             p.kill()
             raise RuntimeError("codebox serve did not start")
-    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+    log = open(os.path.join(state, "gateway.log"), "w", buffering=1)
+    threading.Thread(target=lambda: [log.write(line) for line in p.stderr], daemon=True).start()
     return p, int(m.group(1)), state
