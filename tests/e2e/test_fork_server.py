@@ -172,7 +172,8 @@ def stop_checked(s):
 
 @pytest.fixture(scope="module")
 def forked():
-    s = Server(env=dict(SETTINGS, CODEBOX_FORK_SERVER="on"))
+    # the default preload (numpy, pandas, matplotlib): what the server imports
+    s = Server(env=dict(SETTINGS, CODEBOX_FORK_SERVER="on", CODEBOX_POOL_PRELOAD=None))
     yield s
     stop_checked(s)
 
