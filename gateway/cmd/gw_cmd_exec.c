@@ -344,6 +344,10 @@ gw_cmd_exec (int argc, char **argv)
         gw_config_destroy (&config);
         return GW_EXIT_USAGE;
     }
+    /* one kernel, started once: a fork server would only add its imports
+       before it */
+    char ignored[64];
+    gw_config_set (config, "CODEBOX_FORK_SERVER", "off", "codebox exec", ignored, sizeof ignored);
     char *by_language = NULL;
     if (s_kernel_for (config, argv[optind], &kernel_name, &by_language) < 0) {
         gw_config_destroy (&config);

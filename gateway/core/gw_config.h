@@ -46,7 +46,7 @@
     X (POOL_KERNELS, "CODEBOX_POOL_KERNELS", "", STR, ANY, "kernelspecs with a warm pool (default: the default kernel)") \
     X (POOL_PRELOAD, "CODEBOX_POOL_PRELOAD", "numpy,pandas,matplotlib", STR, ANY, "modules a warm Python kernel has imported before a session takes it (those installed; with matplotlib, pyplot and its PNG renderer readied too); empty: none") \
     X (KERNEL_USER, "CODEBOX_KERNEL_USER", "codebox-kernel", STR, ANY, "user kernels run as when the gateway runs as root") \
-    X (FORK_SERVER, "CODEBOX_FORK_SERVER", "off", "on|off", ANY, "on: sandboxed ipykernel kernels are forked from one process that imported CODEBOX_POOL_PRELOAD, sharing its memory (needs root and bubblewrap)") \
+    X (FORK_SERVER, "CODEBOX_FORK_SERVER", "on", "on|off", ANY, "sandboxed ipykernel kernels are forked from one process that imported CODEBOX_POOL_PRELOAD, sharing its memory (as root with bubblewrap; else off); off: each kernel is started") \
     X (SANDBOX, "CODEBOX_SANDBOX", "auto", "bwrap|none|auto", ANY, "kernel sandbox") \
     X (NETWORK, "CODEBOX_NETWORK", "off", "on|off", ANY, "whether kernel code may reach the network") \
     X (KERNEL_HISTORY, "CODEBOX_KERNEL_HISTORY", "memory", "memory|disk", ANY, "where IPython kernels keep their input history: memory (In, Out and %history within the session) or disk (IPython's SQLite file, about 1 ms more per cell)") \

@@ -503,7 +503,17 @@ def main():
     if not seccomp or len(seccomp) % 8:
         say("no seccomp program")
         return
-    preload(names)
+    # what the imports print (debugpy's notes on frozen modules...) is not
+    # the gateway's log: only the server's own lines go there
+    log = os.dup(2)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)
+    try:
+        preload(names)
+    finally:
+        os.dup2(log, 2)
+        os.close(log)
+        os.close(quiet)
     listener = socket.socket(fileno=listen_fd)
     listener.setblocking(False)
     server = Server(listener, uid, seccomp)

@@ -228,7 +228,7 @@ s_fork_server_new (gw_sandbox_t *self, const gw_config_t *config, const char *st
                    char *err, size_t err_len)
 {
     if (!self->bwrap || !self->set_user) {
-        jp_log_warn ("fork_server=off why=\"%s\"", !self->bwrap ? "no sandbox: kernels are "
+        jp_log_info ("fork_server=off why=\"%s\"", !self->bwrap ? "no sandbox: kernels are "
                      "started as usual" : "not root: a forked kernel could not join its sandbox");
         return 0;
     }

@@ -29,8 +29,17 @@ def status_of(s, sid, token=...):
 
 
 def kernel_pids(s):
-    """The server's child processes (its kernels: the pool is off)."""
-    return descendants(s.proc.pid)
+    """The server's descendants (its kernels: the pool is off) but its fork
+    server, which stays for the server's life (CODEBOX_FORK_SERVER)."""
+    def fork_server(pid):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                return ppid == s.proc.pid and b"codebox-fork-server" in f.read()
+        except OSError:
+            return False
+    return [(pid, start) for pid, start in descendants(s.proc.pid) if not fork_server(pid)]
 
 
 def wait_paused(s, sid, token=..., timeout=20):
