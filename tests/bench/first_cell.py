@@ -14,16 +14,19 @@ Rows:
      machine (idle CPUs add tens of ms to any first call), then the warm
      sample, then the new session's. Two gateways in the same run,
      sampled in turn: CODEBOX_POOL_PRELOAD as the user has it (default)
-     and CODEBOX_POOL_PRELOAD="" (no preload).
+     and CODEBOX_POOL_PRELOAD="" (no preload); the fork server as the
+     user has it (default on: pool kernels are forked).
   2. Memory (RSS and PSS from /proc/PID/smaps_rollup) of an idle pool
      kernel, of the whole pool, and of BENCH_SESSIONS (10) live sessions
-     that ran `import pandas`: a session's kernel is its python process,
-     the two bubblewrap processes above it and its kernel-relay. Against
+     that ran `import pandas`, with CODEBOX_FORK_SERVER=off (each kernel
+     started, as before the fork server): a session's kernel is its
+     python process, the two bubblewrap processes above it and its
+     kernel-relay. Against
      the same number of stock ipykernels (jupyter_client KernelManager,
      kernelspec python3) that ran `import pandas`. Each set is measured
      alone (PSS shares a page among every process that maps it).
   3. The sessions of (2) through a gateway with CODEBOX_FORK_SERVER=on
-     (sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,20)
+     (the default; sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,20)
      live sessions that ran `import pandas`, made one after another, a row
      at each count. A session's processes: bubblewrap, the seat
      (`codebox-sidecar kernel-seat`), its kernel-relay, and every process in its
@@ -556,6 +559,7 @@ def main():
     user = os.environ.get("CODEBOX_POOL_PRELOAD")
     preload = "preload %s" % ("default" if user is None else "=%r" % user)
     if "first-cell" in ONLY:
+        # the defaults (the fork server on, as root with the sandbox) against no preload
         a = Server()
         b = Server({"CODEBOX_POOL_PRELOAD": ""})
         first_cell_rows([(preload, a), ("no preload", b)])
@@ -567,8 +571,10 @@ def main():
     if {"memory", "fork-server", "fork-prototype"} & set(ONLY):
         stock = stock_row()
     if "memory" in ONLY:
+        # each kernel started (the fork server off): what a kernel costs alone
         for env, label in (({}, preload), ({"CODEBOX_POOL_PRELOAD": ""}, "no preload")):
-            s = Server(env)
+            s = Server(dict(env, CODEBOX_FORK_SERVER="off"))
+            label += ", fork server off"
             pool_rows(s, label)
             session_rows(s, label, stock)
             s.stop()
