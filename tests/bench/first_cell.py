@@ -526,7 +526,9 @@ def cpu_row():
                      s.run("cpu", WHOAMI)["structuredContent"]["stdout"]).group(0)
     settle([s], 2)
     procs = processes()
-    relay = [pid for pid in s.kernel_groups(procs)[conn] if "kernel-relay" in procs[pid][1]]
+    # (found by its argv: a forked kernel is not below the relay's bubblewrap)
+    relay = [pid for pid in descendants(procs, s.p.pid) if "kernel-relay" in procs[pid][1]
+             and any(conn in a for a in procs[pid][1])]
     ticks = s.cpu_ticks()
     relay_ticks = sum(processes()[pid][2] for pid in relay)
     t = time.perf_counter()
