@@ -26,7 +26,7 @@ Rows:
      kernelspec python3) that ran `import pandas`. Each set is measured
      alone (PSS shares a page among every process that maps it).
   3. The sessions of (2) through a gateway with CODEBOX_FORK_SERVER=on
-     (the default; sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,20)
+     (the default; sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,35: 35 fill about 1 GiB)
      live sessions that ran `import pandas`, made one after another, a row
      at each count. A session's processes: bubblewrap, the seat
      (`codebox-sidecar kernel-seat`), its kernel-relay, and every process in its
@@ -83,7 +83,7 @@ WHOAMI = ("import pandas, os, sys; "
 FORK_WHOAMI = (WHOAMI + "; print(b'codebox-fork-server' in "
                "open('/proc/self/cmdline', 'rb').read())")
 FORK_SESSIONS = sorted(int(n) for n in os.environ.get(
-    "BENCH_FORK_SESSIONS", "%d,%d" % (SESSIONS, 2 * SESSIONS)).split(","))
+    "BENCH_FORK_SESSIONS", "%d,35" % SESSIONS).split(","))   # 35: about a GiB
 SECTIONS = ("first-cell", "memory", "fork-server", "fork-prototype", "cpu")
 ONLY = [x for x in os.environ.get("BENCH_ONLY", ",".join(SECTIONS)).split(",") if x]
 GIB_KB = 1 << 20
