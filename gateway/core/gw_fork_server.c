@@ -116,46 +116,65 @@ s_listen (gw_fork_server_t *self)
     return fd;
 }
 
-/* In the child: the server's descriptors, environment and program. */
+/* What the child execs, made before the fork: from fork to exec the child
+ * of a threaded process makes only async-signal-safe calls. */
+typedef struct {
+    char seccomp[64], home[sizeof ((gw_fork_server_t *) 0)->folder + 8];
+    char env_home[sizeof ((gw_fork_server_t *) 0)->folder + 16];
+    char env_mpl[sizeof ((gw_fork_server_t *) 0)->folder + 40];
+    char uid[24], listen_fd[8], seccomp_fd[8];
+    char *envp[8], *argv[10];
+} s_exec_t;
+
 static void
-s_exec_server (const gw_fork_server_t *self, int listener, int code)
+s_exec_make (const gw_fork_server_t *self, s_exec_t *x)
 {
-    char seccomp[64];
-    snprintf (seccomp, sizeof seccomp, "/proc/self/fd/%d", self->seccomp_fd);
-    int program = open (seccomp, O_RDONLY);     /* its own offset */
+    snprintf (x->seccomp, sizeof x->seccomp, "/proc/self/fd/%d", self->seccomp_fd);
+    snprintf (x->home, sizeof x->home, "%s/home", self->folder);
+    snprintf (x->env_home, sizeof x->env_home, "HOME=%s", x->home);
+    snprintf (x->env_mpl, sizeof x->env_mpl, "MPLCONFIGDIR=%s/.matplotlib", x->home);
+    snprintf (x->uid, sizeof x->uid, "%u", (unsigned) self->uid);
+    snprintf (x->listen_fd, sizeof x->listen_fd, "%d", S_LISTEN_FD);
+    snprintf (x->seccomp_fd, sizeof x->seccomp_fd, "%d", S_SECCOMP_FD);
+    char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", x->env_home,
+                    x->env_mpl, "MPLBACKEND=module://matplotlib_inline.backend_inline",
+                    "PYTHONDONTWRITEBYTECODE=1", NULL};
+    char *argv[] = {(char *) self->python, "-c",
+                    "import os; exec(compile(os.pread(5, 1 << 20, 0), "
+                    "'gw_fork_server.py', 'exec'))",
+                    "codebox-fork-server", x->listen_fd, x->seccomp_fd, x->uid,
+                    self->names, NULL};
+    memcpy (x->envp, envp, sizeof envp);
+    memcpy (x->argv, argv, sizeof argv);
+}
+
+/* In the child: the server's descriptors (each source moved above the
+ * targets first, so that none is overwritten before it is copied), a
+ * clean signal mask (the gateway's loop blocks SIGINT and SIGTERM for its
+ * signalfd: a mask exec would pass on to the server and every kernel),
+ * then the program. */
+static void
+s_exec_server (const s_exec_t *x, int listener, int code)
+{
+    int program = open (x->seccomp, O_RDONLY);     /* its own offset */
     int null = open ("/dev/null", O_RDONLY);
-    if (program < 0 || null < 0 || dup2 (null, 0) < 0 || dup2 (listener, S_LISTEN_FD) < 0
-        || dup2 (program, S_SECCOMP_FD) < 0 || dup2 (code, S_CODE_FD) < 0)
-        _exit (127);
+    int from[4] = {null, listener, program, code};
+    int to[4] = {0, S_LISTEN_FD, S_SECCOMP_FD, S_CODE_FD};
+    for (int i = 0; i < 4; i++)
+        if (from[i] < 0 || (from[i] = fcntl (from[i], F_DUPFD, 16)) < 0)
+            _exit (127);
+    for (int i = 0; i < 4; i++)
+        if (dup2 (from[i], to[i]) < 0)
+            _exit (127);
     for (int fd = S_CODE_FD + 1; fd < 1024; fd++)
         close (fd);
-    char home[sizeof self->folder + 8], mpl[sizeof self->folder + 24], uid[24];
-    snprintf (home, sizeof home, "%s/home", self->folder);
-    snprintf (mpl, sizeof mpl, "%s/home/.matplotlib", self->folder);
-    snprintf (uid, sizeof uid, "%u", (unsigned) self->uid);
-    char env_home[sizeof home + 8], env_mpl[sizeof mpl + 16];
-    snprintf (env_home, sizeof env_home, "HOME=%s", home);
-    snprintf (env_mpl, sizeof env_mpl, "MPLCONFIGDIR=%s", mpl);
-    char *const envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", env_home,
-                          env_mpl, "MPLBACKEND=module://matplotlib_inline.backend_inline",
-                          "PYTHONDONTWRITEBYTECODE=1", NULL};
-    char listen_fd[8], seccomp_fd[8];
-    snprintf (listen_fd, sizeof listen_fd, "%d", S_LISTEN_FD);
-    snprintf (seccomp_fd, sizeof seccomp_fd, "%d", S_SECCOMP_FD);
-    char *const argv[] = {(char *) self->python, "-c",
-                          "import os; exec(compile(os.pread(5, 1 << 20, 0), "
-                          "'gw_fork_server.py', 'exec'))",
-                          "codebox-fork-server", listen_fd, seccomp_fd, uid,
-                          self->names, NULL};
-    /* the gateway's loop blocks SIGINT and SIGTERM (its signalfd): a mask
-       that would pass through exec to the server and every kernel */
     sigset_t none;
     sigemptyset (&none);
     sigprocmask (SIG_SETMASK, &none, NULL);
     signal (SIGPIPE, SIG_DFL);
-    if (chdir (home) < 0)
+    if (chdir (x->home) < 0)
         _exit (127);
-    execve (self->python, argv, envp);
+    execve (x->argv[0], x->argv, x->envp);
     _exit (127);
 }
 
@@ -175,9 +194,11 @@ s_start (gw_fork_server_t *self)
             close (code);
         return;
     }
+    s_exec_t x;
+    s_exec_make (self, &x);
     pid_t pid = fork ();
     if (pid == 0)
-        s_exec_server (self, listener, code);
+        s_exec_server (&x, listener, code);
     close (listener);   /* when the server ends, seats find no one */
     close (code);
     if (pid < 0) {
