@@ -105,6 +105,15 @@ s_send (int fd, const char *text)
     return 0;
 }
 
+/* Passes a signal waiting on sfd on to the kernel (when it is known). */
+static void
+s_pass_signal (int sfd, pid_t kernel)
+{
+    struct signalfd_siginfo info;
+    if (read (sfd, &info, sizeof info) == sizeof info && kernel > 0)
+        kill (kernel, (int) info.ssi_signo);
+}
+
 /* Reads one answer line into line (NUL-terminated, no newline), waiting
  * at most timeout_ms (-1: as long as it takes; signals still come through
  * sfd, passed on to kernel when it is known). Returns its length, 0 at
@@ -120,11 +129,8 @@ s_read_line (int fd, int sfd, pid_t kernel, char *line, size_t size, int timeout
             continue;
         if (r <= 0)
             return -1;
-        if (sfd >= 0 && p[1].revents) {
-            struct signalfd_siginfo info;
-            if (read (sfd, &info, sizeof info) == sizeof info && kernel > 0)
-                kill (kernel, (int) info.ssi_signo);
-        }
+        if (sfd >= 0 && p[1].revents)
+            s_pass_signal (sfd, kernel);
         if (!p[0].revents)
             continue;
         ssize_t got = read (fd, line + n, 1);
@@ -174,9 +180,8 @@ s_outlive_server (pid_t kernel, int sfd)
             break;
         if (p[0].revents)
             break;
-        struct signalfd_siginfo info;
-        if (sfd >= 0 && p[1].revents && read (sfd, &info, sizeof info) == sizeof info)
-            kill (kernel, (int) info.ssi_signo);
+        if (sfd >= 0 && p[1].revents)
+            s_pass_signal (sfd, kernel);
     }
     fprintf (stderr, "codebox kernel-seat: the kernel ended (its status went with the "
              "fork server)\n");

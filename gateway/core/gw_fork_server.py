@@ -174,6 +174,13 @@ LIMITS = {"Max cpu time": resource.RLIMIT_CPU, "Max file size": resource.RLIMIT_
           "Max msgqueue size": resource.RLIMIT_MSGQUEUE}
 
 
+def lower(a, b):
+    """The lower of two rlimit values (RLIM_INFINITY the highest)."""
+    if a == resource.RLIM_INFINITY:
+        return b
+    return a if b == resource.RLIM_INFINITY else min(a, b)
+
+
 def take_limits(pid):
     """pid's rlimits, or ours where they are lower. Read from /proc: prlimit(2)
     on another user's process needs CAP_SYS_RESOURCE, which containers drop."""
@@ -186,13 +193,8 @@ def take_limits(pid):
         if name not in LIMITS:
             continue
         soft, hard = (number(v) for v in line[26:].split()[:2])
-        mine = resource.getrlimit(LIMITS[name])
-
-        def low(a, b):
-            return b if a == resource.RLIM_INFINITY else a if b == resource.RLIM_INFINITY \
-                else min(a, b)
-        hard = low(hard, mine[1])
-        resource.setrlimit(LIMITS[name], (low(soft, hard), hard))
+        hard = lower(hard, resource.getrlimit(LIMITS[name])[1])
+        resource.setrlimit(LIMITS[name], (lower(soft, hard), hard))
 
 
 def parse_request(data, fds):
