@@ -25,10 +25,10 @@ it says: its process, user, sandbox (PID namespace) and cgroups.
   back). The kernel, root until it drops it, joins the peer's cgroups (what
   it writes is charged to the session), takes its rlimits (those lower
   than ours), clears its groups, joins its other namespaces (user, cgroup,
-  IPC, UTS, network, mount), sends {"pid": its pid in the sandbox}, drops
-  every capability, becomes the peer's uid, sets no_new_privs and the
-  sandbox's seccomp filter (read from SECCOMP_FD at start: bubblewrap's),
-  takes the seat's stdio, environment and folder, reseeds `random` and
+  IPC, UTS, network, mount), drops every capability, becomes the peer's
+  uid, sets no_new_privs and the sandbox's seccomp filter (read from
+  SECCOMP_FD at start: bubblewrap's), sends {"pid": its pid in the
+  sandbox}, takes the seat's stdio, environment and folder, reseeds `random` and
   numpy's global generator, and runs ipykernel_launcher as `python -m`
   would.
 - The server stays the kernel's parent: its end is sent to the seat
@@ -290,10 +290,12 @@ def enter(seat, argv, env, cwd, seccomp):
     os.setsid()
     for i, fd in enumerate(seat.fds):
         os.dup2(fd, i)
-    seat.conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
-    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     os.chdir(cwd)
     confine(seat.uid, seccomp)
+    # only now: a kernel that could not be confined is refused, and its
+    # seat starts the kernel itself
+    seat.conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     os.environ.clear()
     os.environ.update(env)
     sys.path[:] = python_path(env, cwd)
