@@ -553,17 +553,23 @@ def fork_socket(server_pid):
     return paths[0]
 
 
+def a_quiet_forked_session(s, sid):
+    """Makes session sid (its kernel forked), waits until every kernel is
+    quiet; returns what its kernel says of itself (probe), the forked
+    processes then and the fork server's identity."""
+    create(s, sid)
+    info = probe(s, sid)
+    assert_forked(info)
+    wait_until_quiet(s)
+    return info, forked_processes(s), proc_identity(fork_servers(s)[0])
+
+
 def test_kernel_code_gets_nothing_from_the_fork_server(forked):
     """From inside a forked kernel: a request as the seat makes it is
     refused, garbage, a 1 MiB line and a half request are dropped; nothing
     is started, the server goes on."""
     s = forked
-    create(s, "h1")
-    info = probe(s, "h1")
-    assert_forked(info)
-    wait_until_quiet(s)
-    before = forked_processes(s)
-    server = proc_identity(fork_servers(s)[0])
+    info, before, server = a_quiet_forked_session(s, "h1")
     out = last_json(s, "h1", "MODES = ['silent', 'valid', 'garbage', 'big']\n"
                              "SOCK = '/run/codebox-fork.sock'\n" + TALK)
     assert out["ns"] == info["ns"]["pid"], out
@@ -593,12 +599,7 @@ def test_requests_it_cannot_read_are_dropped(forked):
     garbage, a line over the bound and a request that never ends are
     dropped, the server starts nothing and goes on."""
     s = forked
-    create(s, "d1")
-    info = probe(s, "d1")
-    assert_forked(info)
-    wait_until_quiet(s)
-    before = forked_processes(s)
-    server = proc_identity(fork_servers(s)[0])
+    info, before, server = a_quiet_forked_session(s, "d1")
     path = fork_socket(server[0])
     # each request from a sandbox of its own (a sandbox has one seat: the
     # server refuses its next connections at once); the socket's folder may
