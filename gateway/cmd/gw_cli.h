@@ -47,4 +47,10 @@ int gw_cmd_kernel_proxy (int argc, char **argv);
 int gw_cmd_kernel_relay (int argc, char **argv);
 int gw_cmd_kernel_seat (int argc, char **argv);
 
+/* Runs command when it is one of the kernel-side commands (kernel-seat,
+ * kernel-relay, kernel-proxy, kernel-net-bridge; gw_cmd_kernel_side.c)
+ * with argc/argv from its name on, its exit code in *rc; false when it is
+ * not one of them. */
+bool gw_cmd_kernel_side (const char *command, int argc, char **argv, int *rc);
+
 #endif

@@ -5,7 +5,6 @@
 #include <czmq.h>
 
 #include "gw_cli.h"
-#include "gw_cmd_kernel_net.h"
 
 static void
 s_usage (FILE *out)
@@ -52,14 +51,9 @@ main (int argc, char **argv)
         return gw_cmd_kernelspecs (argc - 1, argv + 1);
     if (strcmp (command, "serve") == 0)
         return gw_cmd_serve (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-proxy") == 0)     /* internal: see gw_cmd_kernel_proxy.c */
-        return gw_cmd_kernel_proxy (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-relay") == 0)     /* internal: see gw_cmd_kernel_relay.c */
-        return gw_cmd_kernel_relay (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-net-bridge") == 0)    /* internal: gw_cmd_kernel_net_bridge.c */
-        return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-seat") == 0)      /* internal: see gw_cmd_kernel_seat.c */
-        return gw_cmd_kernel_seat (argc - 1, argv + 1);
+    int rc;
+    if (gw_cmd_kernel_side (command, argc - 1, argv + 1, &rc))     /* internal */
+        return rc;
     if (strcmp (command, "mcp") == 0)
         return gw_cmd_mcp (argc - 1, argv + 1);
     if (strcmp (command, "settings") == 0)

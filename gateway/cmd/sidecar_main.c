@@ -11,20 +11,14 @@
 #include <string.h>
 
 #include "gw_cli.h"
-#include "gw_cmd_kernel_net.h"
 
 int
 main (int argc, char **argv)
 {
     const char *command = argc > 1 ? argv[1] : "";
-    if (strcmp (command, "kernel-seat") == 0)
-        return gw_cmd_kernel_seat (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-relay") == 0)
-        return gw_cmd_kernel_relay (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-proxy") == 0)
-        return gw_cmd_kernel_proxy (argc - 1, argv + 1);
-    if (strcmp (command, "kernel-net-bridge") == 0)
-        return gw_cmd_kernel_net_bridge (argc - 1, argv + 1);
+    int rc;
+    if (gw_cmd_kernel_side (command, argc - 1, argv + 1, &rc))
+        return rc;
     if (strcmp (command, "--version") == 0) {
         printf ("codebox-sidecar\n");
         return GW_EXIT_OK;

@@ -88,12 +88,6 @@ gw_fork_server_destroy (gw_fork_server_t **self_p)
     *self_p = NULL;
 }
 
-pid_t
-gw_fork_server_pid (const gw_fork_server_t *self)
-{
-    return self ? self->pid : 0;
-}
-
 /* A listening socket at self->socket only the kernels' user may connect
  * to (the server also checks each peer). Returns it or -1. */
 static int
@@ -224,7 +218,6 @@ gw_fork_server_socket (gw_fork_server_t *self, const char *python)
             return self->socket;
         jp_log_warn ("fork_server=ended pid=%d status=%d", (int) self->pid, status);
         self->pid = 0;
-        unlink (self->socket);
     }
     if (time (NULL) - self->started < GW_FORK_SERVER_RETRY_S && self->started)
         return NULL;

@@ -3,7 +3,7 @@
  * gw_fork_server.py, that has imported what every kernel loads and forks
  * each kernel into the sandbox bubblewrap made for it, so that kernels
  * share those pages (docs/PERFORMANCE.md, docs/SECURITY.md). The sandbox
- * runs `codebox kernel-seat` (gw_cmd_kernel_seat.c), which asks the server
+ * runs `codebox-sidecar kernel-seat` (gw_cmd_kernel_seat.c), which asks the server
  * on its socket; gw_sandbox.c binds the socket and adds the seat.
  *
  * Threads: the thread that launches kernels (the loop thread); the server
@@ -35,8 +35,5 @@ void gw_fork_server_destroy (gw_fork_server_t **self_p);
  * when python is not the server's (the first Python asked for is) or it
  * cannot start now: the kernel is then started as usual. */
 const char *gw_fork_server_socket (gw_fork_server_t *self, const char *python);
-
-/* The server's pid, or 0 when none runs (tests and benchmarks). */
-pid_t gw_fork_server_pid (const gw_fork_server_t *self);
 
 #endif

@@ -9,7 +9,7 @@ kernel until one writes to them.
     PYTHON -c "exec(the source on fd 5)" codebox-fork-server LISTEN_FD SECCOMP_FD UID NAMES
 
 A sandbox is made by bubblewrap as for any kernel; the command inside is
-`codebox kernel-seat` (gw_cmd_kernel_seat.c), which connects to the
+`codebox-sidecar kernel-seat` (gw_cmd_kernel_seat.c), which connects to the
 socket on LISTEN_FD (bound into every sandbox) and sends one JSON line
 {"argv", "env", "cwd"} with its descriptors 0, 1 and 2. Who asks is known
 from the connection itself (SO_PEERPIDFD, SO_PEERCRED), never from what
@@ -67,7 +67,7 @@ SYS_PIDFD_SEND_SIGNAL = 424
 NAMESPACES = (("user", 0x10000000), ("cgroup", 0x02000000), ("ipc", 0x08000000),
               ("uts", 0x04000000), ("net", 0x40000000), ("pid", 0x20000000),
               ("mnt", 0x00020000))
-CLONE_NEWPID = 0x20000000
+CLONE_NEWPID = dict(NAMESPACES)["pid"]
 REQUEST_MAX = 256 * 1024
 REQUEST_WAIT_S = 10
 LIVE_MAX = 512
