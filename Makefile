@@ -71,10 +71,18 @@ $(BUILD)/libcodebox.a: $(LIB_OBJ)
 $(BUILD)/codebox: $(BUILD)/obj/gateway/cmd/main.o $(BUILD)/libcodebox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# What runs beside each kernel (gateway/cmd/sidecar_main.c): only the
-# libraries its objects use (--as-needed), so that each copy stays small.
+# What runs beside each kernel (gateway/cmd/sidecar_main.c): jansson and
+# libcrypto linked in, not PIE, so that a copy's pages are the file's,
+# shared by every copy (a shared library's relocations cost each process
+# of its own: 400 KiB for libcrypto alone); only libc stays shared. The
+# sanitizers need their runtime shared: there, only what it uses.
+ifeq ($(SANITIZE),)
+SIDECAR_LIBS := -no-pie -Wl,-Bstatic -ljansson -lcrypto -Wl,-Bdynamic -lpthread -lm
+else
+SIDECAR_LIBS := -Wl,--as-needed $(LDLIBS)
+endif
 $(BUILD)/codebox-sidecar: $(BUILD)/obj/gateway/cmd/sidecar_main.o $(BUILD)/libcodebox.a
-	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SIDECAR_LIBS)
 
 # The MCP conformance suite's fixtures live in the test build only.
 $(BUILD)/codebox-conformance: $(BUILD)/obj/gateway/cmd/main.o \

@@ -1,32 +1,59 @@
 /* gw_cmd_kernel_proxy: `codebox kernel-proxy GATEWAY_CONN KERNEL_CONN --
  * ARGV...`, run inside a kernel's sandbox when the kernel speaks only TCP
  * and the sandbox has no network (a private network namespace): it starts
- * the kernel on the namespace's own loopback (KERNEL_CONN, tcp), binds the
- * gateway's Unix sockets (GATEWAY_CONN, ipc, in the shared runtime folder)
- * and forwards every frame between the two, unchanged (signatures stay
- * valid). ROUTER/DEALER pairs keep the routing envelopes, which Jupyter
- * kernels echo; iopub is an XPUB/XSUB pair. It ignores SIGINT (the kernel
- * gets it directly) and exits with the kernel's status. Its own loop, not
- * CZMQ's zproxy: one thread watches all five pairs and the kernel's
- * pidfd, where zproxy is an actor (a thread) per pair and watches no fd.
+ * the kernel on the namespace's own loopback (KERNEL_CONN, tcp), listens
+ * on the gateway's Unix sockets (GATEWAY_CONN, ipc, in the shared runtime
+ * folder) and, for each connection there, makes one to the kernel's port
+ * of that channel and passes the bytes both ways unchanged
+ * (gw_byte_pair). ZMTP is the same over TCP and Unix sockets, so the
+ * gateway's sockets (through its relay) talk to the kernel's as they do
+ * to an ipc kernel: routing ids, subscriptions and signatures pass as
+ * they are. No libzmq here: no I/O thread, no copy of each message.
  *
- * Threads: one; the main thread polls every socket and the kernel's pidfd. */
+ * A connection that comes before the kernel listens waits (its bytes stay
+ * in the socket) and the kernel is tried every RETRY_MS. The proxy ignores
+ * SIGINT (the kernel gets it directly) and exits with the kernel's status.
+ *
+ * Threads: one; the main thread polls the listeners, the connections and
+ * the kernel's pidfd. */
+#include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <zmq.h>
-
+#include "gw_byte_pair.h"
 #include "gw_cli.h"
 #include "jp_connection.h"
-#include "jp_poll.h"
+#include "jp_time.h"
+
+#define PROXY_PAIRS_MAX 40          /* connections at a time, all channels */
+#define RETRY_MS 20                 /* between tries to reach a starting kernel */
+
+/* A connection of the gateway: waiting for the kernel (pair.fd[1] < 0),
+ * or paired with one to the kernel. */
+typedef struct {
+    int ch;
+    gw_byte_pair_t pair;
+} s_conn_t;
+
+typedef struct {
+    int listener[JP_CHANNEL_COUNT];
+    struct sockaddr_storage kernel[JP_CHANNEL_COUNT];
+    socklen_t kernel_len[JP_CHANNEL_COUNT];
+    s_conn_t *conns[PROXY_PAIRS_MAX];
+    int64_t retry_at_ms;
+} s_proxy_t;
 
 /* Reads a connection file into conn. Returns 0 or -1. */
 static int
@@ -38,39 +65,194 @@ s_load (const char *path, jp_connection_t *conn)
     return rc ? -1 : 0;
 }
 
-/* Moves one whole multipart message from one socket to another. */
-static void
-s_forward (void *from, void *to)
+/* The gateway's side: a listening Unix socket for each ipc endpoint. */
+static int
+s_listen_all (s_proxy_t *self, const jp_connection_t *front)
 {
-    for (int more = 1; more;) {
-        zmq_msg_t part;
-        zmq_msg_init (&part);
-        if (zmq_msg_recv (&part, from, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close (&part);
-            return;
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+        char endpoint[JP_IPC_PATH_MAX + 32];
+        struct sockaddr_un un = {.sun_family = AF_UNIX};
+        jp_connection_endpoint (front, (jp_channel_t) ch, endpoint, sizeof endpoint);
+        if (strncmp (endpoint, "ipc://", 6) != 0 || strlen (endpoint + 6) >= sizeof un.sun_path) {
+            fprintf (stderr, "kernel-proxy: the gateway's side must be ipc: %s\n", endpoint);
+            return -1;
         }
-        more = zmq_msg_more (&part);
-        zmq_msg_send (&part, to, more ? ZMQ_SNDMORE : 0);
-        zmq_msg_close (&part);
+        strcpy (un.sun_path, endpoint + 6);
+        unlink (un.sun_path);
+        int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind (fd, (struct sockaddr *) &un, sizeof un) < 0 || listen (fd, 16) < 0) {
+            fprintf (stderr, "kernel-proxy: bind %s: %s\n", endpoint, strerror (errno));
+            if (fd >= 0)
+                close (fd);
+            return -1;
+        }
+        self->listener[ch] = fd;
+    }
+    return 0;
+}
+
+/* The kernel's side: its address on this namespace's loopback. */
+static int
+s_kernel_addresses (s_proxy_t *self, const jp_connection_t *back)
+{
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
+        struct sockaddr_in *in = (struct sockaddr_in *) &self->kernel[ch];
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &self->kernel[ch];
+        uint16_t port = (uint16_t) back->ports[ch];
+        if (back->transport == JP_TRANSPORT_TCP && inet_pton (AF_INET, back->ip, &in->sin_addr) == 1) {
+            in->sin_family = AF_INET;
+            in->sin_port = htons (port);
+            self->kernel_len[ch] = sizeof *in;
+        } else if (back->transport == JP_TRANSPORT_TCP
+                   && inet_pton (AF_INET6, back->ip, &in6->sin6_addr) == 1) {
+            in6->sin6_family = AF_INET6;
+            in6->sin6_port = htons (port);
+            self->kernel_len[ch] = sizeof *in6;
+        } else {
+            fprintf (stderr, "kernel-proxy: the kernel's side must be tcp on an address: %s\n",
+                     back->ip);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+s_conn_close (s_conn_t **conn_p)
+{
+    if (*conn_p) {
+        gw_byte_pair_clear (&(*conn_p)->pair);
+        free (*conn_p);
+        *conn_p = NULL;
     }
 }
 
-/* Before the ZeroMQ context exists: keeps this process (and the I/O
- * thread libzmq starts later, which inherits it) on the one CPU it runs
- * on. Each message crosses between our thread and libzmq's twice; on
- * another CPU each crossing is a wake-up that costs tens of microseconds
- * more (on a VM, an interrupt to a halted virtual CPU). Proxies land where
- * the scheduler started them, so they spread. */
-static void
-s_stay_on_this_cpu (void)
+/* Pairs a waiting connection with one to the kernel; false while the
+ * kernel does not listen yet (a loopback connect answers at once). */
+static bool
+s_reach_kernel (s_proxy_t *self, s_conn_t *conn)
 {
-    int cpu = sched_getcpu ();
-    if (cpu < 0 || cpu >= CPU_SETSIZE)
+    struct sockaddr_storage *addr = &self->kernel[conn->ch];
+    int fd = socket (addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    if (connect (fd, (struct sockaddr *) addr, self->kernel_len[conn->ch]) < 0) {
+        close (fd);
+        return false;
+    }
+    int one = 1;
+    setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int gateway = conn->pair.fd[0];
+    conn->pair.fd[0] = -1;
+    return gw_byte_pair_init (&conn->pair, gateway, fd) == 0;   /* else both closed */
+}
+
+/* Accepts a connection of the gateway on channel ch; one over the bound
+ * is closed. */
+static void
+s_accept (s_proxy_t *self, int ch)
+{
+    int fd = accept4 (self->listener[ch], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
         return;
-    cpu_set_t set;
-    CPU_ZERO (&set);
-    CPU_SET (cpu, &set);
-    sched_setaffinity (0, sizeof set, &set);   /* a refusal only costs speed */
+    int slot = -1;
+    for (int i = 0; i < PROXY_PAIRS_MAX && slot < 0; i++)
+        if (!self->conns[i])
+            slot = i;
+    s_conn_t *conn = slot < 0 ? NULL : calloc (1, sizeof *conn);
+    if (!conn) {
+        close (fd);
+        return;
+    }
+    *conn = (s_conn_t) {.ch = ch, .pair = {.fd = {fd, -1}}};
+    self->conns[slot] = conn;
+    if (!s_reach_kernel (self, conn)) {
+        if (conn->pair.fd[0] < 0)       /* gw_byte_pair_init failed */
+            s_conn_close (&self->conns[slot]);
+        else
+            self->retry_at_ms = jp_time_now_ms () + RETRY_MS;
+    }
+}
+
+/* Tries the kernel again for the connections that wait. */
+static void
+s_retry (s_proxy_t *self)
+{
+    bool waiting = false;
+    for (int i = 0; i < PROXY_PAIRS_MAX; i++) {
+        s_conn_t *conn = self->conns[i];
+        if (!conn || conn->pair.fd[1] >= 0)
+            continue;
+        if (!s_reach_kernel (self, conn) && conn->pair.fd[0] < 0)
+            s_conn_close (&self->conns[i]);
+        else if (conn->pair.fd[1] < 0)
+            waiting = true;
+    }
+    self->retry_at_ms = waiting ? jp_time_now_ms () + RETRY_MS : 0;
+}
+
+/* Passes bytes until the kernel (pidfd) ends; returns its wait status. */
+static int
+s_run (s_proxy_t *self, pid_t kernel, int pidfd)
+{
+    enum { WHO_PIDFD = -1, WHO_LISTENER = -2 };
+    int status = 0;
+    for (;;) {
+        struct pollfd p[1 + JP_CHANNEL_COUNT + 2 * PROXY_PAIRS_MAX];
+        int who[1 + JP_CHANNEL_COUNT + 2 * PROXY_PAIRS_MAX], n = 0;    /* else 2*conn+d */
+        p[n] = (struct pollfd) {.fd = pidfd, .events = POLLIN}, who[n++] = WHO_PIDFD;
+        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+            p[n] = (struct pollfd) {.fd = self->listener[ch], .events = POLLIN},
+            who[n++] = WHO_LISTENER - ch;
+        for (int i = 0; i < PROXY_PAIRS_MAX; i++) {
+            s_conn_t *conn = self->conns[i];
+            if (!conn)
+                continue;
+            if (conn->pair.fd[1] < 0) {     /* waiting: only its end is watched */
+                p[n] = (struct pollfd) {.fd = conn->pair.fd[0], .events = POLLRDHUP},
+                who[n++] = 2 * i;
+                continue;
+            }
+            int dir[2], k = gw_byte_pair_poll (&conn->pair, &p[n], dir);
+            for (int j = 0; j < k; j++)
+                who[n + j] = 2 * i + dir[j];
+            n += k;
+        }
+        int64_t now = jp_time_now_ms ();
+        int timeout = self->retry_at_ms ? (int) (self->retry_at_ms > now ? self->retry_at_ms - now
+                                                                          : 0)
+                                        : -1;
+        if (poll (p, (nfds_t) n, timeout) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[0].revents) {
+            waitpid (kernel, &status, 0);
+            break;
+        }
+        for (int k = 1; k < n; k++) {
+            if (!p[k].revents)
+                continue;
+            if (who[k] <= WHO_LISTENER) {
+                s_accept (self, WHO_LISTENER - who[k]);
+                continue;
+            }
+            int i = who[k] / 2, d = who[k] % 2;
+            s_conn_t *conn = self->conns[i];
+            if (!conn)
+                continue;
+            if (conn->pair.fd[1] < 0)       /* the gateway left before the kernel came */
+                s_conn_close (&self->conns[i]);
+            else if (!gw_byte_pair_pump (&conn->pair, d, &p[k]))
+                s_conn_close (&self->conns[i]);
+        }
+        if (self->retry_at_ms && jp_time_now_ms () >= self->retry_at_ms)
+            s_retry (self);
+    }
+    for (int i = 0; i < PROXY_PAIRS_MAX; i++)
+        s_conn_close (&self->conns[i]);
+    return status;
 }
 
 int
@@ -80,8 +262,10 @@ gw_cmd_kernel_proxy (int argc, char **argv)
         fprintf (stderr, "usage: codebox kernel-proxy GATEWAY_CONN KERNEL_CONN -- ARGV...\n");
         return GW_EXIT_USAGE;
     }
-    jp_connection_t front_conn, back_conn;
-    if (s_load (argv[1], &front_conn) || s_load (argv[2], &back_conn))
+    jp_connection_t front, back;
+    s_proxy_t self = {0};
+    if (s_load (argv[1], &front) || s_load (argv[2], &back) || s_kernel_addresses (&self, &back)
+        || s_listen_all (&self, &front))
         return GW_EXIT_USAGE;
     pid_t kernel = fork ();
     if (kernel < 0)
@@ -92,68 +276,13 @@ gw_cmd_kernel_proxy (int argc, char **argv)
         _exit (127);
     }
     signal (SIGINT, SIG_IGN);   /* the kernel is signalled directly */
+    signal (SIGPIPE, SIG_IGN);
     int pidfd = (int) syscall (SYS_pidfd_open, kernel, 0);
-    s_stay_on_this_cpu ();    /* the kernel, started above, is not held */
-    void *ctx = zmq_ctx_new ();
-    static const int front_types[] = {ZMQ_ROUTER, ZMQ_XPUB, ZMQ_ROUTER, ZMQ_ROUTER, ZMQ_ROUTER};
-    static const int back_types[] = {ZMQ_DEALER, ZMQ_XSUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_DEALER};
-    void *front[JP_CHANNEL_COUNT], *back[JP_CHANNEL_COUNT];
-    int zero = 0;
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        char endpoint[JP_IPC_PATH_MAX + 32];
-        front[ch] = zmq_socket (ctx, front_types[ch]);
-        back[ch] = zmq_socket (ctx, back_types[ch]);
-        zmq_setsockopt (front[ch], ZMQ_LINGER, &zero, sizeof zero);
-        zmq_setsockopt (back[ch], ZMQ_LINGER, &zero, sizeof zero);
-        if (ch == JP_CHANNEL_IOPUB) {
-            zmq_setsockopt (front[ch], ZMQ_SNDHWM, &zero, sizeof zero);
-            zmq_setsockopt (back[ch], ZMQ_RCVHWM, &zero, sizeof zero);
-        }
-        /* the kernel answers input requests to the shell peer's routing
-           id: both backends must share it */
-        if (ch == JP_CHANNEL_SHELL || ch == JP_CHANNEL_STDIN)
-            zmq_setsockopt (back[ch], ZMQ_ROUTING_ID, "codebox-proxy", 13);
-        jp_connection_endpoint (&front_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        if (zmq_bind (front[ch], endpoint) != 0) {
-            fprintf (stderr, "kernel-proxy: bind %s: %s\n", endpoint, zmq_strerror (errno));
-            kill (kernel, SIGKILL);
-            return GW_EXIT_KERNEL;
-        }
-        jp_connection_endpoint (&back_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        zmq_connect (back[ch], endpoint);
-    }
     int status = 0;
-    bool used[JP_CHANNEL_COUNT];    /* read or written last turn: see jp_poll.h */
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
-        used[ch] = true;
-    for (;;) {
-        zmq_pollitem_t items[2 * JP_CHANNEL_COUNT + 1];
-        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-            short events = (short) (ZMQ_POLLIN | (used[ch] ? JP_POLL_USED : 0));
-            items[2 * ch] = (zmq_pollitem_t) {.socket = front[ch], .events = events};
-            items[2 * ch + 1] = (zmq_pollitem_t) {.socket = back[ch], .events = events};
-        }
-        items[2 * JP_CHANNEL_COUNT] = (zmq_pollitem_t) {.fd = pidfd, .events = ZMQ_POLLIN};
-        struct pollfd pfds[2 * JP_CHANNEL_COUNT + 1];
-        if (jp_poll (items, pfds, 2 * JP_CHANNEL_COUNT + 1, -1) < 0)
-            break;
-        for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-            used[ch] = items[2 * ch].revents || items[2 * ch + 1].revents;
-            if (items[2 * ch].revents & ZMQ_POLLIN)
-                s_forward (front[ch], back[ch]);
-            if (items[2 * ch + 1].revents & ZMQ_POLLIN)
-                s_forward (back[ch], front[ch]);
-        }
-        if (items[2 * JP_CHANNEL_COUNT].revents & ZMQ_POLLIN) {
-            waitpid (kernel, &status, 0);
-            break;
-        }
-    }
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        zmq_close (front[ch]);
-        zmq_close (back[ch]);
-    }
-    zmq_ctx_term (ctx);
+    if (pidfd < 0)
+        waitpid (kernel, &status, 0);
+    else
+        status = s_run (&self, kernel, pidfd);
     if (WIFSIGNALED (status)) {
         signal (WTERMSIG (status), SIG_DFL);
         raise (WTERMSIG (status));

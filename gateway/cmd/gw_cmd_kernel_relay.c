@@ -80,7 +80,8 @@ typedef struct {
     bool up;                    /* back connected (back >= 0 and not up: a
                                    connect under way) */
     int64_t retry_at_ms;        /* when to try the kernel again */
-    uint8_t down[CHUNK];        /* from the gateway, for the kernel */
+    uint8_t *down;              /* from the gateway, for the kernel: CHUNK
+                                   bytes, malloc'd (untouched until used) */
     size_t down_len, down_sent;
     jp_zmtp_filter_t filter;    /* from the kernel, for the gateway */
 } s_pair_t;
@@ -196,6 +197,7 @@ s_pair_close (s_pair_t **pair_p)
     if (pair->back >= 0)
         close (pair->back);
     jp_zmtp_filter_release (&pair->filter);
+    free (pair->down);
     free (pair);
     *pair_p = NULL;
 }
@@ -300,7 +302,7 @@ s_from_kernel (s_pair_t *pair)
 static bool
 s_from_gateway (s_pair_t *pair)
 {
-    ssize_t n = recv (pair->front, pair->down, sizeof pair->down, 0);
+    ssize_t n = recv (pair->front, pair->down, CHUNK, 0);
     if (n <= 0)
         return n < 0 && (errno == EAGAIN || errno == EINTR);
     pair->down_len = (size_t) n;
@@ -320,11 +322,14 @@ s_accept (s_relay_t *self, int ch)
     while (slot < PAIRS_MAX && self->pairs[ch][slot])
         slot++;
     s_pair_t *pair = slot < PAIRS_MAX ? calloc (1, sizeof *pair) : NULL;
-    if (!pair) {
+    uint8_t *down = pair ? malloc (CHUNK) : NULL;   /* not calloc: what a relay
+                                                       never reads costs no page */
+    if (!down) {
+        free (pair);
         close (fd);
         return;
     }
-    *pair = (s_pair_t) {.relay = self, .ch = ch, .front = fd, .back = -1};
+    *pair = (s_pair_t) {.relay = self, .ch = ch, .front = fd, .back = -1, .down = down};
     jp_zmtp_filter_init (&pair->filter, RELAY_MESSAGE_MAX, RELAY_PARTS_MAX, s_dropped_cb, pair);
     self->pairs[ch][slot] = pair;
 }

@@ -18,6 +18,7 @@
  *
  * Threads: one. */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -207,6 +208,7 @@ s_seat (const char *path, char **argv)
     char *request = s_request (argv);
     int rc = request ? s_send (fd, request) : -ENOMEM;
     free (request);
+    malloc_trim (0);    /* one per kernel: what building the request took goes back */
     if (rc < 0) {
         close (fd);
         return s_exec (argv, "the fork server did not take the request");
