@@ -1,10 +1,13 @@
 /* sidecar_main: `codebox-sidecar`, the small program beside each sandboxed
  * kernel: its seat, relay, network bridge and proxy (the same commands as
  * `codebox kernel-*`, gw_cmd_kernel_*.c). One of these runs per kernel, so
- * it links only what they need: the full `codebox` loads about a hundred
- * shared libraries (libvips' among them), whose relocations cost each
- * such process about 4 MiB of its own memory. gw_sandbox.c uses it when it
- * is beside `codebox`, else `codebox` itself.
+ * it maps as little as it can: the Makefile links jansson and libcrypto in,
+ * not position independent, and none of the commands uses libzmq, so libc
+ * is its only shared library. A shared library's relocations are pages
+ * each process writes for itself (the full `codebox` loads about a hundred
+ * libraries, libvips' among them: 4-5 MiB a process; libcrypto alone 400
+ * KiB); linked in, they are the file's pages, shared by every copy.
+ * gw_sandbox.c uses it when it is beside `codebox`, else `codebox` itself.
  *
  * Threads: one (each command's). */
 #include <stdio.h>

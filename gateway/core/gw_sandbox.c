@@ -206,8 +206,9 @@ s_bwrap_ready (gw_sandbox_t *self, const char *stage_dir, char *err, size_t err_
 }
 
 /* The program run beside each kernel (its relay, seat, bridge, proxy):
- * codebox-sidecar beside this binary, which loads a fifth of its shared
- * libraries (each relay and seat holds 4 MiB less), else this binary. */
+ * codebox-sidecar beside this binary, which maps libc only (each relay and
+ * seat holds 0.2-0.3 MiB of its own, 4-5 MiB as this binary), else this
+ * binary. */
 static void
 s_find_helper (char *exe, size_t size)
 {
