@@ -25,7 +25,8 @@ Rows:
      the same number of stock ipykernels (jupyter_client KernelManager,
      kernelspec python3) that ran `import pandas`. Each set is measured
      alone (PSS shares a page among every process that maps it).
-  3. The sessions of (2) through a gateway with CODEBOX_FORK_SERVER=on
+  3. The warm pool of a gateway with CODEBOX_FORK_SERVER=on (its kernels
+     forked, and the fork server), then the sessions of (2) through it
      (the default; sandbox on, preload as the user has it): BENCH_FORK_SESSIONS (10,35: 35 fill about 1 GiB)
      live sessions that ran `import pandas`, made one after another, a row
      at each count. A session's processes: bubblewrap, the seat
@@ -430,10 +431,38 @@ def fork_row(s, conns, stock_pss, label, made):
                     mib(uss[0] - uss[1]), GIB_KB / uss[0], made)))
 
 
+def fork_pool_rows(s, label):
+    """What the warm pool costs when its kernels are forked: each idle pool
+    kernel with its bubblewrap, seat and relay, and the fork server."""
+    settle([s], 2)
+    procs = processes()
+    conns = [os.path.basename(a[a.index("-f") + 1]) for a in
+             (procs[pid][1] for pid in descendants(procs, s.p.pid))
+             if len(a) > 1 and a[1] == "kernel-seat" and "-f" in a[:-1]]
+    groups, kernels, server, _ = fork_groups(procs, s.p.pid, conns)
+    if not conns or server is None or not all(kernels.get(c) for c in conns):
+        rows.append(("idle pool kernel, fork server, " + label, "", "",
+                     "no forked pool kernel (CODEBOX_POOL_SIZE=0, or a seat exec'd its kernel)"))
+        return
+    whole = [memory_kb(groups[c], True) for c in conns]
+    server_rss, server_pss = memory_kb([server])
+    n = len(conns)
+    rows.append(("idle pool kernel, fork server, " + label,
+                 mib(sum(w[1] for w in whole) / n) + " PSS", "",
+                 "mean of %d, with its bubblewrap, seat and relay; its own pages (USS) %s; "
+                 "RSS %s" % (n, mib(sum(w[2] for w in whole) / n), mib(sum(w[0] for w in whole) / n))))
+    rows.append(("warm pool (%d kernels), fork server, %s" % (n, label),
+                 mib(sum(w[1] for w in whole) + server_pss) + " PSS", "",
+                 "the kernels %s and the fork server %s (RSS %s); gateway itself RSS %s, PSS %s"
+                 % ((mib(sum(w[1] for w in whole)), mib(server_pss), mib(server_rss))
+                    + tuple(mib(x) for x in memory_kb([s.p.pid])))))
+
+
 def fork_server_rows(stock_pss, label):
-    """FORK_SESSIONS (10, then 20) live sessions through a gateway with
-    CODEBOX_FORK_SERVER=on, a row for each count."""
+    """The warm pool, then FORK_SESSIONS (10, then 35) live sessions
+    through a gateway with CODEBOX_FORK_SERVER=on, a row for each count."""
     s = Server({"CODEBOX_FORK_SERVER": "on"})
+    fork_pool_rows(s, label)
     conns = []
     for count in FORK_SESSIONS:
         first, t = len(conns) + 1, time.perf_counter()
