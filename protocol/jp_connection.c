@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* Binds n TCP sockets to port 0 on ip at once (so the OS hands out n
@@ -78,6 +79,37 @@ jp_connection_endpoint (const jp_connection_t *self, jp_channel_t channel,
     else
         n = snprintf (buf, len, "tcp://%s:%d", self->ip, self->ports[channel]);
     return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}
+
+int
+jp_connection_address (const jp_connection_t *self, jp_channel_t channel,
+                       struct sockaddr_storage *addr, socklen_t *len)
+{
+    memset (addr, 0, sizeof *addr);
+    if (self->transport == JP_TRANSPORT_IPC) {
+        struct sockaddr_un *un = (struct sockaddr_un *) addr;
+        int n = snprintf (un->sun_path, sizeof un->sun_path, "%s-%d", self->ip,
+                          self->ports[channel]);
+        if (n < 0 || (size_t) n >= sizeof un->sun_path)
+            return -ENAMETOOLONG;
+        un->sun_family = AF_UNIX;
+        *len = sizeof *un;
+        return 0;
+    }
+    struct sockaddr_in *in = (struct sockaddr_in *) addr;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) addr;
+    uint16_t port = htons ((uint16_t) self->ports[channel]);
+    if (inet_pton (AF_INET, self->ip, &in->sin_addr) == 1) {
+        in->sin_family = AF_INET;
+        in->sin_port = port;
+        *len = sizeof *in;
+    } else if (inet_pton (AF_INET6, self->ip, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = port;
+        *len = sizeof *in6;
+    } else
+        return -EINVAL;
+    return 0;
 }
 
 json_t *

@@ -7,6 +7,7 @@
 #define JP_CONNECTION_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include <jansson.h>
 
@@ -44,6 +45,13 @@ int jp_connection_init_ipc (jp_connection_t *self, const char *path_prefix);
  * "ipc:///run/k-1") into buf. Returns 0 or -ENAMETOOLONG. */
 int jp_connection_endpoint (const jp_connection_t *self, jp_channel_t channel,
                             char *buf, size_t len);
+
+/* Writes the channel's socket address into addr and its length into len:
+ * a Unix socket path for ipc, an IPv4 or IPv6 address and port for tcp.
+ * Returns 0, -ENAMETOOLONG (a path longer than sun_path), or -EINVAL (a
+ * tcp ip that is not a numeric address). */
+int jp_connection_address (const jp_connection_t *self, jp_channel_t channel,
+                           struct sockaddr_storage *addr, socklen_t *len);
 
 /* Returns the connection file's JSON object (new reference), with integer
  * ports, "signature_scheme": "hmac-sha256" and kernel_name; NULL on OOM. */

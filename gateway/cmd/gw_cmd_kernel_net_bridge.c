@@ -28,6 +28,7 @@
 
 #include "gw_byte_pair.h"
 #include "gw_cli.h"
+#include "gw_kernel_child.h"
 #include "gw_cmd_kernel_net.h"
 
 #define BRIDGE_PAIRS_MAX 64         /* connections at a time */
@@ -163,14 +164,9 @@ gw_cmd_kernel_net_bridge (int argc, char **argv)
     if (n == 0)     /* the kernel runs all the same, without network */
         fprintf (stderr, "kernel-net-bridge: cannot listen on port %ld: %s\n", port,
                  strerror (errno));
-    pid_t kernel = fork ();
+    pid_t kernel = gw_kernel_start (argv + 4, "kernel-net-bridge");
     if (kernel < 0)
         return GW_EXIT_KERNEL;
-    if (kernel == 0) {
-        execvp (argv[4], argv + 4);
-        fprintf (stderr, "kernel-net-bridge: cannot run %s: %s\n", argv[4], strerror (errno));
-        _exit (127);
-    }
     signal (SIGINT, SIG_IGN);   /* the kernel is signalled directly */
     signal (SIGPIPE, SIG_IGN);
     int pidfd = (int) syscall (SYS_pidfd_open, kernel, 0);
@@ -179,9 +175,5 @@ gw_cmd_kernel_net_bridge (int argc, char **argv)
         waitpid (kernel, &status, 0);
     else
         status = s_run (listeners, n, &proxy, kernel, pidfd);
-    if (WIFSIGNALED (status)) {
-        signal (WTERMSIG (status), SIG_DFL);
-        raise (WTERMSIG (status));
-    }
-    return WIFEXITED (status) ? WEXITSTATUS (status) : 1;
+    return gw_kernel_exit_as (status);
 }

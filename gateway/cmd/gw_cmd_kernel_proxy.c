@@ -16,7 +16,6 @@
  *
  * Threads: one; the main thread polls the listeners, the connections and
  * the kernel's pidfd. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -34,6 +33,7 @@
 
 #include "gw_byte_pair.h"
 #include "gw_cli.h"
+#include "gw_kernel_child.h"
 #include "jp_connection.h"
 #include "jp_time.h"
 
@@ -63,58 +63,6 @@ s_load (const char *path, jp_connection_t *conn)
     if (rc)
         fprintf (stderr, "kernel-proxy: %s: %s\n", path, strerror (-rc));
     return rc ? -1 : 0;
-}
-
-/* The gateway's side: a listening Unix socket for each ipc endpoint. */
-static int
-s_listen_all (s_proxy_t *self, const jp_connection_t *front)
-{
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        char endpoint[JP_IPC_PATH_MAX + 32];
-        struct sockaddr_un un = {.sun_family = AF_UNIX};
-        jp_connection_endpoint (front, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        if (strncmp (endpoint, "ipc://", 6) != 0 || strlen (endpoint + 6) >= sizeof un.sun_path) {
-            fprintf (stderr, "kernel-proxy: the gateway's side must be ipc: %s\n", endpoint);
-            return -1;
-        }
-        strcpy (un.sun_path, endpoint + 6);
-        unlink (un.sun_path);
-        int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0 || bind (fd, (struct sockaddr *) &un, sizeof un) < 0 || listen (fd, 16) < 0) {
-            fprintf (stderr, "kernel-proxy: bind %s: %s\n", endpoint, strerror (errno));
-            if (fd >= 0)
-                close (fd);
-            return -1;
-        }
-        self->listener[ch] = fd;
-    }
-    return 0;
-}
-
-/* The kernel's side: its address on this namespace's loopback. */
-static int
-s_kernel_addresses (s_proxy_t *self, const jp_connection_t *back)
-{
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        struct sockaddr_in *in = (struct sockaddr_in *) &self->kernel[ch];
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &self->kernel[ch];
-        uint16_t port = (uint16_t) back->ports[ch];
-        if (back->transport == JP_TRANSPORT_TCP && inet_pton (AF_INET, back->ip, &in->sin_addr) == 1) {
-            in->sin_family = AF_INET;
-            in->sin_port = htons (port);
-            self->kernel_len[ch] = sizeof *in;
-        } else if (back->transport == JP_TRANSPORT_TCP
-                   && inet_pton (AF_INET6, back->ip, &in6->sin6_addr) == 1) {
-            in6->sin6_family = AF_INET6;
-            in6->sin6_port = htons (port);
-            self->kernel_len[ch] = sizeof *in6;
-        } else {
-            fprintf (stderr, "kernel-proxy: the kernel's side must be tcp on an address: %s\n",
-                     back->ip);
-            return -1;
-        }
-    }
-    return 0;
 }
 
 static void
@@ -264,17 +212,22 @@ gw_cmd_kernel_proxy (int argc, char **argv)
     }
     jp_connection_t front, back;
     s_proxy_t self = {0};
-    if (s_load (argv[1], &front) || s_load (argv[2], &back) || s_kernel_addresses (&self, &back)
-        || s_listen_all (&self, &front))
+    char paths[JP_CHANNEL_COUNT][sizeof ((struct sockaddr_un *) 0)->sun_path];
+    if (s_load (argv[1], &front) || s_load (argv[2], &back))
         return GW_EXIT_USAGE;
-    pid_t kernel = fork ();
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        if (back.transport != JP_TRANSPORT_TCP
+            || jp_connection_address (&back, (jp_channel_t) ch, &self.kernel[ch],
+                                      &self.kernel_len[ch]) != 0) {
+            fprintf (stderr, "kernel-proxy: the kernel's side must be tcp on an address: %s\n",
+                     back.ip);
+            return GW_EXIT_USAGE;
+        }
+    if (gw_kernel_listen (&front, "kernel-proxy", self.listener, paths) != 0)
+        return GW_EXIT_USAGE;
+    pid_t kernel = gw_kernel_start (argv + 4, "kernel-proxy");
     if (kernel < 0)
         return GW_EXIT_KERNEL;
-    if (kernel == 0) {
-        execvp (argv[4], argv + 4);
-        fprintf (stderr, "kernel-proxy: cannot run %s: %s\n", argv[4], strerror (errno));
-        _exit (127);
-    }
     signal (SIGINT, SIG_IGN);   /* the kernel is signalled directly */
     signal (SIGPIPE, SIG_IGN);
     int pidfd = (int) syscall (SYS_pidfd_open, kernel, 0);
@@ -283,9 +236,5 @@ gw_cmd_kernel_proxy (int argc, char **argv)
         waitpid (kernel, &status, 0);
     else
         status = s_run (&self, kernel, pidfd);
-    if (WIFSIGNALED (status)) {
-        signal (WTERMSIG (status), SIG_DFL);
-        raise (WTERMSIG (status));
-    }
-    return WIFEXITED (status) ? WEXITSTATUS (status) : 1;
+    return gw_kernel_exit_as (status);
 }

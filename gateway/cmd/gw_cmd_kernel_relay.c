@@ -52,6 +52,7 @@
 #include <jansson.h>
 
 #include "gw_cli.h"
+#include "gw_kernel_child.h"
 #include "gw_cmd_kernel_net.h"
 #include "jp_connection.h"
 #include "jp_message.h"
@@ -107,44 +108,6 @@ s_break (s_relay_t *self, int ch, const char *why)
     if (!self->broke[0])
         snprintf (self->broke, sizeof self->broke, "the kernel's %s connection broke (%s)",
                   jp_channel_name ((jp_channel_t) ch), why);
-}
-
-/* The address of an endpoint, ipc://PATH or tcp://IP:PORT. */
-static int
-s_address (const char *endpoint, struct sockaddr_storage *addr, socklen_t *len)
-{
-    memset (addr, 0, sizeof *addr);
-    if (strncmp (endpoint, "ipc://", 6) == 0) {
-        struct sockaddr_un *un = (struct sockaddr_un *) addr;
-        if (strlen (endpoint + 6) >= sizeof un->sun_path)
-            return -ENAMETOOLONG;
-        un->sun_family = AF_UNIX;
-        strcpy (un->sun_path, endpoint + 6);
-        *len = sizeof *un;
-        return 0;
-    }
-    if (strncmp (endpoint, "tcp://", 6) != 0)
-        return -EINVAL;
-    char host[64];
-    const char *colon = strrchr (endpoint + 6, ':');
-    if (!colon || (size_t) (colon - endpoint - 6) >= sizeof host)
-        return -EINVAL;
-    memcpy (host, endpoint + 6, (size_t) (colon - endpoint - 6));
-    host[colon - endpoint - 6] = '\0';
-    int port = atoi (colon + 1);
-    struct sockaddr_in *in = (struct sockaddr_in *) addr;
-    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) addr;
-    if (inet_pton (AF_INET, host, &in->sin_addr) == 1) {
-        in->sin_family = AF_INET;
-        in->sin_port = htons ((uint16_t) port);
-        *len = sizeof *in;
-    } else if (inet_pton (AF_INET6, host, &in6->sin6_addr) == 1) {
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons ((uint16_t) port);
-        *len = sizeof *in6;
-    } else
-        return -EINVAL;
-    return 0;
 }
 
 /* A message of the kernel over the bounds was skipped: said on stderr (the
@@ -334,35 +297,19 @@ s_accept (s_relay_t *self, int ch)
     self->pairs[ch][slot] = pair;
 }
 
-/* Binds the gateway's side. Returns 0 or -1. */
+/* The kernel's addresses, and the gateway's side bound. Returns 0 or -1. */
 static int
 s_listen (s_relay_t *self, const jp_connection_t *kernel_conn)
 {
-    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++) {
-        char endpoint[JP_IPC_PATH_MAX + 32];
-        struct sockaddr_storage addr;
-        socklen_t len;
-        jp_connection_endpoint (kernel_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        if (s_address (endpoint, &self->kernel_addr[ch], &self->kernel_len[ch]) != 0) {
+    for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
+        if (jp_connection_address (kernel_conn, (jp_channel_t) ch, &self->kernel_addr[ch],
+                                   &self->kernel_len[ch]) != 0) {
+            char endpoint[JP_IPC_PATH_MAX + 32];
+            jp_connection_endpoint (kernel_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
             fprintf (stderr, "kernel-relay: cannot reach %s\n", endpoint);
             return -1;
         }
-        jp_connection_endpoint (&self->front_conn, (jp_channel_t) ch, endpoint, sizeof endpoint);
-        if (s_address (endpoint, &addr, &len) != 0 || addr.ss_family != AF_UNIX) {
-            fprintf (stderr, "kernel-relay: the gateway's side must be ipc: %s\n", endpoint);
-            return -1;
-        }
-        memcpy (self->front_path[ch], ((struct sockaddr_un *) &addr)->sun_path,
-                sizeof self->front_path[ch]);
-        unlink (self->front_path[ch]);
-        int fd = self->listener[ch] = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                                              0);
-        if (fd < 0 || bind (fd, (struct sockaddr *) &addr, len) != 0 || listen (fd, 16) != 0) {
-            fprintf (stderr, "kernel-relay: bind %s: %s\n", endpoint, strerror (errno));
-            return -1;
-        }
-    }
-    return 0;
+    return gw_kernel_listen (&self->front_conn, "kernel-relay", self->listener, self->front_path);
 }
 
 /* Serves one pair after a poll (pf: its front's and back's pollfds).
@@ -505,9 +452,9 @@ gw_cmd_kernel_relay (int argc, char **argv)
             fprintf (stderr, "kernel-relay: cannot start the network proxy: %s\n",
                      strerror (errno));
     }
-    /* not kept on one CPU, as the kernel-proxy is: one thread has no
-       hand-over to keep local, and pinned it waited for a busy CPU
-       (about 0.19 ms a cell, docs/PERFORMANCE.md) */
+    /* not kept on one CPU: one thread has no hand-over to keep local, and
+       pinned it waited for a busy CPU (about 0.19 ms a cell,
+       docs/PERFORMANCE.md) */
     for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
         self->listener[ch] = -1;
     if (s_listen (self, &kernel_conn) == 0) {

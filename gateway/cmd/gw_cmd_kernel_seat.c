@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "gw_cli.h"
+#include "gw_kernel_child.h"
 
 #define SEAT_REPLY_MS 15000         /* the server's first answer */
 #define SEAT_LINE_MAX 4096          /* an answer line */
@@ -148,23 +149,6 @@ s_read_line (int fd, int sfd, pid_t kernel, char *line, size_t size, int timeout
     }
 }
 
-/* Exits as the wait status did (a signal raised again on ourselves). */
-static int
-s_exit_as (int status)
-{
-    if (WIFSIGNALED (status)) {
-        int sig = WTERMSIG (status);
-        signal (sig, SIG_DFL);
-        sigset_t set;
-        sigemptyset (&set);
-        sigaddset (&set, sig);
-        sigprocmask (SIG_UNBLOCK, &set, NULL);
-        raise (sig);
-        return 128 + sig;
-    }
-    return WIFEXITED (status) ? WEXITSTATUS (status) : 1;
-}
-
 /* The server ended before the kernel (its parent, so its status goes
  * with it): the kernel lives on, watched through a pidfd, its signals
  * still passed on; its end is then told as an exit of 1. */
@@ -240,7 +224,7 @@ s_seat (const char *path, char **argv)
     int got = s_read_line (fd, sfd, (pid_t) pid, line, sizeof line, -1);
     answer = got > 0 ? json_loads (line, 0, NULL) : NULL;
     json_t *status = json_object_get (answer, "exit");
-    int code = json_is_integer (status) ? s_exit_as ((int) json_integer_value (status))
+    int code = json_is_integer (status) ? gw_kernel_exit_as ((int) json_integer_value (status))
                                         : s_outlive_server ((pid_t) pid, sfd);
     json_decref (answer);
     return code;

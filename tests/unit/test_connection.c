@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "jp_connection.h"
 #include "suites.h"
@@ -267,6 +270,43 @@ START_TEST (test_channel_names)
 }
 END_TEST
 
+/* The socket address of each channel: the ipc path, the tcp address and
+ * port (IPv4 and IPv6); a tcp ip that is not a numeric address refused. */
+START_TEST (test_socket_addresses)
+{
+    jp_connection_t c;
+    struct sockaddr_storage addr;
+    socklen_t len = 0;
+    ck_assert_int_eq (jp_connection_init_ipc (&c, "/run/k-1"), 0);
+    ck_assert_int_eq (jp_connection_address (&c, JP_CHANNEL_IOPUB, &addr, &len), 0);
+    const struct sockaddr_un *un = (const struct sockaddr_un *) &addr;
+    ck_assert_int_eq (un->sun_family, AF_UNIX);
+    ck_assert_int_eq (len, sizeof *un);
+    char endpoint[128];
+    ck_assert_int_eq (jp_connection_endpoint (&c, JP_CHANNEL_IOPUB, endpoint, sizeof endpoint), 0);
+    ck_assert_str_eq (un->sun_path, endpoint + strlen ("ipc://"));
+
+    ck_assert_int_eq (jp_connection_init_tcp (&c, "127.0.0.1"), 0);
+    ck_assert_int_eq (jp_connection_address (&c, JP_CHANNEL_HB, &addr, &len), 0);
+    const struct sockaddr_in *in = (const struct sockaddr_in *) &addr;
+    ck_assert_int_eq (in->sin_family, AF_INET);
+    ck_assert_int_eq (len, sizeof *in);
+    ck_assert_int_eq (ntohs (in->sin_port), c.ports[JP_CHANNEL_HB]);
+    ck_assert_uint_eq (ntohl (in->sin_addr.s_addr), INADDR_LOOPBACK);
+
+    strcpy (c.ip, "::1");
+    ck_assert_int_eq (jp_connection_address (&c, JP_CHANNEL_SHELL, &addr, &len), 0);
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &addr;
+    ck_assert_int_eq (in6->sin6_family, AF_INET6);
+    ck_assert_int_eq (len, sizeof *in6);
+    ck_assert_int_eq (ntohs (in6->sin6_port), c.ports[JP_CHANNEL_SHELL]);
+    ck_assert (IN6_IS_ADDR_LOOPBACK (&in6->sin6_addr));
+
+    strcpy (c.ip, "localhost");
+    ck_assert_int_eq (jp_connection_address (&c, JP_CHANNEL_SHELL, &addr, &len), -EINVAL);
+}
+END_TEST
+
 Suite *
 connection_suite (void)
 {
@@ -278,6 +318,7 @@ connection_suite (void)
     tcase_add_test (tc, test_tcp_endpoints);
     tcase_add_test (tc, test_ipc_endpoints);
     tcase_add_test (tc, test_ipc_prefix_too_long);
+    tcase_add_test (tc, test_socket_addresses);
     tcase_add_test (tc, test_channel_names);
     suite_add_tcase (s, tc);
     tc = tcase_create ("file");
