@@ -21,6 +21,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,31 +108,35 @@ s_send (int fd, const char *text)
     return 0;
 }
 
-/* Passes a signal waiting on sfd on to the kernel (when it is known). */
+/* Passes a signal waiting on sfd on to the kernel. */
 static void
 s_pass_signal (int sfd, pid_t kernel)
 {
     struct signalfd_siginfo info;
-    if (read (sfd, &info, sizeof info) == sizeof info && kernel > 0)
+    if (read (sfd, &info, sizeof info) == sizeof info)
         kill (kernel, (int) info.ssi_signo);
 }
 
 /* Reads one answer line into line (NUL-terminated, no newline), waiting
- * at most timeout_ms (-1: as long as it takes; signals still come through
- * sfd, passed on to kernel when it is known). Returns its length, 0 at
- * the end of the stream, or -1 on a timeout or error. */
+ * at most timeout_ms (-1: as long as it takes). Once the kernel is known
+ * (kernel > 0), the signals that come through sfd are passed on to it;
+ * before, they stay pending (blocked): passed on once it is, or, when the
+ * seat must start the kernel itself, taken by the seat as it unblocks
+ * them. Returns its length, 0 at the end of the stream, or -1 on a
+ * timeout or error. */
 static int
 s_read_line (int fd, int sfd, pid_t kernel, char *line, size_t size, int timeout_ms)
 {
     size_t n = 0;
+    bool signals = sfd >= 0 && kernel > 0;
     for (;;) {
         struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-        int r = poll (p, sfd >= 0 ? 2 : 1, timeout_ms);
+        int r = poll (p, signals ? 2 : 1, timeout_ms);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return -1;
-        if (sfd >= 0 && p[1].revents)
+        if (signals && p[1].revents)
             s_pass_signal (sfd, kernel);
         if (!p[0].revents)
             continue;

@@ -115,6 +115,53 @@ def test_a_kernel_handed_over_gets_the_seats_signals_and_the_seat_exits_as_it_di
     assert out == "", out                           # argv was not run
 
 
+def test_a_signal_before_the_kernel_is_known_reaches_it_once_it_is(tmp):
+    kernel = subprocess.Popen(["sleep", "60"])
+    signalled = threading.Event()
+
+    def late_hand_over(conn):
+        signalled.wait(30)                   # the seat got SIGTERM before any pid
+        time.sleep(0.2)
+        conn.sendall(json.dumps({"pid": kernel.pid}).encode() + b"\n")
+        kernel.wait(30)
+        conn.sendall(json.dumps({"exit": kernel.returncode and -kernel.returncode}).encode()
+                     + b"\n")
+        conn.close()
+    server = FakeServer(tmp, late_hand_over)
+    p = seat(server.path, RAN)
+    deadline = time.time() + 30
+    while server.request is None and time.time() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    signalled.set()
+    out, err = p.communicate(timeout=30)
+    server.close()
+    if kernel.poll() is None:
+        kernel.kill()
+    assert kernel.wait(5) == -signal.SIGTERM, "the signal was lost"
+    assert (p.returncode, out) == (-signal.SIGTERM, ""), err
+
+
+def test_a_signal_before_a_refusal_ends_the_seat_without_starting_the_kernel(tmp):
+    signalled = threading.Event()
+
+    def late_refusal(conn):
+        signalled.wait(30)
+        time.sleep(0.2)
+        conn.sendall(json.dumps({"refused": "too late"}).encode() + b"\n")
+        conn.close()
+    server = FakeServer(tmp, late_refusal)
+    p = seat(server.path, RAN)
+    deadline = time.time() + 30
+    while server.request is None and time.time() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    signalled.set()
+    out, err = p.communicate(timeout=30)
+    server.close()
+    assert (p.returncode, out) == (-signal.SIGTERM, ""), err
+
+
 def test_a_status_of_exit_is_the_seats_exit_code(tmp):
     def exits(conn):
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
