@@ -5,7 +5,8 @@
  * "cwd"} with its descriptors 0, 1 and 2, and the server forks a kernel
  * into this sandbox (gw_fork_server.py). The seat then stands for the
  * kernel: SIGINT, SIGTERM, SIGHUP and SIGQUIT it gets are passed on to the
- * kernel, and it exits as the kernel did (a signal raised again), so the
+ * kernel (one that comes before the server names the kernel waits for
+ * it), and it exits as the kernel did (a signal raised again), so the
  * gateway sees this process as it would see the kernel.
  *
  * The server is the kernel's parent and sends its wait status; if the
