@@ -66,6 +66,27 @@ def tmp():
         yield d
 
 
+def send_exit_of(conn, kernel):
+    """Waits for the test's stand-in kernel to end and sends its status."""
+    kernel.wait(30)
+    conn.sendall(json.dumps({"exit": kernel.returncode and -kernel.returncode}).encode() + b"\n")
+
+
+def sigterm_once_asked(server, p, pause=0.0, then=None):
+    """Once the seat has sent its request (and pause seconds), SIGTERM to
+    it, then `then` set; returns its stdout and stderr at its end."""
+    deadline = time.time() + 30
+    while server.request is None and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(pause)
+    p.send_signal(signal.SIGTERM)
+    if then:
+        then.set()
+    out, err = p.communicate(timeout=30)
+    server.close()
+    return out, err
+
+
 def test_without_a_server_the_seat_starts_the_kernel_itself(tmp):
     p = seat(os.path.join(tmp, "none.sock"), RAN)
     out, err = p.communicate(timeout=30)
@@ -95,21 +116,12 @@ def test_a_kernel_handed_over_gets_the_seats_signals_and_the_seat_exits_as_it_di
 
     def hand_over(conn):
         conn.sendall(json.dumps({"pid": kernel.pid}).encode() + b"\n")
-        kernel.wait(30)                      # the SIGTERM the seat passes on ends it
-        conn.sendall(json.dumps({"exit": kernel.returncode and -kernel.returncode}).encode()
-                     + b"\n")
+        send_exit_of(conn, kernel)           # the SIGTERM the seat passes on ends it
         done.wait(30)
         conn.close()
     server = FakeServer(tmp, hand_over)
     p = seat(server.path, RAN)
-    deadline = time.time() + 30
-    while server.request is None and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)                          # the seat reads the pid
-    p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=30)
-    done.set()
-    server.close()
+    out, err = sigterm_once_asked(server, p, pause=0.3, then=done)  # (the seat reads the pid)
     assert kernel.returncode == -signal.SIGTERM     # passed on to the kernel
     assert p.returncode == -signal.SIGTERM, err     # and told as the kernel's end
     assert out == "", out                           # argv was not run
@@ -123,19 +135,11 @@ def test_a_signal_before_the_kernel_is_known_reaches_it_once_it_is(tmp):
         signalled.wait(30)                   # the seat got SIGTERM before any pid
         time.sleep(0.2)
         conn.sendall(json.dumps({"pid": kernel.pid}).encode() + b"\n")
-        kernel.wait(30)
-        conn.sendall(json.dumps({"exit": kernel.returncode and -kernel.returncode}).encode()
-                     + b"\n")
+        send_exit_of(conn, kernel)
         conn.close()
     server = FakeServer(tmp, late_hand_over)
     p = seat(server.path, RAN)
-    deadline = time.time() + 30
-    while server.request is None and time.time() < deadline:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGTERM)
-    signalled.set()
-    out, err = p.communicate(timeout=30)
-    server.close()
+    out, err = sigterm_once_asked(server, p, then=signalled)
     if kernel.poll() is None:
         kernel.kill()
     assert kernel.wait(5) == -signal.SIGTERM, "the signal was lost"
@@ -152,13 +156,7 @@ def test_a_signal_before_a_refusal_ends_the_seat_without_starting_the_kernel(tmp
         conn.close()
     server = FakeServer(tmp, late_refusal)
     p = seat(server.path, RAN)
-    deadline = time.time() + 30
-    while server.request is None and time.time() < deadline:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGTERM)
-    signalled.set()
-    out, err = p.communicate(timeout=30)
-    server.close()
+    out, err = sigterm_once_asked(server, p, then=signalled)
     assert (p.returncode, out) == (-signal.SIGTERM, ""), err
 
 
