@@ -81,12 +81,11 @@ s_strv_copy (const char *const *strv)
 }
 
 ks_kernel_t *
-ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec, const ks_kernel_options_t *options)
+ks_kernel_new (const ks_spec_t *spec, const ks_kernel_options_t *options)
 {
     ks_kernel_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
-    self->ctx = zmq_ctx;
     self->spec = spec;
     self->options = *options;
     if (self->options.start_timeout_ms <= 0)
@@ -411,8 +410,7 @@ ks_kernel_launch (ks_kernel_t *self)
         return rc;
     /* with a relay, few messages wait on our side: the relay holds the
        rest back (and the kernel's queue, in its memory, drops) */
-    self->channels = jp_channels_new (self->ctx, self->relay ? &self->front : &self->conn,
-                                      self->relay ? KS_RELAY_HWM : 0);
+    self->channels = jp_channels_new (self->relay ? &self->front : &self->conn);
     s_fds_changed (self);
     if (!self->channels) {
         rc = -errno;

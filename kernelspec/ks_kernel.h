@@ -37,9 +37,7 @@ typedef enum {
 
 typedef struct ks_kernel ks_kernel_t;
 
-/* Messages that wait on our side of a relay, per channel; the relay's
- * address-space limit. */
-#define KS_RELAY_HWM 4
+/* The relay's address-space limit. */
 #define KS_RELAY_MEMORY_MB 1024
 
 #define KS_KERNEL_POLL_ITEMS 8      /* five channels, the pidfd, the relay's, the decoder's inbox */
@@ -98,8 +96,7 @@ typedef void (ks_kernel_state_fn) (ks_kernel_t *kernel, ks_kernel_state_t state,
 
 /* Makes a kernel for spec (borrowed; must outlive the kernel) without
  * starting it; the options' strings are copied. Returns NULL on OOM. */
-ks_kernel_t *ks_kernel_new (void *zmq_ctx, const ks_spec_t *spec,
-                            const ks_kernel_options_t *options);
+ks_kernel_t *ks_kernel_new (const ks_spec_t *spec, const ks_kernel_options_t *options);
 
 /* Kills the process group if still alive, reaps it, closes the sockets,
  * removes the runtime files, frees, and nulls *self_p. */

@@ -19,7 +19,6 @@
 #define KS_KERNEL_RESEND_MS 200     /* kernel_info again while iopub is silent */
 
 struct ks_kernel {
-    void *ctx;
     const ks_spec_t *spec;
     ks_kernel_options_t options;
     char id[16];

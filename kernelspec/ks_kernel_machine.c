@@ -287,8 +287,9 @@ ks_kernel_timers (ks_kernel_t *self, int64_t now)
     }
 }
 
-int64_t
-ks_kernel_deadline (const ks_kernel_t *self)
+/* When the state machine needs the kernel again, or -1. */
+static int64_t
+s_state_deadline (const ks_kernel_t *self)
 {
     if (self->relay_gone_ms && self->state != KS_KERNEL_DEAD)
         return self->relay_gone_ms + RELAY_GONE_GRACE_MS;
@@ -303,4 +304,13 @@ ks_kernel_deadline (const ks_kernel_t *self)
     default:
         return -1;
     }
+}
+
+int64_t
+ks_kernel_deadline (const ks_kernel_t *self)
+{
+    int64_t due = s_state_deadline (self);
+    int64_t connect = self->channels && self->state != KS_KERNEL_DEAD
+                      ? jp_channels_deadline (self->channels) : -1;
+    return connect >= 0 && (due < 0 || connect < due) ? connect : due;
 }

@@ -27,8 +27,7 @@ ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
                 continue;   /* not read until its message is back: not polled */
             items[n++] = (zmq_pollitem_t) {
                 .socket = jp_channels_socket (self->channels, (jp_channel_t) ch),
-                .events = ZMQ_POLLIN | (jp_channels_take_used (self->channels, (jp_channel_t) ch)
-                                        ? JP_POLL_USED : 0)};
+                .events = ZMQ_POLLIN | JP_POLL_ZMTP};
         }
     if (self->pidfd >= 0 && n < max)
         items[n++] = (zmq_pollitem_t) {.fd = self->pidfd, .events = ZMQ_POLLIN};
@@ -52,12 +51,10 @@ ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
     int n = 0;
     if (self->channels)
         for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
-            size_t size = sizeof fds[n];
             if (self->away[ch])
                 continue;   /* its descriptor would wake every turn meanwhile */
-            if (zmq_getsockopt (jp_channels_socket (self->channels, (jp_channel_t) ch),
-                                ZMQ_FD, &fds[n], &size) == 0)
-                n++;
+            fds[n] = jp_channels_fd (self->channels, (jp_channel_t) ch);
+            n += fds[n] >= 0;   /* -1: it waits to connect again (a deadline) */
         }
     if (self->pidfd >= 0 && n < max)
         fds[n++] = self->pidfd;
@@ -80,7 +77,7 @@ ks_kernel_decoding (const ks_kernel_t *self)
 bool
 ks_kernel_needs_poll_items (const ks_kernel_t *self)
 {
-    return self->channels && jp_channels_any_used (self->channels);
+    return self->channels && jp_channels_any_busy (self->channels);
 }
 
 /* Hands a large message to the decoder; false when it could not take it
@@ -156,6 +153,15 @@ s_take_decoded (ks_kernel_t *self)
     }
 }
 
+/* A channel's descriptor changed (it connected, ended, connected again):
+ * the owner's epoll set is made again. */
+static void
+s_sync_fds (ks_kernel_t *self)
+{
+    if (self->channels && jp_channels_take_fds_changed (self->channels))
+        ks_kernel_fds_changed (self);
+}
+
 void
 ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
 {
@@ -192,8 +198,12 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
             if (items[i].socket == jp_channels_socket (self->channels, (jp_channel_t) ch))
                 s_drain (self, (jp_channel_t) ch);
     }
+    int64_t now = jp_time_now_ms ();
+    if (self->channels && self->state != KS_KERNEL_DEAD)
+        jp_channels_tick (self->channels, now);
     if (self->state != KS_KERNEL_DEAD)
-        ks_kernel_timers (self, jp_time_now_ms ());
+        ks_kernel_timers (self, now);
+    s_sync_fds (self);
 }
 
 bool
@@ -203,6 +213,7 @@ ks_kernel_run_until (ks_kernel_t *self, bool (*done) (void *arg), void *arg,
     int64_t end = timeout_ms < 0 ? -1 : jp_time_now_ms () + timeout_ms;
     while (!done (arg) && self->state != KS_KERNEL_DEAD) {
         zmq_pollitem_t items[KS_KERNEL_POLL_ITEMS];
+        struct pollfd pfds[KS_KERNEL_POLL_ITEMS];
         int n = ks_kernel_poll_items (self, items, KS_KERNEL_POLL_ITEMS);
         int64_t now = jp_time_now_ms ();
         int64_t wake = ks_kernel_deadline (self);
@@ -211,7 +222,7 @@ ks_kernel_run_until (ks_kernel_t *self, bool (*done) (void *arg), void *arg,
         if (end >= 0 && now >= end)
             break;
         long wait = wake < 0 ? -1 : (long) (wake > now ? wake - now : 0);
-        if (zmq_poll (items, n, wait) < 0 && errno != EINTR)
+        if (jp_poll (items, pfds, n, wait) < 0)
             break;
         ks_kernel_dispatch (self, items, n);
     }
@@ -230,6 +241,7 @@ ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg)
     if (!self->channels || !msg)
         return -ENOTCONN;
     int rc = jp_channels_send (self->channels, channel, msg);
+    s_sync_fds (self);
     if (rc == 0 && (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_CONTROL)) {
         /* it has work: beat until it says idle to this request */
         snprintf (self->last_request, sizeof self->last_request, "%s", jp_msg_id (msg));

@@ -1,10 +1,11 @@
-/* jp_channels: a client's five ZeroMQ sockets to one kernel: shell and
- * control (DEALER), stdin (DEALER with the shell's routing id), iopub (SUB,
- * subscribed to everything) and heartbeat (REQ, recreated after a missed
- * beat). Sends and receives signed messages.
+/* jp_channels: a client's five ZMTP connections to one kernel
+ * (jp_zmtp_client, no libzmq): shell and control (DEALER), stdin (DEALER
+ * with the shell's routing id), iopub (SUB, subscribed to everything) and
+ * heartbeat (REQ, connected again after a missed beat). Sends and
+ * receives signed messages.
  *
- * Threads: the sockets belong to the thread that made the channels; every
- * call must come from that thread. */
+ * Threads: the connections belong to the thread that made the channels;
+ * every call must come from that thread. */
 #ifndef JP_CHANNELS_H
 #define JP_CHANNELS_H
 
@@ -16,32 +17,42 @@
 
 typedef struct jp_channels jp_channels_t;
 
-/* Connects the five sockets to the endpoints of conn (copied). rcvhwm is
- * how many whole messages may wait in each socket: 0 is no bound on iopub
- * (a kernel that publishes faster than we read loses nothing) and
- * libzmq's default elsewhere. Returns NULL and sets errno on failure. */
-jp_channels_t *jp_channels_new (void *zmq_ctx, const jp_connection_t *conn, int rcvhwm);
+/* Connects the five channels to the endpoints of conn (copied); a
+ * kernel not listening yet is tried again (jp_channels_tick). Nothing is
+ * read before it is asked for: what the gateway has not read waits in the
+ * kernel's socket (and its PUB's queue drops past its bound). Returns
+ * NULL and sets errno on failure. */
+jp_channels_t *jp_channels_new (const jp_connection_t *conn);
 
-/* Closes the sockets (linger 0) and nulls *self_p. Safe on NULL. */
+/* Closes the connections and nulls *self_p. Safe on NULL. */
 void jp_channels_destroy (jp_channels_t **self_p);
 
-/* The socket of a channel, borrowed, for jp_poll or zmq_poll. */
+/* The connection of a channel, borrowed, for a jp_poll item (with
+ * JP_POLL_ZMTP). */
 void *jp_channels_socket (jp_channels_t *self, jp_channel_t channel);
 
-/* Whether the channel's socket was used since the last call (see
- * JP_POLL_USED); clears it. A receive that finds nothing waiting clears
- * it too: libzmq took the socket's commands then, so its ZMQ_FD wakes for
- * the next message. */
-bool jp_channels_take_used (jp_channels_t *self, jp_channel_t channel);
+/* The channel's descriptor, -1 while it waits to connect again. */
+int jp_channels_fd (const jp_channels_t *self, jp_channel_t channel);
 
-/* True if any channel was used since its flag was last taken. */
-bool jp_channels_any_used (const jp_channels_t *self);
+/* True if a channel needs its own poll item this turn rather than a
+ * plain POLLIN on its descriptor (jp_zmtp_client_busy): a message read
+ * whole, bytes to write, a connect in progress. */
+bool jp_channels_any_busy (const jp_channels_t *self);
+
+/* True (once) if a descriptor changed since the last call: a connect, an
+ * end, a connect again. */
+bool jp_channels_take_fds_changed (jp_channels_t *self);
+
+/* When a channel is to connect again (jp_time_now_ms), or -1; and the
+ * tick that does it. */
+int64_t jp_channels_deadline (const jp_channels_t *self);
+void jp_channels_tick (jp_channels_t *self, int64_t now);
 
 /* A new message of msg_type with this client's session in its header. */
 jp_msg_t *jp_channels_msg_new (jp_channels_t *self, const char *msg_type);
 
 /* Signs and sends msg on the channel without blocking. Returns 0, -EAGAIN
- * when the socket cannot take it now, or another negative code. */
+ * when the channel cannot take it now, or another negative code. */
 int jp_channels_send (jp_channels_t *self, jp_channel_t channel, const jp_msg_t *msg);
 
 /* A message taken from a socket but not yet verified and decoded (its
@@ -71,7 +82,7 @@ void jp_raw_destroy (jp_raw_t **raw_p);
 size_t jp_channels_last_bytes (const jp_channels_t *self);
 
 /* Heartbeat: sends one ping (0 or -errno); reads a pong if one is waiting
- * (0, or -EAGAIN); recreates the REQ socket after a missed beat (0 or -errno). */
+ * (0, or -EAGAIN); connects the REQ again after a missed beat (0). */
 int jp_channels_hb_ping (jp_channels_t *self);
 int jp_channels_hb_recv (jp_channels_t *self);
 int jp_channels_hb_reset (jp_channels_t *self);

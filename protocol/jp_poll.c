@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <limits.h>
 
+#include "jp_zmtp_client.h"
+
 /* The revents ZMQ_EVENTS gives a socket item, -1 when the socket fails. */
 static int
 s_socket_revents (const zmq_pollitem_t *item)
@@ -24,6 +26,16 @@ jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
         zmq_pollitem_t *it = &items[i];
         it->revents = 0;
         pfds[i] = (struct pollfd) {.fd = -1};
+        if (it->events & JP_POLL_ZMTP) {
+            jp_zmtp_client_t *client = it->socket;
+            pfds[i] = (struct pollfd) {.fd = jp_zmtp_client_fd (client),
+                                       .events = jp_zmtp_client_poll_events (client)};
+            if ((it->events & ZMQ_POLLIN) && jp_zmtp_client_readable (client)) {
+                it->revents = ZMQ_POLLIN;
+                ready++;
+            }
+            continue;
+        }
         if (!it->socket) {
             pfds[i].fd = it->fd;
             pfds[i].events = (short) (((it->events & ZMQ_POLLIN) ? POLLIN : 0)
@@ -53,7 +65,12 @@ jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
     for (int i = 0; i < n; i++) {
         zmq_pollitem_t *it = &items[i];
         short got = pfds[i].revents;
-        if (it->socket) {
+        if (it->events & JP_POLL_ZMTP) {
+            if (got)
+                jp_zmtp_client_service (it->socket, got);
+            if (got || jp_zmtp_client_readable (it->socket))
+                it->revents = (short) (it->events & ZMQ_POLLIN);
+        } else if (it->socket) {
             if (got && !it->revents) {
                 int r = s_socket_revents (it);
                 it->revents = (short) (r < 0 ? ZMQ_POLLERR : r);

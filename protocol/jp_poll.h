@@ -1,10 +1,11 @@
-/* jp_poll: zmq_poll's answer at a fraction of its cost. zmq_poll asks
- * every socket's ZMQ_EVENTS before and after it sleeps, a system call
- * each, so a poll's cost grows with every idle socket. jp_poll makes one
- * poll(2) over every item, a socket by its ZMQ_FD (which wakes when
- * something may have changed for it), and asks ZMQ_EVENTS only of a
- * socket whose fd woke or whose item carries JP_POLL_USED. Pure code; the
- * sockets belong to the calling thread. */
+/* jp_poll: one poll(2) over plain descriptors, the gateway's own ZMTP
+ * connections (JP_POLL_ZMTP: the kernel channels) and ZeroMQ sockets
+ * (which only the tests' peers still use). zmq_poll asks every socket's
+ * ZMQ_EVENTS before and after it sleeps, a system call each; jp_poll polls
+ * a socket by its ZMQ_FD (which wakes when something may have changed for
+ * it) and asks ZMQ_EVENTS only of one whose fd woke or whose item carries
+ * JP_POLL_USED. Pure code; everything polled belongs to the calling
+ * thread. */
 #ifndef JP_POLL_H
 #define JP_POLL_H
 
@@ -22,6 +23,13 @@
  * socket is polled for it. zmq_poll ignores the bit (it asks every
  * socket). */
 #define JP_POLL_USED 0x100
+
+/* In a zmq_pollitem_t's events: the item's socket is a jp_zmtp_client_t,
+ * not a ZeroMQ socket. jp_poll polls its descriptor for what it needs,
+ * serves what comes back (jp_zmtp_client_service) and reports ZMQ_POLLIN
+ * when anything happened on it or a message waits whole (then it does not
+ * sleep: such a message wakes no descriptor). */
+#define JP_POLL_ZMTP 0x200
 
 /* Polls n items as zmq_poll does (revents set; a socket's error is
  * ZMQ_POLLERR; a plain fd's POLLHUP or POLLERR is ZMQ_POLLERR), waiting at

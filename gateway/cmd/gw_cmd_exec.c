@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zmq.h>
 
 #include "gw_ansi.h"
 #include "gw_base64.h"
@@ -370,7 +369,6 @@ gw_cmd_exec (int argc, char **argv)
     sigaction (SIGTERM, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
 
-    void *ctx = NULL;
     int exit_code = GW_EXIT_KERNEL;
     s_run_t run = {.output_dir = output_dir, .strip_ansi = !isatty (2)};
     gw_exec_place_t place;
@@ -379,15 +377,13 @@ gw_cmd_exec (int argc, char **argv)
         .start_timeout_ms = (int) gw_config_int (config, GW_SET_KERNEL_START_TIMEOUT) * 1000,
     };
     /* the place first: it may unshare the mount namespace, which only a
-       process of one thread may (libzmq's start with the first socket) */
+       process of one thread may */
     if (gw_exec_place_open (&place, config, spec, sandboxed, isolated, &kopts, err,
                             sizeof err) < 0) {
         fprintf (stderr, "codebox exec: %s\n", err);
         goto out;
     }
-    if (!(ctx = zmq_ctx_new ()))
-        goto out;
-    run.kernel = ks_kernel_new (ctx, spec, &kopts);
+    run.kernel = ks_kernel_new (spec, &kopts);
     gw_exec_place_launched (&place);
     if (!run.kernel)
         goto out;
@@ -407,8 +403,6 @@ out:
     gw_execution_destroy (&run.exec);
     gw_exec_place_close (&place);
     free (by_language);
-    if (ctx)
-        zmq_ctx_term (ctx);
     free (code);
     ks_spec_destroy (&spec);
     gw_config_destroy (&config);

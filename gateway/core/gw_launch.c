@@ -71,7 +71,7 @@ gw_launch_kernel (const gw_launch_ctx_t *ctx, const ks_spec_t *spec, const char 
         rmdir (runtime);
         return NULL;
     }
-    ks_kernel_t *kernel = ks_kernel_new (ctx->zmq, spec, &options);
+    ks_kernel_t *kernel = ks_kernel_new (spec, &options);
     if (!kernel && launch.relay_dir[0])
         rmdir (launch.relay_dir);
     gw_sandbox_launch_clear (&launch);

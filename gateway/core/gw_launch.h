@@ -22,7 +22,6 @@ struct gw_sandbox;
  * the server is made and alive as long as it. */
 typedef struct {
     const gw_config_t *config;
-    void *zmq;                  /* the ZeroMQ context of every kernel socket */
     const char *runtime_dir;    /* kernels' connection files and sockets */
     const char *state_dir;      /* session folders */
     struct gw_sandbox *sandbox;

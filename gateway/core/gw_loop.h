@@ -1,11 +1,11 @@
 /* gw_loop: the event loop, and nothing else: it sleeps in one poll(2) on
  * the mailbox's eventfd, a signalfd for SIGTERM/SIGINT and the items of
- * its registered sources (zmq_pollitem_t: a socket is watched through its
- * ZMQ_FD, and asked ZMQ_EVENTS only when that fd wakes or the item says
- * JP_POLL_USED), until an item is posted, a signal, a readable poll item
- * or the earliest deadline a source asks for. No busy polling. A source
- * that gives a ZeroMQ socket must set JP_POLL_USED on it whenever it used
- * the socket since its last poll (see jp_poll.h). It
+ * its registered sources (zmq_pollitem_t, polled by jp_poll: a kernel
+ * channel, JP_POLL_ZMTP, is served there and counts as readable while a
+ * whole message waits in it), until an item is posted, a signal, a
+ * readable poll item or the earliest deadline a source asks for. No busy
+ * polling. A source that gives a ZeroMQ socket must set JP_POLL_USED on
+ * it whenever it used the socket since its last poll (see jp_poll.h). It
  * knows nothing of sessions, kernels, requests or transports (as Redis'
  * ae.c knows nothing of the server): the server (gw_server) and the stdio
  * transport register sources; posted items run themselves.

@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zmq.h>
 
 #include "gw_registry.h"
 #include "gw_disk.h"
@@ -119,7 +118,6 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
             return NULL;
         }
     }
-    self->zmq = zmq_ctx_new ();
     self->jobs = gw_jobs_new ();
     if (self->jobs)
         gw_jobs_set_max_bytes (self->jobs,
@@ -131,7 +129,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         return NULL;
     }
     self->host = (gw_session_host_t) {
-        .launch = {.config = config, .zmq = self->zmq, .runtime_dir = self->runtime_dir,
+        .launch = {.config = config, .runtime_dir = self->runtime_dir,
                    .state_dir = self->state_dir, .sandbox = self->sandbox,
                    .metrics = self->metrics, .hooks = &self->hooks},
         .jobs = self->jobs,
@@ -139,7 +137,7 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
     };
     self->host.pool = gw_pool_new (&self->host.launch);
     self->watch = gw_kernel_epoll_new ();     /* NULL: every kernel is polled each turn */
-    if (!self->host.pool || !self->zmq || !self->jobs || !self->metrics) {
+    if (!self->host.pool || !self->jobs || !self->metrics) {
         snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
         gw_server_destroy (&self);
         return NULL;
@@ -166,8 +164,6 @@ gw_server_destroy (gw_server_t **self_p)
     gw_loop_destroy (&self->loop);     /* its last calls and requests first */
     gw_jobs_destroy (&self->jobs);
     gw_metrics_destroy (&self->metrics);
-    if (self->zmq)
-        zmq_ctx_term (self->zmq);
     free (self->polled);
     free (self->kernels);
     free (self->ready);

@@ -30,7 +30,6 @@ struct gw_server {
     void (*handler) (gw_server_t *server, gw_request_t *req, void *arg);
     void *handler_arg;
     gw_loop_t *loop;
-    void *zmq;
     char state_dir[PATH_MAX];
     char runtime_dir[64];
     gw_jobs_t *jobs;

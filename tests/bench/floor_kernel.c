@@ -14,7 +14,6 @@
 #include "ks_search.h"
 
 struct _floor_kernel_t {
-    void *ctx;
     ks_spec_t *spec;
     gw_config_t *config;
     ks_kernel_t *kernel;
@@ -60,12 +59,11 @@ floor_kernel_new (const char *name, bool stock, char *err, size_t err_size)
         floor_kernel_destroy (&self);
         return NULL;
     }
-    self->ctx = zmq_ctx_new ();
     self->config = gw_config_new ();    /* the gateway's defaults */
     ks_kernel_options_t options = {.runtime_dir = self->runtime,
         .extra_argv = self->config && !stock ? gw_ipykernel_argv (self->spec, self->config)
                                              : NULL};
-    self->kernel = ks_kernel_new (self->ctx, self->spec, &options);
+    self->kernel = ks_kernel_new (self->spec, &options);
     if (self->kernel)
         ks_kernel_set_handlers (self->kernel, s_on_msg, NULL, self);
     if (!self->kernel || ks_kernel_start (self->kernel)
@@ -106,8 +104,6 @@ floor_kernel_destroy (floor_kernel_t **self_p)
     gw_config_destroy (&self->config);
     if (self->runtime[0])
         rmdir (self->runtime);
-    if (self->ctx)
-        zmq_ctx_term (self->ctx);
     free (self);
     *self_p = NULL;
 }

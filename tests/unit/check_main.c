@@ -20,7 +20,7 @@ static Suite *(*const s_suites[]) (void) = {
     download_suite, blob_auth_suite, http_edge_suite, execution_suite, jupyter_wire_suite,
     loop_suite, jobs_suite, zmtp_filter_suite, changes_suite, display_text_suite,
     decoder_suite, proxy_request_suite, utf8_suite, tool_sets_suite, notebook_suite,
-    jupyter_asks_suite, pool_preload_suite, oauth_suite, jwt_suite,
+    jupyter_asks_suite, pool_preload_suite, oauth_suite, jwt_suite, zmtp_client_suite,
 };
 #define S_SUITES (int) (sizeof s_suites / sizeof s_suites[0])
 

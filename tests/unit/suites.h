@@ -25,6 +25,7 @@ Suite *jupyter_wire_suite (void);  /* test_jupyter_wire.c */
 Suite *loop_suite (void);          /* test_loop.c */
 Suite *jobs_suite (void);          /* test_jobs.c */
 Suite *zmtp_filter_suite (void);   /* test_zmtp_filter.c */
+Suite *zmtp_client_suite (void);   /* test_zmtp_client.c */
 Suite *changes_suite (void);       /* test_changes.c */
 Suite *display_text_suite (void);  /* test_display_text.c */
 Suite *decoder_suite (void);       /* test_decoder.c */

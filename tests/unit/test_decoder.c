@@ -1,6 +1,7 @@
 /* test_decoder: large kernel messages decoded off the caller's thread.
  * A fake kernel (a PUB socket bound on an ipc endpoint of a connection)
- * publishes signed messages to jp_channels; jp_channels_recv_or_defer
+ * publishes signed messages to jp_channels (its SUB connection served by
+ * jp_poll, as the gateway's loop does); jp_channels_recv_or_defer
  * hands those over the bound back undecoded, ks_decoder's worker verifies
  * and decodes them, and the inbox gives them back in the order they went;
  * a wrong signature comes back refused; an inbox let go while its
@@ -15,6 +16,7 @@
 
 #include "jp_channels.h"
 #include "jp_connection.h"
+#include "jp_poll.h"
 #include "ks_decoder.h"
 #include "suites.h"
 
@@ -24,6 +26,16 @@ typedef struct {
     jp_channels_t *channels;
     char dir[64];
 } s_fake_t;
+
+/* Serves iopub's connection for up to ms (jp_poll); true if a message waits. */
+static bool
+s_poll (s_fake_t *f, int ms)
+{
+    zmq_pollitem_t item = {.socket = jp_channels_socket (f->channels, JP_CHANNEL_IOPUB),
+                           .events = ZMQ_POLLIN | JP_POLL_ZMTP};
+    struct pollfd pfd;
+    return jp_poll (&item, &pfd, 1, ms) > 0;
+}
 
 static void
 s_fake_start (s_fake_t *f)
@@ -39,9 +51,10 @@ s_fake_start (s_fake_t *f)
     ck_assert_int_eq (jp_connection_endpoint (&f->conn, JP_CHANNEL_IOPUB, endpoint,
                                               sizeof endpoint), 0);
     ck_assert_int_eq (zmq_bind (f->pub, endpoint), 0);
-    f->channels = jp_channels_new (f->ctx, &f->conn, 0);
+    f->channels = jp_channels_new (&f->conn);
     ck_assert_ptr_nonnull (f->channels);
-    usleep (200 * 1000);    /* the SUB's subscription reaches the PUB */
+    for (int i = 0; i < 20; i++)    /* the handshake, then the SUB's subscription */
+        s_poll (f, 10);
 }
 
 static void
@@ -87,7 +100,7 @@ s_recv (s_fake_t *f, jp_msg_t **msg_p, jp_raw_t **raw_p)
                                             msg_p, raw_p);
         if (rc != -EAGAIN)
             return rc;
-        usleep (10 * 1000);
+        s_poll (f, 10);
     }
     return -ETIMEDOUT;
 }
