@@ -434,7 +434,9 @@ s_command (jp_zmtp_client_t *self, const uint8_t *body, size_t size)
         size_t context = size - 7 > 16 ? 16 : size - 7;
         uint8_t pong[5 + 16] = {4, 'P', 'O', 'N', 'G'};
         memcpy (pong + 5, body + 7, context);
-        if (s_reserve (&self->out, 2 + 5 + context) == 0) {
+        /* a peer that pings and reads nothing gets no more pongs */
+        if (self->out.len - self->out_sent < COMMAND_MAX
+            && s_reserve (&self->out, 2 + 5 + context) == 0) {
             s_put_frame (&self->out, FLAG_COMMAND, pong, 5 + context);
             s_flush (self);
         }

@@ -6,7 +6,7 @@
  * read; a message of too many frames is skipped and the next comes whole;
  * a REQ's delimiter goes and comes back unseen; a peer that goes and comes
  * back is connected again; what a peer said before it closed is still
- * read; a peer that does not speak ZMTP 3 NULL is hung up on (and tried
+ * read; a peer's ZMTP PINGs get PONGs, so it keeps the connection; a peer that does not speak ZMTP 3 NULL is hung up on (and tried
  * again later, as libzmq does). Each client is
  * served by jp_poll, as the gateway's loop does. */
 #include <errno.h>
@@ -262,6 +262,33 @@ START_TEST (test_peer_that_goes_and_comes_back)
 }
 END_TEST
 
+START_TEST (test_pings_get_pongs)
+{
+    s_fix_t f;
+    s_fix_start (&f);
+    /* a ROUTER that pings every 10 ms and hangs up after 60 ms without a pong */
+    void *router = zmq_socket (f.ctx, ZMQ_ROUTER);
+    int zero = 0, ivl = 10, timeout = 60;
+    zmq_setsockopt (router, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt (router, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt (router, ZMQ_HEARTBEAT_TIMEOUT, &timeout, sizeof timeout);
+    ck_assert_int_eq (zmq_bind (router, f.endpoint), 0);
+    jp_zmtp_client_t *c = jp_zmtp_client_new (JP_ZMTP_DEALER, "pinged", &f.addr, f.len);
+    s_serve (c, 100, false);
+    uint64_t changes = jp_zmtp_client_fd_changes (c);
+    s_serve (c, 400, false);
+    ck_assert_uint_eq (jp_zmtp_client_fd_changes (c), changes);     /* never hung up on */
+    s_send (c, (const char *[]) {"still"}, 1);
+    s_serve (c, 50, false);
+    char got[64];
+    ck_assert_int_eq (s_peer_recv (router, got, sizeof got), 2);
+    ck_assert_str_eq (got, "pinged|still");
+    jp_zmtp_client_destroy (&c);
+    zmq_close (router);
+    s_fix_stop (&f);
+}
+END_TEST
+
 START_TEST (test_peer_of_another_mechanism_is_dropped)
 {
     s_fix_t f;
@@ -304,6 +331,7 @@ zmtp_client_suite (void)
     tcase_add_test (tc, test_sub_reads_big_messages_and_skips_hostile_ones);
     tcase_add_test (tc, test_req_delimiter_is_unseen);
     tcase_add_test (tc, test_peer_that_goes_and_comes_back);
+    tcase_add_test (tc, test_pings_get_pongs);
     tcase_add_test (tc, test_peer_of_another_mechanism_is_dropped);
     suite_add_tcase (s, tc);
     return s;
