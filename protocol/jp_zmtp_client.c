@@ -88,6 +88,13 @@ s_reserve (buf_t *buf, size_t more)
     return 0;
 }
 
+/* The byte at off of buf (NULL while it has no memory: no arithmetic on NULL). */
+static uint8_t *
+s_at (const buf_t *buf, size_t off)
+{
+    return buf->data ? buf->data + off : NULL;
+}
+
 static void
 s_buf_free (buf_t *buf)
 {
@@ -195,7 +202,7 @@ s_flush (jp_zmtp_client_t *self)
     while (s_writing (self)) {
         struct iovec iov[2] = {
             {self->hs + self->hs_sent, self->hs_len - self->hs_sent},
-            {self->out.data + self->out_sent,
+            {s_at (&self->out, self->out_sent),
              self->ready ? self->out.len - self->out_sent : 0}};
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
         ssize_t n = sendmsg (self->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -466,7 +473,7 @@ s_skip (jp_zmtp_client_t *self)
         uint8_t flags;
         uint64_t size;
         size_t head;
-        int got = s_frame_head (self->in.data + self->head, self->in.len - self->head, &flags,
+        int got = s_frame_head (s_at (&self->in, self->head), self->in.len - self->head, &flags,
                                 &size, &head);
         if (got <= 0)
             return got == 0;
@@ -487,7 +494,7 @@ s_pump_once (jp_zmtp_client_t *self, bool *again)
 {
     *again = false;
     self->need = 0;
-    const uint8_t *p = self->in.data + self->head;
+    const uint8_t *p = s_at (&self->in, self->head);
     size_t avail = self->in.len - self->head;
     if (!self->greeted) {
         if (avail < GREETING)

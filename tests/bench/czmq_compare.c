@@ -13,7 +13,8 @@
  *            a character outside the alphabet
  *  uuid      one id: jp_random_uuid vs zuuid
  *  frames    an execute_request's frames through an inproc pair: raw
- *            zmq_msg_t (jp_channels) vs zmsg/zframe
+ *            zmq_msg_t (what jp_channels used before it spoke ZMTP itself)
+ *            vs zmsg/zframe
  *
  * Prints one JSON line per row. Threads: main, and one helper thread per
  * handoff or reactor row. */
@@ -517,7 +518,7 @@ s_frames (void *ctx)
         jp_msg_destroy (&got);
         theirs[i] = s_ns () - t0;
     }
-    s_row ("frames", "zmq_msg_t (jp_channels)", ours, n, "encode+sign, send, receive, verify+decode");
+    s_row ("frames", "raw zmq_msg_t", ours, n, "encode+sign, send, receive, verify+decode");
     s_row ("frames", "zmsg/zframe", theirs, n, "encode+sign, send, receive, verify+decode");
     jp_msg_destroy (&msg);
     zmq_close (a);

@@ -197,7 +197,44 @@ def jwt():
         "y": "AA"}]}).encode())
 
 
+def zmtp_client():
+    """Seeds of fuzz_zmtp_client: a step byte, a flags byte (bit 0: the
+    harness sends a valid greeting and READY first; bits 1-2: DEALER, SUB,
+    REQ), then the kernel's stream."""
+    out = os.path.join(HERE, "corpus", "zmtp_client")
+    os.makedirs(out, exist_ok=True)
+
+    def frame(body, more=False, command=False):
+        flags = (1 if more else 0) | (4 if command else 0)
+        if len(body) > 255:
+            return bytes([flags | 2]) + struct.pack(">Q", len(body)) + body
+        return bytes([flags, len(body)]) + body
+
+    def message(*bodies):
+        return b"".join(frame(b, i + 1 < len(bodies)) for i, b in enumerate(bodies))
+
+    greeting = b"\xff" + bytes(7) + b"\x01\x7f\x03\x01NULL" + bytes(16) + bytes(32)
+    ready = frame(b"\x05READY\x0bSocket-Type" + struct.pack(">I", 3) + b"PUB", command=True)
+    jupyter = message(b"<IDS|MSG>", b"0" * 64, b'{"msg_type":"status","msg_id":"a"}', b"{}", b"{}",
+                      b'{"execution_state":"idle"}')
+    ping = frame(b"\x04PING\x00\x0aabc", command=True)
+    seeds = {
+        "handshake_then_message": b"\x07\x01" + jupyter,
+        "whole_stream": b"\x00\x02" + greeting + ready + jupyter + jupyter,
+        "req_reply": b"\x03\x05" + message(b"", b"ping"),
+        "ping_then_message": b"\x05\x01" + ping + jupyter,
+        "long_frame": b"\x0b\x01" + message(b"x" * 300, b"y"),
+        "over_frames": b"\x11\x01" + message(*[b"z"] * 300) + jupyter,
+        "bad_mechanism": b"\x00\x00" + greeting.replace(b"NULL", b"CURV") + ready,
+        "command_in_message": b"\x00\x01" + frame(b"a", more=True) + ping,
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
 def main():
+    zmtp_client()
     jwt()
     messages()
     jupyter_wire()
