@@ -42,7 +42,9 @@ Rows:
      the mechanism without a sandbox or a gateway.
   5. The gateway's own CPU (utime + stime of its process, /proc/PID/stat)
      over BENCH_CALLS (10 000) MCP calls of `1+1` on one session, sandbox
-     on (CODEBOX_SANDBOX as the user has it), one keep-alive connection.
+     on (CODEBOX_SANDBOX as the user has it), one keep-alive connection;
+     with BENCH_CPU_BEFORE=PATH (another codebox binary, say the last
+     release's), that gateway too, the two called in turn, and the ratio.
 
 BENCH_ONLY=SECTION[,SECTION] runs only those: first-cell (1), memory (2),
 fork-server (3), fork-prototype (4), cpu (5); the stock ipykernels of (2)
@@ -111,8 +113,8 @@ def mib(kb):
 class Server:
     """codebox serve on a free port, with its own state folder."""
 
-    def __init__(self, env=None):
-        self.p, self.port, self.state = serve.start(BIN, env, "codebox-first-cell-")
+    def __init__(self, env=None, binary=None):
+        self.p, self.port, self.state = serve.start(binary or BIN, env, "codebox-first-cell-")
         atexit.register(self.stop)
         self.c = http.client.HTTPConnection("127.0.0.1", self.port)
         self.live = 0       # sessions this client made and did not end
@@ -548,33 +550,55 @@ def prototype_row(stock_pss):
 
 
 def cpu_row():
-    s = Server()
-    s.run("cpu", "1+1")
-    s.live += 1
-    conn = re.search(r"kernel-[0-9a-f]+\.json",
-                     s.run("cpu", WHOAMI)["structuredContent"]["stdout"]).group(0)
-    settle([s], 2)
+    """The gateway's CPU per call; with BENCH_CPU_BEFORE (another codebox
+    binary), that one too, the two called in turn in blocks of a tenth of
+    the calls, and the ratio."""
+    before = os.environ.get("BENCH_CPU_BEFORE")
+    gateways = [(BIN, "")] + ([(before, " (BENCH_CPU_BEFORE)")] if before else [])
+    runs = []
+    for binary, label in gateways:
+        s = Server(binary=binary)
+        s.run("cpu", "1+1")
+        s.live += 1
+        conn = re.search(r"kernel-[0-9a-f]+\.json",
+                         s.run("cpu", WHOAMI)["structuredContent"]["stdout"]).group(0)
+        runs.append({"s": s, "label": label, "conn": conn, "cpu": 0, "relay": 0, "wall": 0.0})
+    settle([r["s"] for r in runs], 2)
     procs = processes()
-    # (found by its argv: a forked kernel is not below the relay's bubblewrap)
-    relay = [pid for pid in descendants(procs, s.p.pid) if "kernel-relay" in procs[pid][1]
-             and any(conn in a for a in procs[pid][1])]
-    ticks = s.cpu_ticks()
-    relay_ticks = sum(processes()[pid][2] for pid in relay)
-    t = time.perf_counter()
-    for i in range(CALLS):
-        r = s.tool("exec_code", {"session_id": "cpu", "code": "1+1"})
-        assert r["structuredContent"]["result"] == "2", r
-    wall = time.perf_counter() - t
+    for r in runs:
+        # (found by its argv: a forked kernel is not below the relay's bubblewrap)
+        r["relays"] = [pid for pid in descendants(procs, r["s"].p.pid)
+                       if "kernel-relay" in procs[pid][1]
+                       and any(r["conn"] in a for a in procs[pid][1])]
+    blocks = 10 if before else 1
+    for _ in range(blocks):
+        for r in runs:
+            s = r["s"]
+            ticks = s.cpu_ticks()
+            relay_ticks = sum(processes()[pid][2] for pid in r["relays"])
+            t = time.perf_counter()
+            for i in range(CALLS // blocks):
+                res = s.tool("exec_code", {"session_id": "cpu", "code": "1+1"})
+                assert res["structuredContent"]["result"] == "2", res
+            r["wall"] += time.perf_counter() - t
+            r["cpu"] += s.cpu_ticks() - ticks
+            r["relay"] += sum(processes()[pid][2] for pid in r["relays"]) - relay_ticks
     hz = os.sysconf("SC_CLK_TCK")
-    cpu = (s.cpu_ticks() - ticks) / hz
-    relay_cpu = (sum(processes()[pid][2] for pid in relay) - relay_ticks) / hz
     sandbox = os.environ.get("CODEBOX_SANDBOX", "auto (default)")
-    rows.append(("gateway CPU per MCP call of 1+1", "%.0f us" % (cpu / CALLS * 1e6), "",
-                 "utime+stime of the gateway process over %d tools/call on one session, one "
-                 "keep-alive connection, CODEBOX_SANDBOX=%s; its kernel-relay %.0f us per call; "
-                 "%.2f ms wall per call" % (CALLS, sandbox, relay_cpu / CALLS * 1e6,
-                                            wall / CALLS * 1e3)))
-    s.stop()
+    calls = CALLS // blocks * blocks
+    for r in runs:
+        per_call = r["cpu"] / hz / calls
+        ratio = ("%.2fx before" % (runs[0]["cpu"] / max(runs[1]["cpu"], 1))
+                 if before and r is runs[0] else "")
+        rows.append(("gateway CPU per MCP call of 1+1" + r["label"], "%.0f us" % (per_call * 1e6),
+                     ratio,
+                     "utime+stime of the gateway process over %d tools/call on one session, one "
+                     "keep-alive connection, CODEBOX_SANDBOX=%s; its kernel-relay %.0f us per "
+                     "call; %.2f ms wall per call%s"
+                     % (calls, sandbox, r["relay"] / hz / calls * 1e6, r["wall"] / calls * 1e3,
+                        "; in blocks of %d, the gateways in turn" % (calls // blocks)
+                        if before else "")))
+        r["s"].stop()
 
 
 # --------------------------------------------------------------------------
