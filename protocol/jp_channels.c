@@ -17,6 +17,7 @@ struct jp_channels {
     jp_connection_t conn;
     jp_zmtp_client_t *clients[JP_CHANNEL_COUNT];
     uint64_t fd_changes;        /* the sum the last jp_channels_take_fds_changed saw */
+    jp_msg_memo_t parent;       /* the parent_header decoded last, any channel */
     char session[JP_UUID_LEN + 1];
     char routing_id[JP_UUID_LEN + 1];
 };
@@ -65,6 +66,7 @@ jp_channels_destroy (jp_channels_t **self_p)
     jp_channels_t *self = *self_p;
     for (int ch = 0; ch < JP_CHANNEL_COUNT; ch++)
         jp_zmtp_client_destroy (&self->clients[ch]);
+    jp_msg_memo_release (&self->parent);
     free (self);
     *self_p = NULL;
 }
@@ -166,13 +168,13 @@ jp_channels_recv_or_defer (jp_channels_t *self, jp_channel_t channel, size_t def
     if (n == 0)
         return JP_ERR_NO_DELIMITER;
     if (!raw_p || self->last_bytes <= defer_bytes)
-        return jp_msg_decode (parts, (size_t) n, key, key_len, msg_p);
+        return jp_msg_decode_memo (parts, (size_t) n, key, key_len, &self->parent, msg_p);
     jp_raw_t *raw = malloc (sizeof *raw + (size_t) n * sizeof (jp_part_t) + key_len + 1);
     if (raw)
         raw->block = jp_zmtp_client_detach (client);
     if (!raw || !raw->block) {  /* no memory to defer: decode here */
         free (raw);
-        return jp_msg_decode (parts, (size_t) n, key, key_len, msg_p);
+        return jp_msg_decode_memo (parts, (size_t) n, key, key_len, &self->parent, msg_p);
     }
     raw->n = (size_t) n;
     memcpy (raw->parts, parts, (size_t) n * sizeof *parts);

@@ -343,9 +343,47 @@ s_dropped_display (size_t bytes, size_t values)
     return json_pack ("{s:{s:s}, s:{}}", "data", "text/plain", note, "metadata");
 }
 
+/* The parent_header of parts: the memo's value when the bytes are the
+ * memo's, else parsed (and kept in the memo when short enough). */
+static json_t *
+s_parent (const jp_part_t *part, jp_msg_memo_t *memo)
+{
+    if (memo && memo->value && part->size == memo->len
+        && memcmp (part->data, memo->raw, part->size) == 0)
+        return json_incref (memo->value);
+    json_t *value = s_parse_object (part);
+    if (memo && value && part->size <= JP_MSG_MEMO_MAX) {
+        uint8_t *raw = part->size > memo->len || !memo->raw ? realloc (memo->raw, part->size + 1)
+                                                           : memo->raw;
+        if (raw) {
+            memcpy (raw, part->data, part->size);
+            memo->raw = raw;
+            memo->len = part->size;
+            json_decref (memo->value);
+            memo->value = json_incref (value);
+        }
+    }
+    return value;
+}
+
+void
+jp_msg_memo_release (jp_msg_memo_t *memo)
+{
+    free (memo->raw);
+    json_decref (memo->value);
+    *memo = (jp_msg_memo_t) {0};
+}
+
 int
 jp_msg_decode (const jp_part_t *frames, size_t n, const uint8_t *key,
                size_t key_len, jp_msg_t **msg_p)
+{
+    return jp_msg_decode_memo (frames, n, key, key_len, NULL, msg_p);
+}
+
+int
+jp_msg_decode_memo (const jp_part_t *frames, size_t n, const uint8_t *key,
+                    size_t key_len, jp_msg_memo_t *memo, jp_msg_t **msg_p)
 {
     *msg_p = NULL;
     size_t delim = n;
@@ -372,7 +410,7 @@ jp_msg_decode (const jp_part_t *frames, size_t n, const uint8_t *key,
     if (!self)
         return JP_ERR_NOMEM;
     self->header = s_parse_object (&parts[0]);
-    self->parent_header = s_parse_object (&parts[1]);
+    self->parent_header = s_parent (&parts[1], memo);
     self->metadata = s_parse_object (&parts[2]);
     size_t values = s_count_values (&parts[3]);
     if (values <= JP_VALUES_MAX)

@@ -97,6 +97,26 @@ int jp_msg_encode (const jp_msg_t *self, const uint8_t *key, size_t key_len,
 int jp_msg_decode (const jp_part_t *frames, size_t n, const uint8_t *key,
                    size_t key_len, jp_msg_t **msg_p);
 
+/* The parent_header a connection decoded last: its bytes and its value.
+ * Every message a kernel sends for one request carries the same parent
+ * bytes, so the next ones take the value (shared: read it, never change
+ * it; jp_msg_set_parent replaces, not edits) instead of parsing it again.
+ * Owned by one thread. */
+typedef struct {
+    uint8_t *raw;
+    size_t len;
+    json_t *value;
+} jp_msg_memo_t;
+
+#define JP_MSG_MEMO_MAX 4096    /* a longer parent_header is parsed each time */
+
+/* jp_msg_decode with a memo of the parent_header (NULL: none). */
+int jp_msg_decode_memo (const jp_part_t *frames, size_t n, const uint8_t *key,
+                        size_t key_len, jp_msg_memo_t *memo, jp_msg_t **msg_p);
+
+/* Frees what the memo holds. */
+void jp_msg_memo_release (jp_msg_memo_t *memo);
+
 /* Frees an array of n frames. Safe on NULL. */
 void jp_frames_free (jp_frame_t *frames, size_t n);
 

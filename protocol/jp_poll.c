@@ -19,7 +19,7 @@ s_socket_revents (const zmq_pollitem_t *item)
 }
 
 int
-jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
+jp_poll_prepare (zmq_pollitem_t *items, struct pollfd *pfds, int n)
 {
     int ready = 0;
     for (int i = 0; i < n; i++) {
@@ -57,11 +57,13 @@ jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
             ready += it->revents != 0;
         }
     }
-    if (timeout > INT_MAX)
-        timeout = INT_MAX;
-    if (poll (pfds, (nfds_t) n, ready ? 0 : (int) timeout) < 0)
-        return errno == EINTR ? ready : -1;
-    ready = 0;
+    return ready;
+}
+
+int
+jp_poll_finish (zmq_pollitem_t *items, struct pollfd *pfds, int n)
+{
+    int ready = 0;
     for (int i = 0; i < n; i++) {
         zmq_pollitem_t *it = &items[i];
         short got = pfds[i].revents;
@@ -84,4 +86,19 @@ jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
         ready += it->revents != 0;
     }
     return ready;
+}
+
+int
+jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout)
+{
+    int ready = jp_poll_prepare (items, pfds, n);
+    if (timeout > INT_MAX)
+        timeout = INT_MAX;
+    if (poll (pfds, (nfds_t) n, ready ? 0 : (int) timeout) < 0) {
+        if (errno != EINTR)
+            return -1;
+        for (int i = 0; i < n; i++)
+            pfds[i].revents = 0;
+    }
+    return jp_poll_finish (items, pfds, n);
 }

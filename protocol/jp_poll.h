@@ -38,4 +38,12 @@
  * an error: it returns what was ready). */
 int jp_poll (zmq_pollitem_t *items, struct pollfd *pfds, int n, long timeout);
 
+/* jp_poll in two halves, for a caller that knows what poll(2) would say
+ * (an epoll set just told it): prepare fills pfds (and the revents of
+ * items ready without waiting; returns how many); the caller sets
+ * pfds[i].revents; finish serves and reports as jp_poll does (returns how
+ * many items have revents). */
+int jp_poll_prepare (zmq_pollitem_t *items, struct pollfd *pfds, int n);
+int jp_poll_finish (zmq_pollitem_t *items, struct pollfd *pfds, int n);
+
 #endif

@@ -20,6 +20,7 @@ struct gw_kernel_epoll {
     size_t n, cap;
     struct epoll_event *events; /* room for every descriptor of the set */
     size_t n_fds, cap_events;
+    int got;                    /* events of the last gw_kernel_epoll_ready */
 };
 
 gw_kernel_epoll_t *
@@ -85,7 +86,9 @@ s_make (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
         int fds[KS_KERNEL_POLL_ITEMS];
         int k = ks_kernel_fds (kernels[i], fds, KS_KERNEL_POLL_ITEMS);
         for (int j = 0; j < k; j++) {
-            struct epoll_event ev = {.events = EPOLLIN, .data.u64 = i};
+            /* the kernel's index and the descriptor: gw_kernel_epoll_revents */
+            struct epoll_event ev = {.events = EPOLLIN,
+                                     .data.u64 = (uint64_t) i << 32 | (uint32_t) fds[j]};
             if (epoll_ctl (self->epfd, EPOLL_CTL_ADD, fds[j], &ev) < 0 && errno != EEXIST)
                 return -errno;
             n_fds++;
@@ -126,9 +129,20 @@ gw_kernel_epoll_ready (gw_kernel_epoll_t *self, bool *ready, size_t n)
     /* one call with room for every descriptor: level-triggered, a second
        call would report the same ones again */
     int got = epoll_wait (self->epfd, self->events, (int) self->n_fds, 0);
-    for (int i = 0; i < got; i++) {
-        uint64_t k = self->events[i].data.u64;
+    self->got = got > 0 ? got : 0;
+    for (int i = 0; i < self->got; i++) {
+        uint64_t k = self->events[i].data.u64 >> 32;
         if (k < n && k < self->n)
             ready[k] = true;
     }
+}
+
+short
+gw_kernel_epoll_revents (const gw_kernel_epoll_t *self, size_t k, int fd)
+{
+    uint64_t want = (uint64_t) k << 32 | (uint32_t) fd;
+    for (int i = 0; i < self->got; i++)
+        if (self->events[i].data.u64 == want)
+            return (short) (self->events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP));
+    return 0;
 }

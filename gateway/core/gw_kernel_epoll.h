@@ -29,4 +29,11 @@ int gw_kernel_epoll_sync (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, 
  * (of the last sync, n of them) with a readable descriptor. */
 void gw_kernel_epoll_ready (gw_kernel_epoll_t *self, bool *ready, size_t n);
 
+/* What that epoll_wait said of kernel k's descriptor fd, as poll(2)'s
+ * revents (POLLIN, POLLERR, POLLHUP; 0 for nothing), so a ready kernel's
+ * items need no poll(2) of their own. (A number closed and reused since
+ * can only give a read that finds nothing; level-triggered, nothing is
+ * missed: the set says it again next turn.) */
+short gw_kernel_epoll_revents (const gw_kernel_epoll_t *self, size_t k, int fd);
+
 #endif

@@ -403,6 +403,52 @@ START_TEST (test_decode_bad_json)
 }
 END_TEST
 
+/* A memo of the parent_header: the same bytes again give the same value
+ * (shared), other bytes are parsed and remembered, a bad parent is still
+ * refused, and a parent over JP_MSG_MEMO_MAX is parsed each time. */
+START_TEST (test_decode_memo_shares_the_parent)
+{
+    const char *p1 = "{\"msg_id\": \"r1\", \"msg_type\": \"execute_request\"}";
+    const char *p2 = "{\"msg_id\": \"r2\", \"msg_type\": \"execute_request\"}";
+    jp_msg_memo_t memo = {0};
+    jp_part_t parts[6];
+    char sig[65];
+    jp_msg_t *a, *b, *c, *d;
+    s_signed (parts, sig, GOOD_HEADER, p1, "{}", "{}");
+    ck_assert_int_eq (jp_msg_decode_memo (parts, 6, KEY, KEY_LEN, &memo, &a), 0);
+    ck_assert_int_eq (jp_msg_decode_memo (parts, 6, KEY, KEY_LEN, &memo, &b), 0);
+    ck_assert_ptr_eq (a->parent_header, b->parent_header);
+    ck_assert_str_eq (jp_msg_parent_id (b), "r1");
+    s_signed (parts, sig, GOOD_HEADER, p2, "{}", "{}");
+    ck_assert_int_eq (jp_msg_decode_memo (parts, 6, KEY, KEY_LEN, &memo, &c), 0);
+    ck_assert_ptr_ne (c->parent_header, a->parent_header);
+    ck_assert_str_eq (jp_msg_parent_id (c), "r2");
+    ck_assert_str_eq (jp_msg_parent_id (a), "r1");
+    ck_assert_ptr_eq (memo.value, c->parent_header);
+    s_signed (parts, sig, GOOD_HEADER, "{\"msg_id\": ", "{}", "{}");
+    jp_msg_t *bad = NULL;
+    ck_assert_int_eq (jp_msg_decode_memo (parts, 6, KEY, KEY_LEN, &memo, &bad), JP_ERR_JSON);
+    ck_assert_ptr_null (bad);
+    ck_assert_ptr_eq (memo.value, c->parent_header);     /* kept */
+    size_t big = JP_MSG_MEMO_MAX + 100;
+    char *long_parent = malloc (big + 32);
+    int at = snprintf (long_parent, big + 32, "{\"msg_id\": \"r3\", \"pad\": \"");
+    memset (long_parent + at, 'x', big);
+    strcpy (long_parent + at + big, "\"}");
+    s_signed (parts, sig, GOOD_HEADER, long_parent, "{}", "{}");
+    ck_assert_int_eq (jp_msg_decode_memo (parts, 6, KEY, KEY_LEN, &memo, &d), 0);
+    ck_assert_str_eq (jp_msg_parent_id (d), "r3");
+    ck_assert_ptr_eq (memo.value, c->parent_header);     /* not kept */
+    free (long_parent);
+    jp_msg_destroy (&a);
+    jp_msg_destroy (&b);
+    jp_msg_destroy (&c);
+    jp_msg_destroy (&d);
+    jp_msg_memo_release (&memo);
+    ck_assert_ptr_null (memo.value);
+}
+END_TEST
+
 /* A header without msg_id or msg_type strings is JP_ERR_HEADER. */
 START_TEST (test_decode_bad_header)
 {
@@ -811,6 +857,7 @@ message_suite (void)
     tcase_add_test (tc, test_json_dump_is_janssons);
     tcase_add_test (tc, test_decode_bounds_the_values_it_keeps);
     tcase_add_test (tc, test_json_weight_counts_what_is_held);
+    tcase_add_test (tc, test_decode_memo_shares_the_parent);
     suite_add_tcase (s, tc);
     return s;
 }
