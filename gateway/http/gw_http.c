@@ -529,8 +529,16 @@ gw_http_tick (gw_http_t *self)
     }
     if (self->receiving && now >= self->next_look_ms)
         s_look_at_receiving (self, now);
-    if (atomic_load (&self->answers.resumed) || s_mhd_timeout_ms (self) == 0)
+    /* an answer sent leaves its connection wanting libmicrohttpd again at
+       once (to finish it, then to read the next request): here, not in
+       another turn of the whole loop (two turns a call, each a poll(2)
+       and every source asked); three runs at most, so a busy edge cannot
+       keep the loop from the kernels */
+    for (int run = 0; run < 3; run++) {
+        if (!atomic_load (&self->answers.resumed) && s_mhd_timeout_ms (self) != 0)
+            break;
         gw_http_run (self);
+    }
 }
 
 int64_t
