@@ -1,6 +1,7 @@
 /* jp_json: compact JSON text of a jansson value (see the header). Pure
  * code, any thread. */
 #include "jp_json.h"
+#include "jp_utf8.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -220,4 +221,71 @@ size_t
 jp_json_weight (const json_t *value)
 {
     return value ? s_weight (value, 0) : (size_t) -1;
+}
+
+/* The index after the JSON whitespace from at. */
+static size_t
+s_skip_ws (const char *p, size_t at, size_t len)
+{
+    while (at < len && (p[at] == ' ' || p[at] == '\t' || p[at] == '\n' || p[at] == '\r'))
+        at++;
+    return at;
+}
+
+/* A string at p[at] with no escape and no control character: its body in
+ * [*start, *end) and the index after its closing quote, or 0. */
+static size_t
+s_plain_string (const char *p, size_t at, size_t len, size_t *start, size_t *end)
+{
+    if (at >= len || p[at] != '"')
+        return 0;
+    size_t i = at + 1;
+    while (i < len && p[i] != '"') {
+        unsigned char c = (unsigned char) p[i];
+        if (c == '\\' || c < 0x20)
+            return 0;
+        i++;
+    }
+    if (i >= len || !jp_utf8_valid (p + at + 1, i - at - 1))
+        return 0;
+    *start = at + 1;
+    *end = i;
+    return i + 1;
+}
+
+json_t *
+jp_json_load_flat (const char *p, size_t len)
+{
+    size_t at = s_skip_ws (p, 0, len);
+    if (at >= len || p[at] != '{')
+        return NULL;
+    json_t *object = json_object ();
+    if (!object)
+        return NULL;
+    at = s_skip_ws (p, at + 1, len);
+    bool closed = at < len && p[at] == '}';     /* {} */
+    while (!closed && at < len) {
+        size_t ks, ke, vs, ve;
+        if (!(at = s_plain_string (p, at, len, &ks, &ke)))
+            break;
+        at = s_skip_ws (p, at, len);
+        if (at >= len || p[at] != ':')
+            break;
+        if (!(at = s_plain_string (p, s_skip_ws (p, at + 1, len), len, &vs, &ve)))
+            break;
+        json_t *value = json_stringn_nocheck (p + vs, ve - vs);
+        if (!value || json_object_setn_new_nocheck (object, p + ks, ke - ks, value) != 0)
+            break;  /* (setn_new frees value when it fails) */
+        at = s_skip_ws (p, at, len);
+        if (at < len && p[at] == ',') {
+            at = s_skip_ws (p, at + 1, len);
+            continue;
+        }
+        closed = at < len && p[at] == '}';
+        break;
+    }
+    if (closed && s_skip_ws (p, at + 1, len) == len)
+        return object;
+    json_decref (object);
+    return NULL;
 }

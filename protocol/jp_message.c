@@ -248,6 +248,18 @@ s_repair_text (const uint8_t *in, size_t n, size_t *out_len)
     return out;
 }
 
+/* A header or parent_header: a flat object of plain strings, read
+ * without jansson's lexer when it is one (jp_json_load_flat), else as any
+ * other frame. */
+static json_t *s_parse_object (const jp_part_t *frame);
+
+static json_t *
+s_parse_header (const jp_part_t *frame)
+{
+    json_t *flat = jp_json_load_flat (frame->data, frame->size);
+    return flat ? flat : s_parse_object (frame);
+}
+
 /* Parses one frame as a JSON object, repairing invalid UTF-8 and lone
  * surrogates when the strict parse fails. Returns a new reference or
  * NULL. */
@@ -351,7 +363,7 @@ s_parent (const jp_part_t *part, jp_msg_memo_t *memo)
     if (memo && memo->value && part->size == memo->len
         && memcmp (part->data, memo->raw, part->size) == 0)
         return json_incref (memo->value);
-    json_t *value = s_parse_object (part);
+    json_t *value = s_parse_header (part);
     if (memo && value && part->size <= JP_MSG_MEMO_MAX) {
         uint8_t *raw = part->size > memo->len || !memo->raw ? realloc (memo->raw, part->size + 1)
                                                            : memo->raw;
@@ -409,7 +421,7 @@ jp_msg_decode_memo (const jp_part_t *frames, size_t n, const uint8_t *key,
     jp_msg_t *self = calloc (1, sizeof *self);
     if (!self)
         return JP_ERR_NOMEM;
-    self->header = s_parse_object (&parts[0]);
+    self->header = s_parse_header (&parts[0]);
     self->parent_header = s_parent (&parts[1], memo);
     self->metadata = s_parse_object (&parts[2]);
     size_t values = s_count_values (&parts[3]);

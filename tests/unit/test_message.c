@@ -449,6 +449,39 @@ START_TEST (test_decode_memo_shares_the_parent)
 }
 END_TEST
 
+/* jp_json_load_flat: what it takes is what jansson gives (the same keys
+ * in the same order, the same strings); anything else is left to jansson. */
+START_TEST (test_load_flat_is_janssons_or_declines)
+{
+    static const char *taken[] = {
+        "{}", " { } \n", "{\"a\":\"b\"}",
+        "{\"msg_id\": \"x-1\", \"msg_type\": \"status\", \"date\": \"2026-11-29T21:00:00Z\"}",
+        "{\"a\": \"1\", \"a\": \"2\", \"b\": \"\"}",    /* the last one wins, as in jansson */
+        "{\"\xc3\xa9t\xc3\xa9\": \"\xe2\x82\xac \xf0\x9f\x98\x80\"}", "\t{\"\":\"\"}\r\n",
+    };
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
+        json_t *ours = jp_json_load_flat (taken[i], strlen (taken[i]));
+        json_t *theirs = json_loadb (taken[i], strlen (taken[i]), 0, NULL);
+        ck_assert_msg (ours && theirs && json_equal (ours, theirs), "%s", taken[i]);
+        char *a = json_dumps (ours, JSON_COMPACT), *b = json_dumps (theirs, JSON_COMPACT);
+        ck_assert_str_eq (a, b);
+        free (a);
+        free (b);
+        json_decref (ours);
+        json_decref (theirs);
+    }
+    static const char *declined[] = {
+        "", "{", "}", "[]", "\"a\"", "{\"a\":1}", "{\"a\":\"b\",}", "{\"a\":\"b\"} x",
+        "{\"a\":\"b\"}}", "{\"a\" \"b\"}", "{\"a\":\"b\" \"c\":\"d\"}", "{\"a\":\"b\\n\"}",
+        "{\"a\\u0000\":\"b\"}", "{\"a\":{}}", "{\"a\":null}", "{\"a\":\"\x01\"}",
+        "{\"a\":\"\xff\"}", "{\"a\":\"\xed\xa0\x80\"}", "{,}", "{\"a\":\"b\"", "{\"a\":}",
+    };
+    for (size_t i = 0; i < sizeof declined / sizeof *declined; i++)
+        ck_assert_msg (jp_json_load_flat (declined[i], strlen (declined[i])) == NULL, "%s",
+                       declined[i]);
+}
+END_TEST
+
 /* A header without msg_id or msg_type strings is JP_ERR_HEADER. */
 START_TEST (test_decode_bad_header)
 {
@@ -858,6 +891,7 @@ message_suite (void)
     tcase_add_test (tc, test_decode_bounds_the_values_it_keeps);
     tcase_add_test (tc, test_json_weight_counts_what_is_held);
     tcase_add_test (tc, test_decode_memo_shares_the_parent);
+    tcase_add_test (tc, test_load_flat_is_janssons_or_declines);
     suite_add_tcase (s, tc);
     return s;
 }
