@@ -19,13 +19,14 @@
 #include <unistd.h>
 
 #include "jp_time.h"
+#include "jp_zmtp_filter.h"
 
-#define GREETING 64
-#define FLAG_MORE 0x01
-#define FLAG_LONG 0x02
-#define FLAG_COMMAND 0x04
-#define FLAGS_RESERVED 0xF8
-#define COMMAND_MAX (64u << 10)
+#define GREETING JP_ZMTP_GREETING
+#define FLAG_MORE JP_ZMTP_FLAG_MORE
+#define FLAG_LONG JP_ZMTP_FLAG_LONG
+#define FLAG_COMMAND JP_ZMTP_FLAG_COMMAND
+#define FLAGS_RESERVED JP_ZMTP_FLAGS_RESERVED
+#define COMMAND_MAX JP_ZMTP_COMMAND_MAX
 #define READ_ROOM (64u << 10)           /* free space a read asks for at least */
 #define SHRINK_OVER (1u << 20)          /* an emptied buffer bigger than this is freed */
 #define RETRY_FIRST_MS 10
@@ -411,13 +412,15 @@ s_frame_head (const uint8_t *p, size_t avail, uint8_t *flags, uint64_t *size, si
     return 1;
 }
 
-/* The peer's greeting: ZMTP 3 or later, NULL mechanism. */
+/* The peer's greeting: ZMTP 3 or later, NULL mechanism (as the relay's
+ * filter reads one). */
 static bool
 s_greeting_ok (const uint8_t *g)
 {
-    static const uint8_t null_mechanism[20] = "NULL";
-    return g[0] == 0xFF && (g[9] & 1) && g[10] >= 3
-           && memcmp (g + 12, null_mechanism, sizeof null_mechanism) == 0;
+    for (size_t i = 0; i < GREETING; i++)
+        if (jp_zmtp_greeting_byte (i, g[i]))
+            return false;
+    return true;
 }
 
 /* One command of the peer's (body of size bytes). Returns false when the

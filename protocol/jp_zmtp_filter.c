@@ -10,10 +10,10 @@
 
 #include "jp_zmtp_filter.h"
 
-#define FLAG_MORE 0x01
-#define FLAG_LONG 0x02
-#define FLAG_COMMAND 0x04
-#define FLAGS_RESERVED 0xF8
+#define FLAG_MORE JP_ZMTP_FLAG_MORE
+#define FLAG_LONG JP_ZMTP_FLAG_LONG
+#define FLAG_COMMAND JP_ZMTP_FLAG_COMMAND
+#define FLAGS_RESERVED JP_ZMTP_FLAGS_RESERVED
 #define SHRINK_OVER (1u << 20)  /* an emptied buffer bigger than this is freed */
 
 static int
@@ -87,10 +87,8 @@ s_fail (jp_zmtp_filter_t *self, const char *why)
     return -EPROTO;
 }
 
-/* Checks greeting byte i (RFC 23: signature, version 3 or later, the
- * NULL mechanism). */
-static const char *
-s_greeting_byte (size_t i, uint8_t b)
+const char *
+jp_zmtp_greeting_byte (size_t i, uint8_t b)
 {
     static const char mechanism[20] = "NULL";
     if (i == 0 && b != 0xFF)
@@ -213,7 +211,7 @@ jp_zmtp_filter_feed (jp_zmtp_filter_t *self, const uint8_t *data, size_t n)
        first ten bytes and waits for the peer's before the rest */
     const char *why = NULL;
     while (at < n && self->greeting_seen < JP_ZMTP_GREETING && !why) {
-        why = s_greeting_byte (self->greeting_seen, data[at]);
+        why = jp_zmtp_greeting_byte (self->greeting_seen, data[at]);
         if (!why) {
             self->greeting_seen++;
             at++;

@@ -24,6 +24,10 @@
 #include "jp_message.h"
 
 #define JP_ZMTP_GREETING 64
+#define JP_ZMTP_FLAG_MORE 0x01          /* a frame's flags (RFC 23) */
+#define JP_ZMTP_FLAG_LONG 0x02
+#define JP_ZMTP_FLAG_COMMAND 0x04
+#define JP_ZMTP_FLAGS_RESERVED 0xF8
 #define JP_ZMTP_COMMAND_MAX (64u << 10)   /* bytes of one command body */
 #define JP_ZMTP_PARENT_MAX (64u << 10)    /* a parent header kept for on_drop */
 
@@ -62,6 +66,12 @@ typedef struct {
     jp_zmtp_buf_t parent;
     const char *error;          /* why the connection must end, or NULL */
 } jp_zmtp_filter_t;
+
+/* Byte i of a peer's greeting: NULL when it can be one accepted here
+ * (the signature, ZMTP 3 or later, the NULL mechanism), else why not.
+ * The filter checks each byte as it comes; jp_zmtp_client the 64 once
+ * they are in. */
+const char *jp_zmtp_greeting_byte (size_t i, uint8_t b);
 
 /* Sets up a filter with the bounds and the drop callback (may be NULL). */
 void jp_zmtp_filter_init (jp_zmtp_filter_t *self, uint64_t message_max, uint64_t frames_max,
