@@ -408,8 +408,9 @@ ks_kernel_launch (ks_kernel_t *self)
     }
     if (self->relay && (rc = s_start_relay (self)) != 0)
         return rc;
-    /* with a relay, few messages wait on our side: the relay holds the
-       rest back (and the kernel's queue, in its memory, drops) */
+    /* the channels read only what the gateway asks for: the rest waits
+       in the relay (which then holds the kernel back: its queue, in its
+       memory, drops) or, without one, in the kernel's sockets */
     self->channels = jp_channels_new (self->relay ? &self->front : &self->conn);
     s_fds_changed (self);
     if (!self->channels) {
