@@ -37,11 +37,6 @@
 typedef enum { WAITING, CONNECTING, OPEN } state_t;
 typedef enum { FRONT_NONE, FRONT_MESSAGE, FRONT_SKIPPED } front_t;
 
-typedef struct {
-    uint8_t *data;
-    size_t cap, len;
-} buf_t;
-
 struct jp_zmtp_client {
     jp_zmtp_type_t type;
     struct sockaddr_storage addr;
@@ -56,10 +51,9 @@ struct jp_zmtp_client {
        first, then whole messages */
     uint8_t hs[HANDSHAKE_MAX];
     size_t hs_len, hs_sent;
-    buf_t out;
-    size_t out_sent;
+    jp_zmtp_buf_t out;          /* out.sent: bytes of it written */
     /* what came in */
-    buf_t in;
+    jp_zmtp_buf_t in;           /* (in.sent unused: hold and head say it) */
     size_t hold, head;
     bool greeted, ready, may_read;
     front_t front;
@@ -69,38 +63,13 @@ struct jp_zmtp_client {
     uint64_t skip_left, skip_bytes;
 };
 
-static void s_put_frame (buf_t *buf, uint8_t flags, const void *data, size_t size);
-
-static int
-s_reserve (buf_t *buf, size_t more)
-{
-    if (buf->cap - buf->len >= more)
-        return 0;
-    if (more > SIZE_MAX / 2 - buf->len)
-        return -ENOMEM;
-    size_t cap = buf->cap ? buf->cap : READ_ROOM;
-    while (cap - buf->len < more)
-        cap *= 2;
-    uint8_t *data = realloc (buf->data, cap);
-    if (!data)
-        return -ENOMEM;
-    buf->data = data;
-    buf->cap = cap;
-    return 0;
-}
+static void s_put_frame (jp_zmtp_buf_t *buf, uint8_t flags, const void *data, size_t size);
 
 /* The byte at off of buf (NULL while it has no memory: no arithmetic on NULL). */
 static uint8_t *
-s_at (const buf_t *buf, size_t off)
+s_at (const jp_zmtp_buf_t *buf, size_t off)
 {
     return buf->data ? buf->data + off : NULL;
-}
-
-static void
-s_buf_free (buf_t *buf)
-{
-    free (buf->data);
-    *buf = (buf_t) {0};
 }
 
 static void
@@ -126,8 +95,8 @@ s_drop (jp_zmtp_client_t *self, bool keep_input)
     self->state = WAITING;
     self->retry_at = jp_time_now_ms () + self->retry_ms;
     self->retry_ms = self->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : self->retry_ms * 2;
-    if (self->out_sent)
-        self->out.len = self->out_sent = 0;
+    if (self->out.sent)
+        self->out.len = self->out.sent = 0;
     self->hs_len = self->hs_sent = 0;
     self->may_read = false;
     if (!keep_input) {
@@ -177,7 +146,7 @@ s_ready (jp_zmtp_client_t *self)
         memcpy (body + n, props[i][1], value);
         n += value;
     }
-    buf_t hs = {self->hs, sizeof self->hs, self->hs_len};
+    jp_zmtp_buf_t hs = {.data = self->hs, .len = self->hs_len, .cap = sizeof self->hs};
     s_put_frame (&hs, FLAG_COMMAND, body, n);
     uint8_t *p = self->hs + hs.len;
     if (self->type == JP_ZMTP_SUB) {
@@ -193,7 +162,7 @@ static bool
 s_writing (const jp_zmtp_client_t *self)
 {
     return self->state == OPEN
-           && (self->hs_sent < self->hs_len || (self->ready && self->out_sent < self->out.len));
+           && (self->hs_sent < self->hs_len || (self->ready && self->out.sent < self->out.len));
 }
 
 /* Writes what waits: the handshake's rest, then the messages. */
@@ -203,8 +172,8 @@ s_flush (jp_zmtp_client_t *self)
     while (s_writing (self)) {
         struct iovec iov[2] = {
             {self->hs + self->hs_sent, self->hs_len - self->hs_sent},
-            {s_at (&self->out, self->out_sent),
-             self->ready ? self->out.len - self->out_sent : 0}};
+            {s_at (&self->out, self->out.sent),
+             self->ready ? self->out.len - self->out.sent : 0}};
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
         ssize_t n = sendmsg (self->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
@@ -216,12 +185,12 @@ s_flush (jp_zmtp_client_t *self)
         }
         size_t k = (size_t) n, h = self->hs_len - self->hs_sent;
         self->hs_sent += k < h ? k : h;
-        self->out_sent += k < h ? 0 : k - h;
+        self->out.sent += k < h ? 0 : k - h;
     }
-    if (self->out_sent == self->out.len) {
+    if (self->out.sent == self->out.len) {
         if (self->out.cap > SHRINK_OVER)
-            s_buf_free (&self->out);
-        self->out.len = self->out_sent = 0;
+            jp_zmtp_buf_free (&self->out);
+        self->out.len = self->out.sent = 0;
     }
 }
 
@@ -230,7 +199,7 @@ static void
 s_connect (jp_zmtp_client_t *self)
 {
     if (self->in.cap > SHRINK_OVER)
-        s_buf_free (&self->in);
+        jp_zmtp_buf_free (&self->in);
     self->in.len = self->hold = self->head = 0;
     self->greeted = self->ready = self->skipping = false;
     self->front = FRONT_NONE;
@@ -285,8 +254,8 @@ jp_zmtp_client_destroy (jp_zmtp_client_t **self_p)
         return;
     jp_zmtp_client_t *self = *self_p;
     s_close (self);
-    s_buf_free (&self->in);
-    s_buf_free (&self->out);
+    jp_zmtp_buf_free (&self->in);
+    jp_zmtp_buf_free (&self->out);
     free (self);
     *self_p = NULL;
 }
@@ -341,7 +310,7 @@ void
 jp_zmtp_client_reconnect (jp_zmtp_client_t *self)
 {
     s_close (self);
-    self->out.len = self->out_sent = 0;
+    self->out.len = self->out.sent = 0;
     self->state = WAITING;
     s_connect (self);
 }
@@ -354,7 +323,7 @@ jp_zmtp_client_fd_changes (const jp_zmtp_client_t *self)
 
 /* Appends one frame's flags, size and body to buf (room reserved). */
 static void
-s_put_frame (buf_t *buf, uint8_t flags, const void *data, size_t size)
+s_put_frame (jp_zmtp_buf_t *buf, uint8_t flags, const void *data, size_t size)
 {
     uint8_t *p = buf->data + buf->len;
     if (size > 255) {
@@ -373,12 +342,12 @@ s_put_frame (buf_t *buf, uint8_t flags, const void *data, size_t size)
 int
 jp_zmtp_client_send (jp_zmtp_client_t *self, const jp_frame_t *frames, size_t n)
 {
-    if (self->out.len - self->out_sent > JP_ZMTP_SEND_MAX)
+    if (self->out.len - self->out.sent > JP_ZMTP_SEND_MAX)
         return -EAGAIN;
     size_t total = 9;
     for (size_t i = 0; i < n; i++)
         total += 9 + frames[i].size;
-    if (s_reserve (&self->out, total) != 0)
+    if (jp_zmtp_buf_reserve (&self->out, total) != 0)
         return -ENOMEM;
     if (self->type == JP_ZMTP_REQ)
         s_put_frame (&self->out, n ? FLAG_MORE : 0, NULL, 0);
@@ -445,8 +414,8 @@ s_command (jp_zmtp_client_t *self, const uint8_t *body, size_t size)
         uint8_t pong[5 + 16] = {4, 'P', 'O', 'N', 'G'};
         memcpy (pong + 5, body + 7, context);
         /* a peer that pings and reads nothing gets no more pongs */
-        if (self->out.len - self->out_sent < COMMAND_MAX
-            && s_reserve (&self->out, 2 + 5 + context) == 0) {
+        if (self->out.len - self->out.sent < COMMAND_MAX
+            && jp_zmtp_buf_reserve (&self->out, 2 + 5 + context) == 0) {
             s_put_frame (&self->out, FLAG_COMMAND, pong, 5 + context);
             s_flush (self);
         }
@@ -582,7 +551,7 @@ s_read (jp_zmtp_client_t *self)
         self->head -= self->hold;
         self->hold = 0;
     }
-    if (s_reserve (&self->in, want) != 0) {
+    if (jp_zmtp_buf_reserve (&self->in, want) != 0) {
         s_drop (self, false);
         return;
     }
@@ -632,7 +601,7 @@ s_release (jp_zmtp_client_t *self)
     if (self->head == self->in.len) {
         self->hold = self->head = self->in.len = 0;
         if (self->in.cap > SHRINK_OVER)
-            s_buf_free (&self->in);
+            jp_zmtp_buf_free (&self->in);
     }
 }
 
@@ -678,8 +647,8 @@ void *
 jp_zmtp_client_detach (jp_zmtp_client_t *self)
 {
     size_t rest = self->in.len - self->head;
-    buf_t fresh = {0};
-    if (s_reserve (&fresh, rest) != 0)
+    jp_zmtp_buf_t fresh = {0};
+    if (jp_zmtp_buf_reserve (&fresh, rest) != 0)
         return NULL;
     if (rest)
         memcpy (fresh.data, self->in.data + self->head, rest);

@@ -16,8 +16,8 @@
 #define FLAGS_RESERVED JP_ZMTP_FLAGS_RESERVED
 #define SHRINK_OVER (1u << 20)  /* an emptied buffer bigger than this is freed */
 
-static int
-s_reserve (jp_zmtp_buf_t *buf, size_t more)
+int
+jp_zmtp_buf_reserve (jp_zmtp_buf_t *buf, size_t more)
 {
     if (buf->cap - buf->len >= more)
         return 0;
@@ -39,7 +39,7 @@ s_append (jp_zmtp_buf_t *buf, const void *data, size_t n)
 {
     if (!n)
         return 0;
-    int rc = s_reserve (buf, n);
+    int rc = jp_zmtp_buf_reserve (buf, n);
     if (rc)
         return rc;
     memcpy (buf->data + buf->len, data, n);
@@ -47,8 +47,8 @@ s_append (jp_zmtp_buf_t *buf, const void *data, size_t n)
     return 0;
 }
 
-static void
-s_free (jp_zmtp_buf_t *buf)
+void
+jp_zmtp_buf_free (jp_zmtp_buf_t *buf)
 {
     free (buf->data);
     *buf = (jp_zmtp_buf_t) {0};
@@ -59,7 +59,7 @@ static void
 s_empty (jp_zmtp_buf_t *buf)
 {
     if (buf->cap > SHRINK_OVER)
-        s_free (buf);
+        jp_zmtp_buf_free (buf);
     buf->len = buf->sent = 0;
 }
 
@@ -74,10 +74,10 @@ jp_zmtp_filter_init (jp_zmtp_filter_t *self, uint64_t message_max, uint64_t fram
 void
 jp_zmtp_filter_release (jp_zmtp_filter_t *self)
 {
-    s_free (&self->out);
-    s_free (&self->message);
-    s_free (&self->frame);
-    s_free (&self->parent);
+    jp_zmtp_buf_free (&self->out);
+    jp_zmtp_buf_free (&self->message);
+    jp_zmtp_buf_free (&self->frame);
+    jp_zmtp_buf_free (&self->parent);
 }
 
 static int
@@ -179,7 +179,7 @@ s_head_done (jp_zmtp_filter_t *self)
         if (size > JP_ZMTP_COMMAND_MAX)
             return s_fail (self, "a command over 64 KiB");
         self->frame.len = 0;
-        if (s_reserve (&self->frame, size))
+        if (jp_zmtp_buf_reserve (&self->frame, size))
             return -ENOMEM;
     } else {
         uint64_t index = self->frames;
@@ -187,7 +187,7 @@ s_head_done (jp_zmtp_filter_t *self)
             && (self->frames + 1 > self->frames_max || size > self->message_max
                 || self->bytes + size > self->message_max)) {
             self->skipping = true;
-            s_free (&self->message);
+            jp_zmtp_buf_free (&self->message);
         }
         self->frames++;
         self->bytes = size > UINT64_MAX - self->bytes ? UINT64_MAX : self->bytes + size;

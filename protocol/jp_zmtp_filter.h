@@ -67,6 +67,13 @@ typedef struct {
     const char *error;          /* why the connection must end, or NULL */
 } jp_zmtp_filter_t;
 
+/* Makes room for more bytes past buf->len (the capacity doubles, from 4
+ * KiB). Returns 0 or -ENOMEM. */
+int jp_zmtp_buf_reserve (jp_zmtp_buf_t *buf, size_t more);
+
+/* Frees buf's memory and zeroes it. */
+void jp_zmtp_buf_free (jp_zmtp_buf_t *buf);
+
 /* Byte i of a peer's greeting: NULL when it can be one accepted here
  * (the signature, ZMTP 3 or later, the NULL mechanism), else why not.
  * The filter checks each byte as it comes; jp_zmtp_client the 64 once
