@@ -41,6 +41,7 @@ void
 ks_kernel_close_channels (ks_kernel_t *self)
 {
     jp_channels_destroy (&self->channels);
+    self->iopub_rest_until = 0;
     if (self->inbox)
         ks_decoder_inbox_destroy (&self->inbox);
     memset (self->away, 0, sizeof self->away);

@@ -67,6 +67,8 @@ struct ks_kernel {
     int beats_missed;
     bool working;               /* its last iopub status was not "idle" */
     bool asked;                 /* a request of ours it has not said idle to */
+    int64_t iopub_rest_until;   /* iopub is not watched until then; 0: it is
+                                   (ks_kernel_resting_fd) */
     char last_request[128];     /* the msg_id of our last request (a longer
                                    one never matches: it beats on, safely) */
     /* shutdown */

@@ -310,6 +310,9 @@ int64_t
 ks_kernel_deadline (const ks_kernel_t *self)
 {
     int64_t due = s_state_deadline (self);
+    if (self->iopub_rest_until && self->state != KS_KERNEL_DEAD
+        && (due < 0 || self->iopub_rest_until < due))
+        due = self->iopub_rest_until;
     int64_t connect = self->channels && self->state != KS_KERNEL_DEAD
                       ? jp_channels_deadline (self->channels) : -1;
     return connect >= 0 && (due < 0 || connect < due) ? connect : due;

@@ -23,8 +23,8 @@ ks_kernel_poll_items (ks_kernel_t *self, zmq_pollitem_t *items, int max)
     int n = 0;
     if (self->channels)
         for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
-            if (self->away[ch])
-                continue;   /* not read until its message is back: not polled */
+            if (self->away[ch] || (ch == JP_CHANNEL_IOPUB && self->iopub_rest_until))
+                continue;   /* not read until its message is back, or resting: not polled */
             items[n++] = (zmq_pollitem_t) {
                 .socket = jp_channels_socket (self->channels, (jp_channel_t) ch),
                 .events = ZMQ_POLLIN | JP_POLL_ZMTP};
@@ -51,7 +51,7 @@ ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
     int n = 0;
     if (self->channels)
         for (int ch = 0; ch < JP_CHANNEL_COUNT && n < max; ch++) {
-            if (self->away[ch])
+            if (self->away[ch] || (ch == JP_CHANNEL_IOPUB && self->iopub_rest_until))
                 continue;   /* its descriptor would wake every turn meanwhile */
             fds[n] = jp_channels_fd (self->channels, (jp_channel_t) ch);
             n += fds[n] >= 0;   /* -1: it waits to connect again (a deadline) */
@@ -63,6 +63,23 @@ ks_kernel_fds (const ks_kernel_t *self, int *fds, int max)
     if (self->inbox && n < max)
         fds[n++] = ks_decoder_inbox_fd (self->inbox);
     return n;
+}
+
+int
+ks_kernel_resting_fd (const ks_kernel_t *self)
+{
+    if (!self->iopub_rest_until || !self->channels || self->away[JP_CHANNEL_IOPUB])
+        return -1;
+    return jp_channels_fd (self->channels, JP_CHANNEL_IOPUB);
+}
+
+/* Iopub rests from now (ks_kernel.h), in a ready kernel only: a starting
+ * one is waited for at every message. */
+static void
+s_rest_iopub (ks_kernel_t *self, int64_t now)
+{
+    if (self->state == KS_KERNEL_READY)
+        self->iopub_rest_until = now + KS_IOPUB_REST_MS;
 }
 
 bool
@@ -103,10 +120,11 @@ s_send_away (ks_kernel_t *self, jp_channel_t channel, jp_raw_t **raw_p)
  * and every other kernel is served in between. A message over
  * KS_DECODER_MIN_BYTES is verified and decoded by ks_decoder's worker:
  * the channel is then not read until it is back (s_take_decoded). */
-static void
+static int
 s_drain (ks_kernel_t *self, jp_channel_t channel)
 {
     size_t bytes = 0;
+    int got = 0;
     for (int i = 0; i < MAX_MSGS_PER_DISPATCH && bytes < MAX_BYTES_PER_DISPATCH
                     && self->channels && !self->away[channel]; i++) {
         jp_msg_t *msg = NULL;
@@ -114,11 +132,12 @@ s_drain (ks_kernel_t *self, jp_channel_t channel)
         int rc = jp_channels_recv_or_defer (self->channels, channel, KS_DECODER_MIN_BYTES, &msg,
                                             &raw);
         if (rc == -EAGAIN)
-            return;
+            return got;
+        got++;
         bytes += jp_channels_last_bytes (self->channels);
         if (rc == JP_CHANNELS_DEFERRED) {
             if (s_send_away (self, channel, &raw))
-                return;
+                return got;
             rc = jp_raw_decode (&raw, &msg);    /* no worker: decode here */
         }
         if (rc) {
@@ -128,6 +147,7 @@ s_drain (ks_kernel_t *self, jp_channel_t channel)
         }
         ks_kernel_handle (self, channel, &msg);
     }
+    return got;
 }
 
 /* Takes the messages the decoder is done with, in the order they went,
@@ -162,6 +182,19 @@ s_sync_fds (ks_kernel_t *self)
         ks_kernel_fds_changed (self);
 }
 
+/* Reads iopub (first pulling what came if it rested: nothing watched its
+ * descriptor) and rests it again if anything came. */
+static void
+s_read_iopub (ks_kernel_t *self, int64_t now)
+{
+    if (!self->channels || self->away[JP_CHANNEL_IOPUB])
+        return;
+    if (self->iopub_rest_until)
+        jp_channels_pull (self->channels, JP_CHANNEL_IOPUB);
+    if (s_drain (self, JP_CHANNEL_IOPUB) > 0)
+        s_rest_iopub (self, now);
+}
+
 void
 ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
 {
@@ -171,8 +204,26 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
     for (int i = 0; i < n && !readable; i++)
         readable = items[i].revents & ZMQ_POLLIN;
     int64_t due = ks_kernel_deadline (self);
-    if (!readable && (due < 0 || due > jp_time_now_ms ()))
+    int64_t now = jp_time_now_ms ();
+    if (!readable && (due < 0 || due > now))
         return;
+    /* a reply (or a prompt) comes after the output of its request: iopub
+       is read first, resting or not */
+    bool replies = false, iopub = false;
+    for (int i = 0; i < n && self->channels; i++)
+        if ((items[i].revents & ZMQ_POLLIN) && items[i].socket) {
+            if (items[i].socket == jp_channels_socket (self->channels, JP_CHANNEL_IOPUB))
+                iopub = true;
+            else if (items[i].socket != jp_channels_socket (self->channels, JP_CHANNEL_HB))
+                replies = true;
+        }
+    bool rest_over = self->iopub_rest_until && now >= self->iopub_rest_until;
+    if (replies || iopub || rest_over) {
+        int64_t was = self->iopub_rest_until;
+        s_read_iopub (self, now);
+        if (rest_over && self->iopub_rest_until == was)
+            self->iopub_rest_until = 0;     /* nothing came: watched again */
+    }
     for (int i = 0; i < n && self->state != KS_KERNEL_DEAD; i++) {
         if (!(items[i].revents & ZMQ_POLLIN))
             continue;
@@ -195,10 +246,14 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
             continue;
         }
         for (int ch = 0; ch < JP_CHANNEL_HB; ch++)
-            if (items[i].socket == jp_channels_socket (self->channels, (jp_channel_t) ch))
+            if (ch != JP_CHANNEL_IOPUB
+                && items[i].socket == jp_channels_socket (self->channels, (jp_channel_t) ch))
                 s_drain (self, (jp_channel_t) ch);
     }
-    int64_t now = jp_time_now_ms ();
+    /* a request answered but not yet said idle to: its idle is waited for */
+    if (replies && self->asked)
+        self->iopub_rest_until = 0;
+    now = jp_time_now_ms ();
     if (self->channels && self->state != KS_KERNEL_DEAD)
         jp_channels_tick (self->channels, now);
     if (self->state != KS_KERNEL_DEAD)
@@ -242,6 +297,8 @@ ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg)
         return -ENOTCONN;
     int rc = jp_channels_send (self->channels, channel, msg);
     s_sync_fds (self);
+    if (rc == 0 && channel == JP_CHANNEL_SHELL && !self->iopub_rest_until)
+        s_rest_iopub (self, jp_time_now_ms ());     /* read with the reply */
     if (rc == 0 && (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_CONTROL)) {
         /* it has work: beat until it says idle to this request */
         snprintf (self->last_request, sizeof self->last_request, "%s", jp_msg_id (msg));

@@ -92,6 +92,12 @@ jp_channels_any_busy (const jp_channels_t *self)
     return false;
 }
 
+void
+jp_channels_pull (jp_channels_t *self, jp_channel_t channel)
+{
+    jp_zmtp_client_read_now (self->clients[channel]);
+}
+
 bool
 jp_channels_take_fds_changed (jp_channels_t *self)
 {

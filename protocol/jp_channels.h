@@ -39,6 +39,11 @@ int jp_channels_fd (const jp_channels_t *self, jp_channel_t channel);
  * whole, bytes to write, a connect in progress. */
 bool jp_channels_any_busy (const jp_channels_t *self);
 
+/* Reads what waits on the channel's connection now, for a caller that
+ * does not watch its descriptor for a while (ks_kernel's iopub rest):
+ * then jp_channels_recv_or_defer takes it. */
+void jp_channels_pull (jp_channels_t *self, jp_channel_t channel);
+
 /* True (once) if a descriptor changed since the last call: a connect, an
  * end, a connect again. */
 bool jp_channels_take_fds_changed (jp_channels_t *self);

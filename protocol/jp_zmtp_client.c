@@ -593,6 +593,13 @@ jp_zmtp_client_service (jp_zmtp_client_t *self, short revents)
     }
 }
 
+void
+jp_zmtp_client_read_now (jp_zmtp_client_t *self)
+{
+    if (self->state == OPEN)    /* a connect in progress has nothing to read */
+        jp_zmtp_client_service (self, POLLIN);
+}
+
 /* Lets go of the message last taken; an emptied buffer starts over. */
 static void
 s_release (jp_zmtp_client_t *self)

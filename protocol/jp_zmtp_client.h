@@ -63,6 +63,11 @@ short jp_zmtp_client_poll_events (const jp_zmtp_client_t *self);
  * what waits, reads what came. */
 void jp_zmtp_client_service (jp_zmtp_client_t *self, short revents);
 
+/* Reads what came now, as if poll(2) had said POLLIN: for a caller that
+ * does not watch the descriptor for a while (jp_channels_pull). Nothing
+ * unless connected. */
+void jp_zmtp_client_read_now (jp_zmtp_client_t *self);
+
 /* True if jp_zmtp_client_recv has a message without reading. */
 bool jp_zmtp_client_readable (const jp_zmtp_client_t *self);
 

@@ -12,13 +12,15 @@
 typedef struct {
     const ks_kernel_t *kernel;
     uint64_t generation;
+    int resting_fd;             /* ks_kernel_resting_fd, kept out of the set */
 } s_entry_t;
 
 struct gw_kernel_epoll {
     int epfd;                   /* -1: none made (or making it failed) */
     s_entry_t *entries;         /* what the set holds, by index */
     size_t n, cap;
-    struct epoll_event *events; /* room for every descriptor of the set */
+    struct epoll_event *events; /* room for every descriptor of the set,
+                                   resting ones too */
     size_t n_fds, cap_events;
     int got;                    /* events of the last gw_kernel_epoll_ready */
 };
@@ -81,8 +83,10 @@ s_make (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
     for (size_t i = 0; i < n; i++) {
         self->entries[i].kernel = kernels[i];
         self->entries[i].generation = kernels[i] ? ks_kernel_fds_generation (kernels[i]) : 0;
+        self->entries[i].resting_fd = kernels[i] ? ks_kernel_resting_fd (kernels[i]) : -1;
         if (!kernels[i])
             continue;
+        n_fds += self->entries[i].resting_fd >= 0;    /* may be put back */
         int fds[KS_KERNEL_POLL_ITEMS];
         int k = ks_kernel_fds (kernels[i], fds, KS_KERNEL_POLL_ITEMS);
         for (int j = 0; j < k; j++) {
@@ -106,10 +110,36 @@ s_make (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
     return 0;
 }
 
+/* The same kernels and descriptors: takes out of the set a kernel's
+ * descriptor that rests now and puts back one that rested (the room for
+ * events counts it either way). Returns 0, or -1 if the set must be made
+ * again. */
+static int
+s_update_rests (gw_kernel_epoll_t *self)
+{
+    for (size_t i = 0; i < self->n; i++) {
+        s_entry_t *e = &self->entries[i];
+        int now = e->kernel ? ks_kernel_resting_fd (e->kernel) : -1;
+        if (now == e->resting_fd)
+            continue;
+        /* the same generation: both are open and the kernel's own */
+        if (e->resting_fd >= 0) {
+            struct epoll_event ev = {.events = EPOLLIN,
+                                     .data.u64 = (uint64_t) i << 32 | (uint32_t) e->resting_fd};
+            if (epoll_ctl (self->epfd, EPOLL_CTL_ADD, e->resting_fd, &ev) < 0 && errno != EEXIST)
+                return -1;
+        }
+        if (now >= 0 && epoll_ctl (self->epfd, EPOLL_CTL_DEL, now, NULL) < 0 && errno != ENOENT)
+            return -1;
+        e->resting_fd = now;
+    }
+    return 0;
+}
+
 int
 gw_kernel_epoll_sync (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n)
 {
-    if (s_same (self, kernels, n))
+    if (s_same (self, kernels, n) && s_update_rests (self) == 0)
         return self->epfd;
     if (s_make (self, kernels, n) < 0) {
         if (self->epfd >= 0)

@@ -4,7 +4,9 @@
  * sessions poll(2) over ~450 descriptors was most of a turn's cost). The
  * set is made again whenever the kernels or the generation of their
  * descriptors (ks_kernel_fds_generation) change, so a descriptor closed
- * and its number reused is never missed. Level-triggered, like poll(2).
+ * and its number reused is never missed; a kernel's resting iopub
+ * (ks_kernel_resting_fd) is taken out and put back alone. Level-triggered,
+ * like poll(2).
  * Loop thread only. */
 #ifndef GW_KERNEL_EPOLL_H
 #define GW_KERNEL_EPOLL_H

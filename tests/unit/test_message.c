@@ -6,12 +6,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "jp_json.h"
 #include "jp_log.h"
 #include "jp_message.h"
+#include "jp_random.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -858,6 +860,53 @@ START_TEST (test_json_dump_is_janssons)
 }
 END_TEST
 
+/* True if id is a version 4 UUID in lowercase 8-4-4-4-12 form. */
+static bool
+s_uuid4 (const char *id)
+{
+    if (strlen (id) != JP_UUID_LEN || id[14] != '4' || !strchr ("89ab", id[19]))
+        return false;
+    for (int i = 0; i < JP_UUID_LEN; i++)
+        if ((i == 8 || i == 13 || i == 18 || i == 23) ? id[i] != '-'
+                                                        : !strchr ("0123456789abcdef", id[i]))
+            return false;
+    return true;
+}
+
+/* UUIDs come from a per-thread store of random bytes: well formed, never
+ * twice, and a forked child does not give the ids its parent's store
+ * still holds (the store is forgotten in the child). */
+START_TEST (test_uuids_from_the_store)
+{
+    enum { N = 1000 };
+    static char ids[N][JP_UUID_LEN + 1];
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq (jp_random_uuid (ids[i]), 0);
+        ck_assert_msg (s_uuid4 (ids[i]), "%s", ids[i]);
+        for (int j = 0; j < i; j++)
+            ck_assert_str_ne (ids[i], ids[j]);
+    }
+    int fds[2];
+    ck_assert_int_eq (pipe (fds), 0);
+    pid_t pid = fork ();
+    ck_assert_int_ge (pid, 0);
+    if (pid == 0) {
+        char child[JP_UUID_LEN + 1];
+        jp_random_uuid (child);
+        _exit (write (fds[1], child, JP_UUID_LEN) == JP_UUID_LEN ? 0 : 1);
+    }
+    char mine[JP_UUID_LEN + 1], child[JP_UUID_LEN + 1] = "";
+    ck_assert_int_eq (jp_random_uuid (mine), 0);
+    ck_assert_int_eq (read (fds[0], child, JP_UUID_LEN), JP_UUID_LEN);
+    int status;
+    ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+    ck_assert (s_uuid4 (child));
+    ck_assert_str_ne (mine, child);
+    close (fds[0]);
+    close (fds[1]);
+}
+END_TEST
+
 Suite *
 message_suite (void)
 {
@@ -865,6 +914,7 @@ message_suite (void)
     TCase *tc = tcase_create ("build");
     tcase_add_test (tc, test_new_header);
     tcase_add_test (tc, test_new_defaults_and_fresh_ids);
+    tcase_add_test (tc, test_uuids_from_the_store);
     tcase_add_test (tc, test_is_idle);
     tcase_add_test (tc, test_set_parent);
     tcase_add_test (tc, test_set_content);
