@@ -121,10 +121,12 @@ s_send_away (ks_kernel_t *self, jp_channel_t channel, jp_raw_t **raw_p)
  * KS_DECODER_MIN_BYTES is verified and decoded by ks_decoder's worker:
  * the channel is then not read until it is back (s_take_decoded). */
 static int
-s_drain (ks_kernel_t *self, jp_channel_t channel)
+s_drain (ks_kernel_t *self, jp_channel_t channel, size_t *bytes_p)
 {
     size_t bytes = 0;
     int got = 0;
+    if (bytes_p)
+        *bytes_p = 0;
     for (int i = 0; i < MAX_MSGS_PER_DISPATCH && bytes < MAX_BYTES_PER_DISPATCH
                     && self->channels && !self->away[channel]; i++) {
         jp_msg_t *msg = NULL;
@@ -135,6 +137,8 @@ s_drain (ks_kernel_t *self, jp_channel_t channel)
             return got;
         got++;
         bytes += jp_channels_last_bytes (self->channels);
+        if (bytes_p)
+            *bytes_p = bytes;
         if (rc == JP_CHANNELS_DEFERRED) {
             if (s_send_away (self, channel, &raw))
                 return got;
@@ -169,7 +173,7 @@ s_take_decoded (ks_kernel_t *self)
             return;
         /* what came meanwhile woke the socket's descriptor already */
         if (self->channels)
-            s_drain (self, (jp_channel_t) channel);
+            s_drain (self, (jp_channel_t) channel, NULL);
     }
 }
 
@@ -183,7 +187,10 @@ s_sync_fds (ks_kernel_t *self)
 }
 
 /* Reads iopub (first pulling what came if it rested: nothing watched its
- * descriptor) and rests it again if anything came. */
+ * descriptor); it rests again if a little came, is watched if much did
+ * (a kernel that floods is read as it comes, as fast as the gateway can:
+ * the sockets between hold only so much, and its PUB drops past its
+ * queue's bound), and stays as it was if nothing did. */
 static void
 s_read_iopub (ks_kernel_t *self, int64_t now)
 {
@@ -191,7 +198,11 @@ s_read_iopub (ks_kernel_t *self, int64_t now)
         return;
     if (self->iopub_rest_until)
         jp_channels_pull (self->channels, JP_CHANNEL_IOPUB);
-    if (s_drain (self, JP_CHANNEL_IOPUB) > 0)
+    size_t bytes;
+    int got = s_drain (self, JP_CHANNEL_IOPUB, &bytes);
+    if (got > KS_IOPUB_REST_MAX_MSGS || bytes > KS_IOPUB_REST_MAX_BYTES)
+        self->iopub_rest_until = 0;
+    else if (got > 0)
         s_rest_iopub (self, now);
 }
 
@@ -248,7 +259,7 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
         for (int ch = 0; ch < JP_CHANNEL_HB; ch++)
             if (ch != JP_CHANNEL_IOPUB
                 && items[i].socket == jp_channels_socket (self->channels, (jp_channel_t) ch))
-                s_drain (self, (jp_channel_t) ch);
+                s_drain (self, (jp_channel_t) ch, NULL);
     }
     /* a request answered but not yet said idle to: its idle is waited for */
     if (replies && self->asked)
@@ -297,8 +308,6 @@ ks_kernel_send (ks_kernel_t *self, jp_channel_t channel, const jp_msg_t *msg)
         return -ENOTCONN;
     int rc = jp_channels_send (self->channels, channel, msg);
     s_sync_fds (self);
-    if (rc == 0 && channel == JP_CHANNEL_SHELL && !self->iopub_rest_until)
-        s_rest_iopub (self, jp_time_now_ms ());     /* read with the reply */
     if (rc == 0 && (channel == JP_CHANNEL_SHELL || channel == JP_CHANNEL_CONTROL)) {
         /* it has work: beat until it says idle to this request */
         snprintf (self->last_request, sizeof self->last_request, "%s", jp_msg_id (msg));
