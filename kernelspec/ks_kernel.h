@@ -161,6 +161,13 @@ bool ks_kernel_needs_poll_items (const ks_kernel_t *self);
 #define KS_IOPUB_REST_MAX_BYTES (64u << 10)
 int ks_kernel_resting_fd (const ks_kernel_t *self);
 
+/* The rule (pure): the end of iopub's rest after a read that took got
+ * messages of bytes in all at now, the rest having ended at until (0:
+ * it did not rest): a little rests it from now, much (or a kernel not
+ * ready) has it watched, nothing keeps a rest not over yet. 0: watched. */
+int64_t ks_iopub_rest_after_read (int64_t until, int got, size_t bytes, bool ready,
+                                  int64_t now);
+
 /* The next time (jp_time_now_ms clock) the kernel needs dispatch to run
  * even if nothing is readable, or -1. */
 int64_t ks_kernel_deadline (const ks_kernel_t *self);

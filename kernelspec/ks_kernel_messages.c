@@ -73,13 +73,14 @@ ks_kernel_resting_fd (const ks_kernel_t *self)
     return jp_channels_fd (self->channels, JP_CHANNEL_IOPUB);
 }
 
-/* Iopub rests from now (ks_kernel.h), in a ready kernel only: a starting
- * one is waited for at every message. */
-static void
-s_rest_iopub (ks_kernel_t *self, int64_t now)
+int64_t
+ks_iopub_rest_after_read (int64_t until, int got, size_t bytes, bool ready, int64_t now)
 {
-    if (self->state == KS_KERNEL_READY)
-        self->iopub_rest_until = now + KS_IOPUB_REST_MS;
+    if (got > KS_IOPUB_REST_MAX_MSGS || bytes > KS_IOPUB_REST_MAX_BYTES || (got > 0 && !ready))
+        return 0;
+    if (got > 0)
+        return now + KS_IOPUB_REST_MS;
+    return until && now >= until ? 0 : until;
 }
 
 bool
@@ -187,10 +188,10 @@ s_sync_fds (ks_kernel_t *self)
 }
 
 /* Reads iopub (first pulling what came if it rested: nothing watched its
- * descriptor); it rests again if a little came, is watched if much did
- * (a kernel that floods is read as it comes, as fast as the gateway can:
- * the sockets between hold only so much, and its PUB drops past its
- * queue's bound), and stays as it was if nothing did. */
+ * descriptor); then it rests again if a little came, is watched if much
+ * did (a kernel that floods is read as it comes, as fast as the gateway
+ * can: the sockets between hold only so much, and its PUB drops past its
+ * queue's bound) or if a rest ended with nothing. */
 static void
 s_read_iopub (ks_kernel_t *self, int64_t now)
 {
@@ -200,10 +201,9 @@ s_read_iopub (ks_kernel_t *self, int64_t now)
         jp_channels_pull (self->channels, JP_CHANNEL_IOPUB);
     size_t bytes;
     int got = s_drain (self, JP_CHANNEL_IOPUB, &bytes);
-    if (got > KS_IOPUB_REST_MAX_MSGS || bytes > KS_IOPUB_REST_MAX_BYTES)
-        self->iopub_rest_until = 0;
-    else if (got > 0)
-        s_rest_iopub (self, now);
+    if (self->channels)     /* (a message may have ended the kernel) */
+        self->iopub_rest_until = ks_iopub_rest_after_read (
+            self->iopub_rest_until, got, bytes, self->state == KS_KERNEL_READY, now);
 }
 
 void
@@ -228,13 +228,8 @@ ks_kernel_dispatch (ks_kernel_t *self, const zmq_pollitem_t *items, int n)
             else if (items[i].socket != jp_channels_socket (self->channels, JP_CHANNEL_HB))
                 replies = true;
         }
-    bool rest_over = self->iopub_rest_until && now >= self->iopub_rest_until;
-    if (replies || iopub || rest_over) {
-        int64_t was = self->iopub_rest_until;
+    if (replies || iopub || (self->iopub_rest_until && now >= self->iopub_rest_until))
         s_read_iopub (self, now);
-        if (rest_over && self->iopub_rest_until == was)
-            self->iopub_rest_until = 0;     /* nothing came: watched again */
-    }
     for (int i = 0; i < n && self->state != KS_KERNEL_DEAD; i++) {
         if (!(items[i].revents & ZMQ_POLLIN))
             continue;

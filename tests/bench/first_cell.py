@@ -45,6 +45,12 @@ Rows:
      on (CODEBOX_SANDBOX as the user has it), one keep-alive connection;
      with BENCH_CPU_BEFORE=PATH (another codebox binary, say the last
      release's), that gateway too, the two called in turn, and the ratio.
+     Then a flood: one cell shows 30 000 displays of 2 KB as fast as
+     ipykernel sends them (POST /execute, its results): how many came
+     through. ipykernel's iopub PUB drops what its queue (1 000 messages)
+     cannot hold while its reader lags, so this is the gateway keeping up
+     (iopub rests between small reads, ks_kernel.h; a flood is read as it
+     comes).
 
 BENCH_ONLY=SECTION[,SECTION] runs only those: first-cell (1), memory (2),
 fork-server (3), fork-prototype (4), cpu (5); the stock ipykernels of (2)
@@ -598,7 +604,40 @@ def cpu_row():
                      % (calls, sandbox, r["relay"] / hz / calls * 1e6, r["wall"] / calls * 1e3,
                         "; in blocks of %d, the gateways in turn" % (calls // blocks)
                         if before else "")))
+    for r in runs:
+        flood_row(r["s"], r["label"], [x["s"] for x in runs])
+    for r in runs:
         r["s"].stop()
+
+
+FLOOD_N = 30000
+FLOOD = ("from IPython.display import display\n"
+         "for i in range(%d):\n"
+         "    display({'text/plain': '%%05d' %% i + 'x' * 2000}, raw=True)\n" % FLOOD_N)
+
+
+def flood_row(s, label, servers):
+    """How many of FLOOD_N displays of 2 KB, shown as fast as ipykernel
+    can, the gateway got (over REST: its results keep every one), once
+    the pool refilled after the flood's session took a kernel and every
+    kernel is quiet (servers: each gateway of the run)."""
+    status, _, r = s.call("POST", "/sessions", {"session_id": "flood"})
+    assert status == 201, (status, r)
+    s.run("flood", "1+1")
+    s.live += 1
+    settle(servers, 2)
+    status, _, r = s.call("POST", "/execute", {"session_id": "flood", "code": FLOOD})
+    assert status == 202, (status, r)
+    t = time.perf_counter()
+    status, _, res = s.call("GET", "/execute/%s/results?wait=300" % r["request_id"])
+    wall = time.perf_counter() - t
+    assert status == 200 and res["status"] == "completed", (status, res.get("error"))
+    shown = [o["data"]["text/plain"][:5] for o in res["output"] if o["type"] == "display"]
+    lost = FLOOD_N - len(shown)
+    rows.append(("iopub flood: displays through" + label, "%d" % len(shown), "",
+                 "of %d displays of 2 KB in one cell (%.0f MB), %d lost by the kernel's PUB "
+                 "while the gateway lagged; the cell took %.1f s"
+                 % (FLOOD_N, FLOOD_N * 2005 / 1e6, lost, wall)))
 
 
 # --------------------------------------------------------------------------

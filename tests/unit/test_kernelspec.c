@@ -12,13 +12,15 @@
  * Each kernel.json there has display_name naming the folder it is in, so a
  * test can tell which copy of a shadowed name was found. Every fixture name
  * starts with "cbt-"; the tests assert nothing about other kernelspecs (the
- * machine may have python3 or javascript in /usr/share or /usr/local). */
+ * machine may have python3 or javascript in /usr/share or /usr/local).
+ * Also ks_kernel's rule for when a kernel's iopub rests. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "ks_kernel.h"
 #include "ks_search.h"
 #include "ks_spec.h"
 #include "suites.h"
@@ -605,6 +607,33 @@ START_TEST (test_valid_name)
 }
 END_TEST
 
+/* ks_iopub_rest_after_read: a read of a little rests iopub from now
+ * (again), a read of more (messages or bytes) or by a kernel not ready has
+ * it watched, and a read of nothing keeps a rest until its end. */
+START_TEST (test_iopub_rest_rule)
+{
+    const int64_t now = 1000000, rest = KS_IOPUB_REST_MS;
+    /* a little: rests from now, whether it rested or not */
+    ck_assert_int_eq (ks_iopub_rest_after_read (0, 1, 300, true, now), now + rest);
+    ck_assert_int_eq (ks_iopub_rest_after_read (now - 1, 4, 2400, true, now), now + rest);
+    ck_assert_int_eq (ks_iopub_rest_after_read (0, KS_IOPUB_REST_MAX_MSGS,
+                                                KS_IOPUB_REST_MAX_BYTES, true, now), now + rest);
+    /* much: watched, even in the middle of a rest */
+    ck_assert_int_eq (ks_iopub_rest_after_read (0, KS_IOPUB_REST_MAX_MSGS + 1, 100, true, now), 0);
+    ck_assert_int_eq (ks_iopub_rest_after_read (now + 3, 2, KS_IOPUB_REST_MAX_BYTES + 1, true,
+                                                now), 0);
+    ck_assert_int_eq (ks_iopub_rest_after_read (now + 3, 512, 4u << 20, true, now), 0);
+    /* a kernel not ready (starting: every message awaited) is watched */
+    ck_assert_int_eq (ks_iopub_rest_after_read (0, 1, 100, false, now), 0);
+    ck_assert_int_eq (ks_iopub_rest_after_read (now + 3, 1, 100, false, now), 0);
+    /* nothing: a rest not over goes on, one over ends, none stays none */
+    ck_assert_int_eq (ks_iopub_rest_after_read (now + 3, 0, 0, true, now), now + 3);
+    ck_assert_int_eq (ks_iopub_rest_after_read (now, 0, 0, true, now), 0);
+    ck_assert_int_eq (ks_iopub_rest_after_read (now - 7, 0, 0, true, now), 0);
+    ck_assert_int_eq (ks_iopub_rest_after_read (0, 0, 0, true, now), 0);
+}
+END_TEST
+
 Suite *
 spec_suite (void)
 {
@@ -620,6 +649,7 @@ spec_suite (void)
     tcase_add_test (tc, test_argv_substitution);
     tcase_add_test (tc, test_expand_env);
     tcase_add_test (tc, test_supports_ipc);
+    tcase_add_test (tc, test_iopub_rest_rule);
     suite_add_tcase (s, tc);
     return s;
 }
