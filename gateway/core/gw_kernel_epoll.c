@@ -9,6 +9,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "jp_poll.h"
+
 typedef struct {
     const ks_kernel_t *kernel;
     uint64_t generation;
@@ -175,4 +177,19 @@ gw_kernel_epoll_revents (const gw_kernel_epoll_t *self, size_t k, int fd)
         if (self->events[i].data.u64 == want)
             return (short) (self->events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP));
     return 0;
+}
+
+void
+gw_kernel_epoll_dispatch (const gw_kernel_epoll_t *self, size_t k, ks_kernel_t *kernel)
+{
+    zmq_pollitem_t items[KS_KERNEL_POLL_ITEMS];
+    struct pollfd pfds[KS_KERNEL_POLL_ITEMS];
+    int n = ks_kernel_poll_items (kernel, items, KS_KERNEL_POLL_ITEMS);
+    jp_poll_prepare (items, pfds, n);
+    for (int j = 0; j < n; j++)
+        pfds[j].revents = pfds[j].fd < 0 ? 0
+                          : (short) (gw_kernel_epoll_revents (self, k, pfds[j].fd)
+                                     & (pfds[j].events | POLLERR | POLLHUP));
+    jp_poll_finish (items, pfds, n);
+    ks_kernel_dispatch (kernel, items, n);
 }

@@ -38,4 +38,8 @@ void gw_kernel_epoll_ready (gw_kernel_epoll_t *self, bool *ready, size_t n);
  * missed: the set says it again next turn.) */
 short gw_kernel_epoll_revents (const gw_kernel_epoll_t *self, size_t k, int fd);
 
+/* Dispatches kernel k (of the last sync) that gw_kernel_epoll_ready found
+ * ready: its items, with what the set said of each descriptor. */
+void gw_kernel_epoll_dispatch (const gw_kernel_epoll_t *self, size_t k, ks_kernel_t *kernel);
+
 #endif

@@ -164,24 +164,6 @@ s_poll_items (void *arg, zmq_pollitem_t *items, int max)
     return n;
 }
 
-/* A watched session the epoll set found readable (its index i there):
- * its own items, with what the set said of each descriptor (no poll(2) of
- * their own), then dispatched. */
-static void
-s_dispatch_ready (gw_server_t *self, size_t i, gw_session_t *session)
-{
-    zmq_pollitem_t items[KS_KERNEL_POLL_ITEMS];
-    struct pollfd pfds[KS_KERNEL_POLL_ITEMS];
-    int k = gw_session_poll_items (session, items, KS_KERNEL_POLL_ITEMS);
-    jp_poll_prepare (items, pfds, k);
-    for (int j = 0; j < k; j++)
-        pfds[j].revents = pfds[j].fd < 0 ? 0
-                          : (short) (gw_kernel_epoll_revents (self->watch, i, pfds[j].fd)
-                                     & (pfds[j].events | POLLERR | POLLHUP));
-    jp_poll_finish (items, pfds, k);
-    gw_session_dispatch (session, items, k);
-}
-
 /* Kernels first (their timers run even when nothing was readable);
  * requests after this may end sessions polled here. */
 static void
@@ -197,8 +179,8 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
         gw_session_t *session = self->polled[i].session;
         if (self->polled[i].count)
             gw_session_dispatch (session, items + self->polled[i].first, self->polled[i].count);
-        else if (self->ready[i] && session->kernel == self->kernels[i])
-            s_dispatch_ready (self, i, session);
+        else if (self->ready[i] && session->kernel && session->kernel == self->kernels[i])
+            gw_kernel_epoll_dispatch (self->watch, i, session->kernel);
         else
             gw_session_dispatch (session, NULL, 0);     /* its timers */
     }

@@ -669,6 +669,29 @@ def test_an_idle_kernel_that_dies_is_seen_at_once(server_factory):
         assert out(s, sid, "print('up')") == "up\n"
 
 
+
+def test_an_idle_pool_kernel_that_dies_is_seen_at_once(server_factory):
+    """The warm pool's kernels are watched through an epoll set of their
+    own (gw_pool, as the sessions' are: an idle pool kernel costs a turn
+    nothing). One killed once the gateway is quiet is seen dying at once,
+    with no request, and replaced; a new session then starts warm."""
+    s = server_factory(env={"CODEBOX_POOL_SIZE": "1", "CODEBOX_FORK_SERVER": "off",
+                            "CODEBOX_POOL_PRELOAD": ""})
+    wait_until(lambda: "pool event=ready" in s.log(), 60, "a warm kernel")
+    wait_until_quiet(s)
+    pythons = [(pid, start) for pid, start in descendants(s.proc.pid)
+               if os.path.basename(proc_cmdline(pid).split(" ")[0]).startswith("python")
+               and "ipykernel" in proc_cmdline(pid)]
+    assert len(pythons) == 1, [proc_cmdline(p)[:100] for p, _ in descendants(s.proc.pid)]
+    os.kill(pythons[0][0], signal.SIGKILL)
+    wait_until(lambda: "pool event=dead" in s.log(), 5, "the pool kernel's death seen")
+    wait_until(lambda: s.log().count("pool event=ready") >= 2, 60, "a new warm kernel")
+    sid = create_session(s)
+    try:
+        assert out(s, sid, "print(6 * 7)") == "42\n"
+    finally:
+        s.delete("/sessions/" + sid)
+
 # --------------------------------------------------------------------------
 # 6. the state dir's disk is full
 
