@@ -66,7 +66,7 @@ struct gw_pool {
        poll: its kernel, its first item, whether the set found it ready */
     gw_kernel_epoll_t *watch;
     int watch_item;             /* the set's item, -1: none this turn */
-    int n_polled;
+    int n_polled, cap_polled;
     ks_kernel_t **polled;
     int *first;
     bool *ready;
@@ -296,6 +296,8 @@ gw_pool_poll_count (gw_pool_t *self)
 static bool
 s_polled_room (gw_pool_t *self)
 {
+    if (self->cap_polled > self->n_slots)
+        return true;
     size_t n = (size_t) self->n_slots + 1;
     ks_kernel_t **polled = realloc (self->polled, n * sizeof *polled);
     if (polled)
@@ -306,7 +308,10 @@ s_polled_room (gw_pool_t *self)
     bool *ready = realloc (self->ready, n * sizeof *ready);
     if (ready)
         self->ready = ready;
-    return polled && first && ready;
+    if (!polled || !first || !ready)
+        return false;
+    self->cap_polled = (int) n;
+    return true;
 }
 
 int
