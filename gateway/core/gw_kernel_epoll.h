@@ -1,5 +1,7 @@
-/* gw_kernel_epoll: the sessions' kernels' descriptors kept in one epoll set, so
- * that a loop turn polls one descriptor for all the kernels that were not
+/* gw_kernel_epoll: the descriptors of an owner's kernels (the sessions',
+ * the warm pool's) kept in one epoll set, and a turn's polling and
+ * dispatch of those kernels through it, so that a loop turn polls one
+ * descriptor for all the kernels that were not
  * used since their last poll instead of six or seven each (with 64 idle
  * sessions poll(2) over ~450 descriptors was most of a turn's cost). The
  * set is made again whenever the kernels or the generation of their
@@ -21,25 +23,24 @@ typedef struct gw_kernel_epoll gw_kernel_epoll_t;
 gw_kernel_epoll_t *gw_kernel_epoll_new (void);
 void gw_kernel_epoll_destroy (gw_kernel_epoll_t **self_p);
 
-/* Brings the set up to date with these kernels (NULL entries hold no
- * descriptor), their index in the array being the index ready reports.
- * Returns the epoll descriptor to poll for POLLIN, or -1 if the set could
- * not be made: then poll every kernel's items. */
-int gw_kernel_epoll_sync (gw_kernel_epoll_t *self, ks_kernel_t *const *kernels, size_t n);
+/* A turn's polling of the kernels of an owner (sessions, the warm pool):
+ * brings the set up to date with the n kernels kernel_of(arg, i) gives
+ * (NULL: none), then fills items with the set's descriptor and the items
+ * of each kernel that must be polled by its own (busy since its last
+ * poll: ks_kernel_needs_poll_items; or every kernel if the set could not
+ * be made). Returns how many items (at most max); 0 for all of them if
+ * out of memory. */
+int gw_kernel_epoll_poll_items (gw_kernel_epoll_t *self, size_t n,
+                                ks_kernel_t *(*kernel_of) (void *arg, size_t i), void *arg,
+                                zmq_pollitem_t *items, int max);
 
-/* After the descriptor polled readable: sets ready[i] for each kernel i
- * (of the last sync, n of them) with a readable descriptor. */
-void gw_kernel_epoll_ready (gw_kernel_epoll_t *self, bool *ready, size_t n);
-
-/* What that epoll_wait said of kernel k's descriptor fd, as poll(2)'s
- * revents (POLLIN, POLLERR, POLLHUP; 0 for nothing), so a ready kernel's
- * items need no poll(2) of their own. (A number closed and reused since
- * can only give a read that finds nothing; level-triggered, nothing is
- * missed: the set says it again next turn.) */
-short gw_kernel_epoll_revents (const gw_kernel_epoll_t *self, size_t k, int fd);
-
-/* Dispatches kernel k (of the last sync) that gw_kernel_epoll_ready found
- * ready: its items, with what the set said of each descriptor. */
-void gw_kernel_epoll_dispatch (const gw_kernel_epoll_t *self, size_t k, ks_kernel_t *kernel);
+/* After the poll, with the same n items: dispatches each kernel of the
+ * last gw_kernel_epoll_poll_items that its owner still has (still(arg, i,
+ * kernel)): with its own items, with what the set said of each of its
+ * descriptors if the set found it ready (no poll(2) of its own), or for
+ * its timers alone. */
+void gw_kernel_epoll_dispatch (gw_kernel_epoll_t *self, const zmq_pollitem_t *items, int n,
+                               bool (*still) (void *arg, size_t i, const ks_kernel_t *kernel),
+                               void *arg);
 
 #endif

@@ -60,16 +60,10 @@ struct gw_pool {
     int n_kinds;
     s_slot_t *slots;
     int n_slots, cap_slots;
-    /* polling: the kernels in an epoll set of their own (an idle pool
-       kernel costs a turn nothing, as an idle session's does), a kernel
-       busy since its last poll by its own items; per slot of the last
-       poll: its kernel, its first item, whether the set found it ready */
+    /* the kernels, polled and dispatched through an epoll set of their
+       own: an idle pool kernel costs a turn nothing, as an idle
+       session's does */
     gw_kernel_epoll_t *watch;
-    int watch_item;             /* the set's item, -1: none this turn */
-    int n_polled, cap_polled;
-    ks_kernel_t **polled;
-    int *first;
-    bool *ready;
     /* emptied folders of taken kernels, removed with the refill, after
        the new session's first answers (gw_disk_move) */
     char leftover[MAX_LEFTOVERS][1100];
@@ -96,8 +90,9 @@ gw_pool_new (const gw_launch_ctx_t *ctx)
             snprintf (self->kinds[self->n_kinds++].name, sizeof self->kinds[0].name, "%s", tok);
     free (copy);
     self->preload = gw_pool_preload_code (gw_config_str (c, GW_SET_POOL_PRELOAD));
-    self->watch = gw_kernel_epoll_new ();     /* NULL: every kernel polled by its items */
-    self->watch_item = -1;
+    self->watch = gw_kernel_epoll_new ();
+    if (!self->watch)
+        gw_pool_destroy (&self);
     return self;
 }
 
@@ -126,9 +121,6 @@ gw_pool_destroy (gw_pool_t **self_p)
         rmdir (self->leftover[i]);
     free (self->slots);
     gw_kernel_epoll_destroy (&self->watch);
-    free (self->polled);
-    free (self->first);
-    free (self->ready);
     free (self->preload);
     free (self);
     *self_p = NULL;
@@ -292,55 +284,19 @@ gw_pool_poll_count (gw_pool_t *self)
     return self ? 1 + self->n_slots * KS_KERNEL_POLL_ITEMS : 0;
 }
 
-/* Room for the per-slot arrays of a poll. False if out of memory. */
-static bool
-s_polled_room (gw_pool_t *self)
+static ks_kernel_t *
+s_slot_kernel (void *arg, size_t i)
 {
-    if (self->cap_polled > self->n_slots)
-        return true;
-    size_t n = (size_t) self->n_slots + 1;
-    ks_kernel_t **polled = realloc (self->polled, n * sizeof *polled);
-    if (polled)
-        self->polled = polled;
-    int *first = realloc (self->first, n * sizeof *first);
-    if (first)
-        self->first = first;
-    bool *ready = realloc (self->ready, n * sizeof *ready);
-    if (ready)
-        self->ready = ready;
-    if (!polled || !first || !ready)
-        return false;
-    self->cap_polled = (int) n;
-    return true;
+    gw_pool_t *self = arg;
+    return self->slots[i].kernel;
 }
 
 int
 gw_pool_poll_items (gw_pool_t *self, zmq_pollitem_t *items, int max)
 {
-    if (!self)
-        return 0;
-    self->n_polled = 0;
-    self->watch_item = -1;
-    if (!s_polled_room (self))
-        return 0;       /* out of memory: this turn polls no pool kernel */
-    for (int i = 0; i < self->n_slots; i++)
-        self->polled[i] = self->slots[i].kernel;
-    int n = 0;
-    int epfd = self->watch ? gw_kernel_epoll_sync (self->watch, self->polled,
-                                                   (size_t) self->n_slots) : -1;
-    if (epfd >= 0 && n < max) {
-        self->watch_item = n;
-        items[n++] = (zmq_pollitem_t) {.fd = epfd, .events = ZMQ_POLLIN};
-    }
-    for (int i = 0; i < self->n_slots; i++) {
-        self->first[i] = n;
-        ks_kernel_t *kernel = self->polled[i];
-        if (self->watch_item < 0 || ks_kernel_needs_poll_items (kernel))
-            n += ks_kernel_poll_items (kernel, items + n, max - n);
-    }
-    self->first[self->n_slots] = n;
-    self->n_polled = self->n_slots;
-    return n;
+    return self ? gw_kernel_epoll_poll_items (self->watch, (size_t) self->n_slots, s_slot_kernel,
+                                              self, items, max)
+                : 0;
 }
 
 int64_t
@@ -370,29 +326,19 @@ gw_pool_deadline (gw_pool_t *self)
     return next;
 }
 
+/* The slot polled at i still holds that kernel (not taken or dropped). */
+static bool
+s_still_its_kernel (void *arg, size_t i, const ks_kernel_t *kernel)
+{
+    gw_pool_t *self = arg;
+    return i < (size_t) self->n_slots && self->slots[i].kernel == kernel;
+}
+
 void
 gw_pool_dispatch (gw_pool_t *self, const zmq_pollitem_t *items, int n)
 {
-    if (!self || !self->n_polled)
-        return;
-    memset (self->ready, 0, (size_t) self->n_polled * sizeof *self->ready);
-    if (self->watch_item >= 0 && self->watch_item < n
-        && (items[self->watch_item].revents & ZMQ_POLLIN))
-        gw_kernel_epoll_ready (self->watch, self->ready, (size_t) self->n_polled);
-    for (int i = 0; i < self->n_polled; i++) {
-        ks_kernel_t *kernel = self->polled[i];
-        /* (a slot taken or dropped since the poll is the next poll's) */
-        if (i >= self->n_slots || self->slots[i].kernel != kernel)
-            continue;
-        int count = self->first[i + 1] - self->first[i];
-        if (count && self->first[i + 1] <= n)
-            ks_kernel_dispatch (kernel, items + self->first[i], count);
-        else if (self->ready[i])
-            gw_kernel_epoll_dispatch (self->watch, (size_t) i, kernel);
-        else
-            ks_kernel_dispatch (kernel, NULL, 0);      /* its timers */
-    }
-    self->n_polled = 0;
+    if (self)
+        gw_kernel_epoll_dispatch (self->watch, items, n, s_still_its_kernel, self);
 }
 
 void

@@ -136,8 +136,8 @@ gw_server_new (const gw_config_t *config, char *err, size_t err_len)
         .server = self,
     };
     self->host.pool = gw_pool_new (&self->host.launch);
-    self->watch = gw_kernel_epoll_new ();     /* NULL: every kernel is polled each turn */
-    if (!self->host.pool || !self->jobs || !self->metrics) {
+    self->watch = gw_kernel_epoll_new ();
+    if (!self->host.pool || !self->jobs || !self->metrics || !self->watch) {
         snprintf (err, err_len, "cannot set up the server: %s", strerror (errno));
         gw_server_destroy (&self);
         return NULL;
@@ -164,9 +164,6 @@ gw_server_destroy (gw_server_t **self_p)
     gw_loop_destroy (&self->loop);     /* its last calls and requests first */
     gw_jobs_destroy (&self->jobs);
     gw_metrics_destroy (&self->metrics);
-    free (self->polled);
-    free (self->kernels);
-    free (self->ready);
     gw_kernel_epoll_destroy (&self->watch);
     if (self->runtime_dir[0])
         gw_fs_remove_tree (self->runtime_dir);

@@ -104,60 +104,30 @@ s_poll_count (void *arg)
            + gw_pool_poll_count (self->host.pool);
 }
 
-/* Room for this turn's per-session arrays. Returns false if out of memory. */
-static bool
-s_polled_room (gw_server_t *self)
+static ks_kernel_t *
+s_session_kernel (void *arg, size_t i)
 {
-    if (self->cap_polled >= self->n_sessions + 1)
-        return true;
-    size_t cap = self->n_sessions + 16;
-    void *polled = realloc (self->polled, cap * sizeof *self->polled);
-    if (polled)
-        self->polled = polled;
-    ks_kernel_t **kernels = realloc (self->kernels, cap * sizeof *kernels);
-    if (kernels)
-        self->kernels = kernels;
-    bool *ready = realloc (self->ready, cap * sizeof *ready);
-    if (ready)
-        self->ready = ready;
-    if (!polled || !kernels || !ready)
-        return false;
-    self->cap_polled = cap;
-    return true;
+    gw_server_t *self = arg;
+    return self->sessions[i]->kernel;
 }
 
-/* Fills the loop's items: the epoll set that watches the kernels, and the
- * items of the kernels that must be polled themselves this turn (used
- * since their last poll, or all of them if there is no set); remembers
- * whose they are for dispatch. */
+/* The session polled at i still has that kernel (gw_kernel_epoll_dispatch). */
+static bool
+s_still_its_kernel (void *arg, size_t i, const ks_kernel_t *kernel)
+{
+    gw_server_t *self = arg;
+    return i < self->n_sessions && self->sessions[i]->kernel == kernel;
+}
+
+/* Fills the loop's items: the epoll set that watches the sessions'
+ * kernels and the items of the kernels that must be polled themselves
+ * this turn (gw_kernel_epoll), then the pool's. */
 static int
 s_poll_items (void *arg, zmq_pollitem_t *items, int max)
 {
     gw_server_t *self = arg;
-    self->n_polled = 0;
-    self->watch_item = -1;
-    if (!s_polled_room (self))
-        return 0;       /* out of memory: this turn polls no kernel */
-    for (size_t i = 0; i < self->n_sessions; i++) {
-        self->polled[i].session = self->sessions[i];
-        self->kernels[i] = self->sessions[i]->kernel;
-    }
-    int n = 0;
-    int epfd = self->watch ? gw_kernel_epoll_sync (self->watch, self->kernels, self->n_sessions) : -1;
-    if (epfd >= 0 && n < max) {
-        self->watch_item = n;
-        items[n++] = (zmq_pollitem_t) {.fd = epfd, .events = ZMQ_POLLIN};
-    }
-    for (size_t i = 0; i < self->n_sessions; i++) {
-        ks_kernel_t *kernel = self->kernels[i];
-        bool watched = self->watch_item >= 0
-                       && !(kernel && ks_kernel_needs_poll_items (kernel));
-        self->polled[i].first = n;
-        self->polled[i].count = watched ? 0 : gw_session_poll_items (self->sessions[i], items + n,
-                                                                     max - n);
-        n += self->polled[i].count;
-    }
-    self->n_polled = self->n_sessions;
+    int n = gw_kernel_epoll_poll_items (self->watch, self->n_sessions, s_session_kernel, self,
+                                        items, max);
     self->pool_first = n;
     n += gw_pool_poll_items (self->host.pool, items + n, max - n);
     self->n_items = n;
@@ -171,22 +141,9 @@ s_dispatch (void *arg, const zmq_pollitem_t *items, int n)
 {
     gw_server_t *self = arg;
     (void) n;
-    if (self->n_polled)
-        memset (self->ready, 0, self->n_polled * sizeof *self->ready);
-    if (self->watch_item >= 0 && (items[self->watch_item].revents & ZMQ_POLLIN))
-        gw_kernel_epoll_ready (self->watch, self->ready, self->n_polled);
-    for (size_t i = 0; i < self->n_polled; i++) {
-        gw_session_t *session = self->polled[i].session;
-        if (self->polled[i].count)
-            gw_session_dispatch (session, items + self->polled[i].first, self->polled[i].count);
-        else if (self->ready[i] && session->kernel && session->kernel == self->kernels[i])
-            gw_kernel_epoll_dispatch (self->watch, i, session->kernel);
-        else
-            gw_session_dispatch (session, NULL, 0);     /* its timers */
-    }
+    gw_kernel_epoll_dispatch (self->watch, items, self->pool_first, s_still_its_kernel, self);
     gw_pool_dispatch (self->host.pool, items + self->pool_first,
                       self->n_items - self->pool_first);
-    self->n_polled = 0;
 }
 
 /* The reaper's interval in ms (a second at least: 0 would spin the loop). */

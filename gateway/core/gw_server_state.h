@@ -36,18 +36,8 @@ struct gw_server {
     gw_metrics_t *metrics;
     gw_session_t **sessions;
     size_t n_sessions, cap_sessions;
-    /* this turn's sessions: where their items start and how many (0: their
-       kernel is watched through the epoll set), their kernels for it */
-    struct {
-        gw_session_t *session;
-        int first, count;
-    } *polled;
-    ks_kernel_t **kernels;
-    bool *ready;
-    size_t n_polled, cap_polled;
-    int pool_first, n_items;
-    gw_kernel_epoll_t *watch;          /* the kernels not used since their last poll */
-    int watch_item;             /* its item this turn, or -1 */
+    int pool_first, n_items;    /* this turn's items: the pool's start, all */
+    gw_kernel_epoll_t *watch;   /* the sessions' kernels, polled and dispatched */
     int64_t next_reap;
     gw_sandbox_t *sandbox;
     struct gw_sql *sql;         /* the SQL workers, or NULL (set by the program) */

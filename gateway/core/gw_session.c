@@ -508,12 +508,6 @@ gw_session_when_started (gw_session_t *self, gw_session_started_t *waiter)
     self->start_waiters = waiter;
 }
 
-int
-gw_session_poll_items (gw_session_t *self, zmq_pollitem_t *items, int max)
-{
-    return self->kernel ? ks_kernel_poll_items (self->kernel, items, max) : 0;
-}
-
 int64_t
 gw_session_deadline (const gw_session_t *self)
 {
@@ -536,13 +530,6 @@ gw_session_deadline (const gw_session_t *self)
         && ks_kernel_state (self->kernel) == KS_KERNEL_DEAD)
         d = 0;
     return d;
-}
-
-void
-gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n)
-{
-    if (self->kernel)
-        ks_kernel_dispatch (self->kernel, items, n);
 }
 
 /* Kills the kernel now, quietly (no death handling: the caller ends the

@@ -115,10 +115,9 @@ void gw_session_end_later (gw_session_t *self);
 /* Tells waiter when the first start is over (at once when it is). */
 void gw_session_when_started (gw_session_t *self, gw_session_started_t *waiter);
 
-/* Poll set, deadline, dispatch and timers, as ks_kernel's. */
-int gw_session_poll_items (gw_session_t *self, zmq_pollitem_t *items, int max);
+/* Deadline and timers, as ks_kernel's (its kernel is polled and
+ * dispatched by the server's gw_kernel_epoll). */
 int64_t gw_session_deadline (const gw_session_t *self);
-void gw_session_dispatch (gw_session_t *self, const zmq_pollitem_t *items, int n);
 void gw_session_tick (gw_session_t *self, int64_t now);
 
 /* Sends a client's message to the kernel (signed with its key). Returns 0,
